@@ -1,0 +1,19 @@
+# The two commands of the README:
+#   make demo   sets everything up and runs the main job (a bandwidth test)
+#   make test   sets everything up and runs every test (Rust and Python)
+.PHONY: setup demo test bench
+
+setup:
+	scripts/setup
+
+demo: setup
+	mkdir -p out
+	.venv/bin/hostsim msb --app reflector --set reflector.service_time=100ns --size 64 \
+	    --json out/msb-reflector.json --stats out/stats.txt --plot out/msb-reflector.png
+
+test: setup
+	cargo test --release -q -p hostsim-core
+	.venv/bin/python -m pytest -q
+
+bench: setup
+	cargo bench -q -p hostsim-core --bench speed

@@ -1,0 +1,261 @@
+//! The resolved configuration the core runs from.
+//!
+//! Every quantity here is already in base units (picoseconds, bits per second,
+//! bytes): unit strings, presets and overrides are resolved by the Python
+//! package (`hostsim.config`) before a config reaches the core. The core still
+//! validates every field with [`SimConfig::validate`], so a config built by
+//! hand (or by a Rust test) gets the same clear errors, never a panic.
+//!
+//! The JSON form of [`SimConfig`] is the contract between the Python package
+//! and the core; `hostsim inspect` prints it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ConfigError, Result};
+
+/// Smallest and largest Ethernet frame the load generator emits (bytes, FCS included).
+pub const MIN_FRAME_BYTES: u32 = 64;
+/// Jumbo frames up to 9216 B (the common switch maximum).
+pub const MAX_FRAME_BYTES: u32 = 9216;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    /// Seed of every random stream in the run.
+    pub seed: u64,
+    /// Device under test attached to the load generator's port.
+    pub app: String,
+    pub sim: SimTiming,
+    pub link: LinkConfig,
+    pub loadgen: LoadgenConfig,
+    #[serde(default)]
+    pub reflector: ReflectorConfig,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SimTiming {
+    /// Time the load generator transmits, warm-up included (ps).
+    pub duration_ps: u64,
+    /// Leading part of `duration_ps` whose packets are not measured (ps).
+    pub warmup_ps: u64,
+    /// Longest time to wait after the last transmission for replies (ps).
+    /// Twice the link's propagation delay is always added on top.
+    pub drain_ps: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    /// Line rate of each direction (bits per second).
+    pub rate_bps: u64,
+    /// One-way propagation delay (ps).
+    pub propagation_ps: u64,
+}
+
+/// How the offered load is stated.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Rate {
+    pub unit: RateUnit,
+    pub value: f64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RateUnit {
+    /// Ethernet frame bits per second (frame bytes incl. FCS × 8).
+    Bps,
+    /// Frames per second.
+    Pps,
+    /// Percent of line rate (which counts 20 B preamble + gap per frame).
+    Percent,
+}
+
+/// Frame-size distribution (sizes include the 4 B FCS).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum SizeDist {
+    Fixed { bytes: u32 },
+    /// Sizes drawn with the given weights (equal weights if `weights` is empty).
+    List {
+        bytes: Vec<u32>,
+        #[serde(default)]
+        weights: Vec<f64>,
+    },
+    /// Uniform over [min, max] inclusive.
+    Uniform { min: u32, max: u32 },
+    /// Simple IMIX: 64, 594 and 1518 B in the ratio 7:4:1.
+    Imix,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Interarrival {
+    Constant,
+    Poisson,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// Ethernet II with the experimental EtherType 0x88B5 and the tag after the header.
+    Raw,
+    /// Ethernet II / IPv4 / UDP; flows differ in the UDP source port.
+    Udp,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LoadgenConfig {
+    pub rate: Rate,
+    pub size: SizeDist,
+    pub interarrival: Interarrival,
+    pub protocol: Protocol,
+    /// Number of flows (distinct UDP source ports), ≥ 1.
+    pub flows: u32,
+    /// Byte offset of the 16-byte tag; `None` puts it right after the headers.
+    #[serde(default)]
+    pub tag_offset: Option<u32>,
+    pub src_mac: String,
+    pub dst_mac: String,
+    pub src_ip: String,
+    pub dst_ip: String,
+    pub src_port: u16,
+    pub dst_port: u16,
+    /// Write transmitted frames (measured window and warm-up) to this pcap file.
+    #[serde(default)]
+    pub capture_tx: Option<String>,
+    /// Write received frames to this pcap file.
+    #[serde(default)]
+    pub capture_rx: Option<String>,
+    /// Stop capturing after this many frames per file (0 = no limit).
+    #[serde(default)]
+    pub capture_limit: u64,
+    /// Keep the first N raw (sequence, latency) samples in the result, for tests.
+    #[serde(default)]
+    pub keep_samples: u64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ServiceDist {
+    Fixed,
+    Exponential,
+}
+
+/// The reference device: a single server with a finite queue that returns
+/// every frame with swapped MACs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReflectorConfig {
+    pub service: ServiceDist,
+    /// Mean service time per frame (ps).
+    pub service_time_ps: u64,
+    /// Frames the device holds at once, the one in service included (≥ 1).
+    pub queue_frames: u32,
+    /// Fault injection: drop every N-th arriving frame (0 = never).
+    #[serde(default)]
+    pub drop_every: u64,
+    /// Fault injection: return frames in swapped pairs (2nd before 1st).
+    #[serde(default)]
+    pub swap_pairs: bool,
+}
+
+impl Default for ReflectorConfig {
+    fn default() -> Self {
+        ReflectorConfig {
+            service: ServiceDist::Fixed,
+            service_time_ps: 100_000,
+            queue_frames: 1024,
+            drop_every: 0,
+            swap_pairs: false,
+        }
+    }
+}
+
+pub const APPS: &[&str] = &["reflector"];
+
+fn check(ok: bool, field: &str, value: impl ToString, allowed: &str) -> Result<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(ConfigError::new(field, value.to_string(), allowed).into())
+    }
+}
+
+impl SimConfig {
+    /// Parses the JSON contract form; unknown or missing fields are errors.
+    pub fn from_json(text: &str) -> Result<SimConfig> {
+        let cfg: SimConfig = serde_json::from_str(text).map_err(crate::error::Error::from_serde)?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Checks every field against its allowed range.
+    pub fn validate(&self) -> Result<()> {
+        check(APPS.contains(&self.app.as_str()), "app", &self.app, &format!("one of {}", APPS.join(", ")))?;
+        let s = &self.sim;
+        check(s.duration_ps > 0, "sim.duration", s.duration_ps, "> 0")?;
+        check(s.warmup_ps < s.duration_ps, "sim.warmup", s.warmup_ps, "< sim.duration")?;
+        check(self.link.rate_bps > 0, "link.rate", self.link.rate_bps, "> 0 bps")?;
+        let lg = &self.loadgen;
+        check(lg.rate.value.is_finite() && lg.rate.value > 0.0, "loadgen.rate", lg.rate.value, "> 0")?;
+        check(lg.flows >= 1 && lg.flows <= 65536, "loadgen.flows", lg.flows, "1..=65536")?;
+        self.validate_sizes()?;
+        for (field, mac) in [("loadgen.src_mac", &lg.src_mac), ("loadgen.dst_mac", &lg.dst_mac)] {
+            check(crate::wire::ethernet::parse_mac(mac).is_some(), field, mac, "a MAC like 02:00:00:00:00:01")?;
+        }
+        for (field, ip) in [("loadgen.src_ip", &lg.src_ip), ("loadgen.dst_ip", &lg.dst_ip)] {
+            check(ip.parse::<std::net::Ipv4Addr>().is_ok(), field, ip, "a dotted IPv4 address")?;
+        }
+        let min = self.min_frame_bytes();
+        let header = crate::loadgen::frame::header_len(lg.protocol) as u32;
+        let offset = lg.tag_offset.unwrap_or(header);
+        let tag_end = offset + crate::wire::tag::TAG_LEN as u32;
+        check(offset >= header, "loadgen.tag_offset", offset, &format!(">= {header} (end of headers)"))?;
+        check(
+            tag_end + 4 <= min,
+            "loadgen.tag_offset",
+            offset,
+            &format!("tag end + 4 B FCS <= smallest frame ({min} B), i.e. <= {}", min.saturating_sub(4 + crate::wire::tag::TAG_LEN as u32)),
+        )?;
+        let r = &self.reflector;
+        check(r.queue_frames >= 1, "reflector.queue_frames", r.queue_frames, ">= 1")?;
+        Ok(())
+    }
+
+    fn validate_sizes(&self) -> Result<()> {
+        let range = format!("{MIN_FRAME_BYTES}..={MAX_FRAME_BYTES} bytes");
+        let ok = |b: u32| (MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&b);
+        match &self.loadgen.size {
+            SizeDist::Fixed { bytes } => check(ok(*bytes), "loadgen.size", bytes, &range),
+            SizeDist::List { bytes, weights } => {
+                check(!bytes.is_empty(), "loadgen.size", "[]", "a non-empty list")?;
+                for b in bytes {
+                    check(ok(*b), "loadgen.size", b, &range)?;
+                }
+                check(weights.is_empty() || weights.len() == bytes.len(), "loadgen.size.weights", weights.len(), "one weight per size")?;
+                for w in weights {
+                    check(w.is_finite() && *w >= 0.0, "loadgen.size.weights", w, ">= 0")?;
+                }
+                check(weights.is_empty() || weights.iter().sum::<f64>() > 0.0, "loadgen.size.weights", "all zero", "a positive sum")
+            }
+            SizeDist::Uniform { min, max } => {
+                check(ok(*min), "loadgen.size.min", min, &range)?;
+                check(ok(*max) && max >= min, "loadgen.size.max", max, &format!("{min}..={MAX_FRAME_BYTES}"))
+            }
+            SizeDist::Imix => Ok(()),
+        }
+    }
+
+    /// Smallest frame the size distribution can produce.
+    pub fn min_frame_bytes(&self) -> u32 {
+        match &self.loadgen.size {
+            SizeDist::Fixed { bytes } => *bytes,
+            SizeDist::List { bytes, .. } => bytes.iter().copied().min().unwrap_or(MIN_FRAME_BYTES),
+            SizeDist::Uniform { min, .. } => *min,
+            SizeDist::Imix => 64,
+        }
+    }
+}

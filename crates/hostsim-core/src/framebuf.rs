@@ -1,0 +1,95 @@
+//! Pooled frame buffers. Frame bytes live in buffers that are allocated once
+//! and reused, and move between components by a 32-bit handle, so nothing is
+//! allocated per packet. A buffer holds the frame without its 4 B FCS; the
+//! pool remembers each frame's length on the wire (FCS included).
+//!
+//! Buffers are zeroed when created and only the bytes a component writes
+//! change, so frame contents are deterministic.
+
+use crate::wire::ethernet::FCS_LEN;
+
+pub type FrameId = u32;
+
+pub struct FramePool {
+    bufs: Vec<Box<[u8]>>,
+    frame_bytes: Vec<u32>,
+    free: Vec<FrameId>,
+    buf_size: usize,
+}
+
+impl FramePool {
+    /// A pool whose buffers hold frames up to `max_frame_bytes` (FCS included).
+    pub fn new(max_frame_bytes: u32) -> Self {
+        FramePool { bufs: Vec::new(), frame_bytes: Vec::new(), free: Vec::new(), buf_size: max_frame_bytes as usize - FCS_LEN }
+    }
+
+    /// Takes a buffer for a frame of `frame_bytes` (FCS included).
+    #[inline]
+    pub fn alloc(&mut self, frame_bytes: u32) -> FrameId {
+        debug_assert!(frame_bytes as usize - FCS_LEN <= self.buf_size);
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None => {
+                self.bufs.push(vec![0u8; self.buf_size].into_boxed_slice());
+                self.frame_bytes.push(0);
+                (self.bufs.len() - 1) as FrameId
+            }
+        };
+        self.frame_bytes[id as usize] = frame_bytes;
+        id
+    }
+
+    #[inline]
+    pub fn free(&mut self, id: FrameId) {
+        self.free.push(id);
+    }
+
+    /// Length on the wire, FCS included.
+    #[inline]
+    pub fn frame_bytes(&self, id: FrameId) -> u32 {
+        self.frame_bytes[id as usize]
+    }
+
+    /// The frame's bytes (without FCS).
+    #[inline]
+    pub fn data(&self, id: FrameId) -> &[u8] {
+        let n = self.frame_bytes[id as usize] as usize - FCS_LEN;
+        &self.bufs[id as usize][..n]
+    }
+
+    #[inline]
+    pub fn data_mut(&mut self, id: FrameId) -> &mut [u8] {
+        let n = self.frame_bytes[id as usize] as usize - FCS_LEN;
+        &mut self.bufs[id as usize][..n]
+    }
+
+    /// Buffers created so far (the high-water mark of frames in flight).
+    pub fn capacity(&self) -> usize {
+        self.bufs.len()
+    }
+
+    pub fn in_use(&self) -> usize {
+        self.bufs.len() - self.free.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reuses_buffers() {
+        let mut p = FramePool::new(1518);
+        let a = p.alloc(64);
+        let b = p.alloc(1518);
+        assert_eq!(p.data(a).len(), 60);
+        assert_eq!(p.data(b).len(), 1514);
+        p.data_mut(a)[0] = 9;
+        p.free(a);
+        let c = p.alloc(128);
+        assert_eq!(c, a);
+        assert_eq!(p.data(c)[0], 9);
+        assert_eq!(p.capacity(), 2);
+        assert_eq!(p.in_use(), 2);
+    }
+}

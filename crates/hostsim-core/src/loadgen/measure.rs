@@ -1,0 +1,240 @@
+//! What the load generator measures: frames and bytes sent and received in
+//! the measured window, losses, reordering and duplicates by sequence number,
+//! and round-trip latency into an HDR histogram.
+//!
+//! A frame belongs to the measured window when it was *transmitted* inside
+//! [warm-up end, duration); its reply counts whenever it arrives (the run
+//! drains). Latency comes from the transmit time in the frame's own tag, so a
+//! drop or a swap never mis-pairs a sample (the published hardware model
+//! paired each reply with the oldest outstanding request). Sequence numbers
+//! are tracked in a sliding bitmap of `WINDOW` frames: memory stays flat
+//! however long the run.
+
+use hdrhistogram::Histogram;
+use serde_json::{json, Value};
+
+use crate::engine::time::{Ps, PS_PER_NS};
+
+/// Frames behind the newest one whose duplicates can still be recognised.
+pub const WINDOW: u64 = 1 << 22;
+
+pub struct Measure {
+    window_start: Ps,
+    window_end: Ps,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub rx_packets: u64,
+    pub rx_bytes: u64,
+    pub reordered: u64,
+    pub duplicates: u64,
+    /// Replies to frames sent during warm-up (not measured).
+    pub rx_warmup: u64,
+    /// Frames without a valid tag, or with a sequence number never sent.
+    pub rx_invalid: u64,
+    /// One past the highest sequence number received.
+    seq_hi: u64,
+    seen: Vec<u64>,
+    hist: Histogram<u64>,
+    lat_min: u64,
+    lat_max: u64,
+    lat_mean: f64,
+    lat_m2: f64,
+    keep: usize,
+    samples: Vec<(u64, u64)>,
+}
+
+impl Measure {
+    pub fn new(window_start: Ps, window_end: Ps, keep_samples: u64) -> Self {
+        // 3 significant digits; grows automatically beyond the initial bound.
+        let mut hist = Histogram::<u64>::new_with_bounds(1, 1_000_000_000_000, 3).expect("valid histogram bounds");
+        hist.auto(true);
+        Measure {
+            window_start,
+            window_end,
+            tx_packets: 0,
+            tx_bytes: 0,
+            rx_packets: 0,
+            rx_bytes: 0,
+            reordered: 0,
+            duplicates: 0,
+            rx_warmup: 0,
+            rx_invalid: 0,
+            seq_hi: 0,
+            seen: vec![0; (WINDOW / 64) as usize],
+            hist,
+            lat_min: u64::MAX,
+            lat_max: 0,
+            lat_mean: 0.0,
+            lat_m2: 0.0,
+            keep: keep_samples.min(10_000_000) as usize,
+            samples: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub fn in_window(&self, tx_ps: Ps) -> bool {
+        tx_ps >= self.window_start && tx_ps < self.window_end
+    }
+
+    #[inline]
+    pub fn on_tx(&mut self, tx_ps: Ps, frame_bytes: u32) {
+        if self.in_window(tx_ps) {
+            self.tx_packets += 1;
+            self.tx_bytes += frame_bytes as u64;
+        }
+    }
+
+    #[inline]
+    fn bit(&mut self, seq: u64) -> (&mut u64, u64) {
+        let i = seq % WINDOW;
+        (&mut self.seen[(i / 64) as usize], 1u64 << (i % 64))
+    }
+
+    /// Records the reply to frame `seq` sent at `tx_ps`, received at `now`.
+    #[inline]
+    pub fn on_rx(&mut self, seq: u64, tx_ps: Ps, now: Ps, frame_bytes: u32) {
+        // Sequence bookkeeping over every tagged frame.
+        let mut reordered = false;
+        if seq >= self.seq_hi {
+            let clear_from = self.seq_hi.max((seq + 1).saturating_sub(WINDOW));
+            for s in clear_from..=seq {
+                let (w, m) = self.bit(s);
+                *w &= !m;
+            }
+            self.seq_hi = seq + 1;
+        } else {
+            reordered = true;
+        }
+        if seq + WINDOW >= self.seq_hi {
+            let (w, m) = self.bit(seq);
+            if *w & m != 0 {
+                if self.in_window(tx_ps) {
+                    self.duplicates += 1;
+                }
+                return;
+            }
+            *w |= m;
+        }
+        if !self.in_window(tx_ps) {
+            self.rx_warmup += 1;
+            return;
+        }
+        self.rx_packets += 1;
+        self.rx_bytes += frame_bytes as u64;
+        self.reordered += reordered as u64;
+        let lat = now - tx_ps;
+        self.hist.saturating_record(lat.max(1));
+        self.lat_min = self.lat_min.min(lat);
+        self.lat_max = self.lat_max.max(lat);
+        let n = self.rx_packets as f64;
+        let d = lat as f64 - self.lat_mean;
+        self.lat_mean += d / n;
+        self.lat_m2 += d * (lat as f64 - self.lat_mean);
+        if self.samples.len() < self.keep {
+            self.samples.push((seq, lat));
+        }
+    }
+
+    /// Latency summary in nanoseconds. Min, max, mean and std are exact;
+    /// percentiles come from the histogram (3 significant digits), clamped
+    /// into [min, max].
+    pub fn latency_json(&self) -> Value {
+        let ns = |ps: f64| ps / PS_PER_NS as f64;
+        if self.rx_packets == 0 {
+            return json!({"count": 0, "min": null, "mean": null, "p50": null, "p90": null, "p99": null, "p999": null, "max": null, "std": null});
+        }
+        let q = |q: f64| ns(self.hist.value_at_quantile(q).clamp(self.lat_min, self.lat_max) as f64);
+        let std = if self.rx_packets > 1 { (self.lat_m2 / (self.rx_packets as f64 - 1.0)).sqrt() } else { 0.0 };
+        json!({
+            "count": self.rx_packets,
+            "min": ns(self.lat_min as f64),
+            "mean": ns(self.lat_mean),
+            "p50": q(0.5),
+            "p90": q(0.9),
+            "p99": q(0.99),
+            "p999": q(0.999),
+            "max": ns(self.lat_max as f64),
+            "std": ns(std),
+        })
+    }
+
+    /// The histogram as [value_ns, count] pairs (one per recorded bucket).
+    pub fn histogram_json(&self) -> Value {
+        let pairs: Vec<Value> = self
+            .hist
+            .iter_recorded()
+            .map(|v| json!([v.value_iterated_to() as f64 / PS_PER_NS as f64, v.count_at_value()]))
+            .collect();
+        Value::Array(pairs)
+    }
+
+    pub fn samples(&self) -> &[(u64, u64)] {
+        &self.samples
+    }
+
+    pub fn lost(&self) -> u64 {
+        self.tx_packets.saturating_sub(self.rx_packets)
+    }
+
+    pub fn drop_rate(&self) -> f64 {
+        if self.tx_packets == 0 {
+            0.0
+        } else {
+            self.lost() as f64 / self.tx_packets as f64
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loss_reorder_duplicates_and_exact_latency() {
+        let mut m = Measure::new(0, 1_000_000, 100);
+        for s in 0..10 {
+            m.on_tx(s * 10, 64);
+        }
+        // Replies: 0, 2, 1 (reordered), 1 (duplicate), 4, 5; 3 and 6..9 lost.
+        for (s, now) in [(0u64, 1000u64), (2, 1020), (1, 1030), (1, 1040), (4, 1050), (5, 1060)] {
+            m.on_rx(s, s * 10, now, 64);
+        }
+        assert_eq!(m.tx_packets, 10);
+        assert_eq!(m.rx_packets, 5);
+        assert_eq!(m.reordered, 1);
+        assert_eq!(m.duplicates, 1);
+        assert_eq!(m.lost(), 5);
+        assert_eq!(m.samples(), &[(0, 1000), (2, 1000), (1, 1020), (4, 1010), (5, 1010)]);
+        let l = m.latency_json();
+        assert_eq!(l["min"], 1.0);
+        assert_eq!(l["max"], 1.02);
+    }
+
+    #[test]
+    fn warmup_replies_are_not_measured() {
+        let mut m = Measure::new(100, 200, 0);
+        m.on_tx(50, 64);
+        m.on_tx(150, 64);
+        m.on_rx(0, 50, 300, 64);
+        m.on_rx(1, 150, 300, 64);
+        assert_eq!((m.tx_packets, m.rx_packets, m.rx_warmup), (1, 1, 1));
+        assert_eq!(m.drop_rate(), 0.0);
+    }
+
+    #[test]
+    fn window_slides_without_growing() {
+        let mut m = Measure::new(0, u64::MAX, 0);
+        for s in (0..3 * WINDOW).step_by(1000) {
+            m.on_tx(s, 64);
+            m.on_rx(s, s, s + 5, 64);
+        }
+        // A duplicate far behind the window can no longer be recognised: counted once more.
+        m.on_rx(0, 0, 10, 64);
+        assert_eq!(m.duplicates, 0);
+        assert_eq!(m.seen.len() as u64, WINDOW / 64);
+        // A recent duplicate is recognised.
+        let last = (3 * WINDOW - 1) / 1000 * 1000;
+        m.on_rx(last, last, last + 9, 64);
+        assert_eq!(m.duplicates, 1);
+    }
+}

@@ -1,0 +1,231 @@
+//! The hardware-style load generator (SPEC 2.3), attached straight to a
+//! device's port. It never drops or delays its own frames: a departure waits
+//! only for the wire (which happens only when the offered rate reaches line
+//! rate), so every loss belongs to the device under test.
+//!
+//! Synthetic mode: rate in bps, pps or percent of line rate; fixed, list,
+//! uniform or IMIX sizes; constant or Poisson departures; raw Ethernet or
+//! Ethernet/IPv4/UDP over N flows. Every frame carries a tag (`wire::tag`)
+//! with its sequence number and transmit time; replies are measured by
+//! `measure::Measure`.
+
+pub mod capture;
+pub mod frame;
+pub mod measure;
+pub mod source;
+
+use serde_json::{json, Value};
+
+use crate::config::{Interarrival, SimConfig};
+use crate::engine::stats::{HasStats, StatSink};
+use crate::engine::time::{ps_to_s, Ps};
+use crate::engine::SimRng;
+use crate::error::Result;
+use crate::framebuf::{FrameId, FramePool};
+use crate::wire::tag;
+use capture::Capture;
+use frame::FrameBuilder;
+use measure::Measure;
+use source::{offered_rate, Departures, OfferedRate, SizeSampler};
+
+/// Random streams of the load generator.
+const STREAM_SIZES: u64 = 1;
+const STREAM_DEPARTURES: u64 = 2;
+
+pub struct Loadgen {
+    builder: FrameBuilder,
+    sizes: SizeSampler,
+    departures: Departures,
+    pub rate: OfferedRate,
+    mean_bytes: f64,
+    link_bps: u64,
+    tx_end: Ps,
+    window_ps: Ps,
+    next_seq: u64,
+    next_departure: Ps,
+    pub measure: Measure,
+    capture_tx: Option<Capture>,
+    capture_rx: Option<Capture>,
+    /// Frames sent over the whole run, warm-up included.
+    pub total_tx: u64,
+    pub total_rx: u64,
+}
+
+impl Loadgen {
+    pub fn new(cfg: &SimConfig) -> Result<Self> {
+        let lg = &cfg.loadgen;
+        let sizes = SizeSampler::new(&lg.size, SimRng::new(cfg.seed, STREAM_SIZES));
+        let mean_bytes = sizes.mean_bytes();
+        let rate = offered_rate(&lg.rate, mean_bytes, cfg.link.rate_bps);
+        let mut departures = Departures::new(rate.pps, lg.interarrival, 0, SimRng::new(cfg.seed, STREAM_DEPARTURES));
+        let next_departure = departures.next();
+        let capture = |p: &Option<String>| p.as_deref().map(|p| Capture::create(p, lg.capture_limit)).transpose();
+        Ok(Loadgen {
+            builder: FrameBuilder::new(lg),
+            sizes,
+            departures,
+            rate,
+            mean_bytes,
+            link_bps: cfg.link.rate_bps,
+            tx_end: cfg.sim.duration_ps,
+            window_ps: cfg.sim.duration_ps - cfg.sim.warmup_ps,
+            next_seq: 0,
+            next_departure,
+            measure: Measure::new(cfg.sim.warmup_ps, cfg.sim.duration_ps, lg.keep_samples),
+            capture_tx: capture(&lg.capture_tx)?,
+            capture_rx: capture(&lg.capture_rx)?,
+            total_tx: 0,
+            total_rx: 0,
+        })
+    }
+
+    /// Largest frame the generator can send.
+    pub fn max_frame_bytes(&self) -> u32 {
+        self.sizes.max_bytes()
+    }
+
+    /// The time of the next departure, if any is left in the run.
+    #[inline]
+    pub fn next_departure(&self) -> Option<Ps> {
+        (self.next_departure < self.tx_end).then_some(self.next_departure)
+    }
+
+    /// Builds the next frame, to start on the wire at `start` (≥ its scheduled
+    /// departure when the wire is busy). Returns it and advances the schedule.
+    #[inline]
+    pub fn emit(&mut self, pool: &mut FramePool, start: Ps, frame_bytes: u32) -> FrameId {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let id = pool.alloc(frame_bytes);
+        let t = tag::Repr { flow: self.builder.flow_of(seq), seq: seq as u32, tx_ps: start };
+        self.builder.build(pool.data_mut(id), frame_bytes, &t);
+        self.measure.on_tx(start, frame_bytes);
+        self.total_tx += 1;
+        if let Some(c) = self.capture_tx.as_mut() {
+            c.write(start, pool.data(id));
+        }
+        self.next_departure = self.departures.next();
+        id
+    }
+
+    /// Size of the frame about to be sent.
+    #[inline]
+    pub fn next_size(&mut self) -> u32 {
+        self.sizes.next()
+    }
+
+    /// A frame came back at `now`; the generator frees it after measuring.
+    #[inline]
+    pub fn receive(&mut self, pool: &mut FramePool, id: FrameId, now: Ps) {
+        self.total_rx += 1;
+        let data = pool.data(id);
+        if let Some(c) = self.capture_rx.as_mut() {
+            c.write(now, data);
+        }
+        let off = self.builder.tag_offset();
+        match data.get(off..).map(tag::Repr::parse) {
+            Some(Ok(t)) => match self.widen(t.seq) {
+                Some(seq) if t.tx_ps <= now => self.measure.on_rx(seq, t.tx_ps, now, pool.frame_bytes(id)),
+                _ => self.measure.rx_invalid += 1,
+            },
+            _ => self.measure.rx_invalid += 1,
+        }
+        pool.free(id);
+    }
+
+    /// The 64-bit sequence number whose low 32 bits are `seq32`, the newest
+    /// one already sent.
+    #[inline]
+    fn widen(&self, seq32: u32) -> Option<u64> {
+        let cand = (self.next_seq & !0xffff_ffff) | seq32 as u64;
+        if cand < self.next_seq {
+            Some(cand)
+        } else {
+            cand.checked_sub(1 << 32)
+        }
+    }
+
+    /// Closes capture files; returns how many frames each holds.
+    pub fn finish_captures(&mut self) -> Result<(Option<u64>, Option<u64>)> {
+        let tx = self.capture_tx.take().map(Capture::finish).transpose()?;
+        let rx = self.capture_rx.take().map(Capture::finish).transpose()?;
+        Ok((tx, rx))
+    }
+
+    pub fn interarrival_name(kind: Interarrival) -> &'static str {
+        match kind {
+            Interarrival::Constant => "constant",
+            Interarrival::Poisson => "poisson",
+        }
+    }
+
+    /// The measured results (the `loadgen` object of the JSON result).
+    pub fn result_json(&self) -> Value {
+        let m = &self.measure;
+        let w = ps_to_s(self.window_ps);
+        let mut v = json!({
+            "tx_packets": m.tx_packets,
+            "rx_packets": m.rx_packets,
+            "lost_packets": m.lost(),
+            "reordered_packets": m.reordered,
+            "duplicate_packets": m.duplicates,
+            "invalid_packets": m.rx_invalid,
+            "tx_bytes": m.tx_bytes,
+            "rx_bytes": m.rx_bytes,
+            "drop_rate": m.drop_rate(),
+            "offered_bps": m.tx_bytes as f64 * 8.0 / w,
+            "achieved_bps": m.rx_bytes as f64 * 8.0 / w,
+            "offered_pps": m.tx_packets as f64 / w,
+            "achieved_pps": m.rx_packets as f64 / w,
+            "requested_pps": self.rate.requested_pps,
+            "line_rate_pps": self.rate.line_rate_pps,
+            "line_rate_bps": self.rate.line_rate_pps * self.mean_bytes * 8.0,
+            "link_rate_bps": self.link_bps,
+            "mean_frame_bytes": self.mean_bytes,
+            "rate_capped": self.rate.capped,
+            "measured_window_ps": self.window_ps,
+            "latency_ns": m.latency_json(),
+            "latency_histogram": m.histogram_json(),
+        });
+        if !m.samples().is_empty() {
+            v["samples"] = Value::Array(m.samples().iter().map(|&(s, l)| json!([s, l])).collect());
+        }
+        v
+    }
+}
+
+impl HasStats for Loadgen {
+    fn report_stats(&self, s: &mut StatSink<'_>) {
+        let m = &self.measure;
+        s.count("tx_packets", m.tx_packets, "Frames sent in the measured window");
+        s.count("rx_packets", m.rx_packets, "Replies received to frames of the measured window");
+        s.count("lost_packets", m.lost(), "Frames of the measured window never answered");
+        s.count("reordered_packets", m.reordered, "Replies that arrived after a later frame's reply");
+        s.count("duplicate_packets", m.duplicates, "Replies received more than once");
+        s.count("invalid_packets", m.rx_invalid, "Frames received without a valid tag");
+        s.add("tx_bytes", m.tx_bytes as f64, "Byte", "Frame bytes sent in the measured window");
+        s.add("rx_bytes", m.rx_bytes as f64, "Byte", "Frame bytes received for the measured window");
+        s.add("drop_rate", m.drop_rate(), "Ratio", "1 - rx_packets / tx_packets after draining");
+        let w = ps_to_s(self.window_ps);
+        s.add("offered_bps", m.tx_bytes as f64 * 8.0 / w, "Bit/Second", "Offered load, frame bits");
+        s.add("achieved_bps", m.rx_bytes as f64 * 8.0 / w, "Bit/Second", "Returned load, frame bits");
+        s.add("line_rate_pps", self.rate.line_rate_pps, "Count/Second", "Line rate for the mean frame size");
+        let lat = m.latency_json();
+        for (k, desc) in [
+            ("min", "Minimum round-trip latency"),
+            ("mean", "Mean round-trip latency"),
+            ("p50", "Median round-trip latency"),
+            ("p90", "90th percentile round-trip latency"),
+            ("p99", "99th percentile round-trip latency"),
+            ("p999", "99.9th percentile round-trip latency"),
+            ("max", "Maximum round-trip latency"),
+            ("std", "Standard deviation of round-trip latency"),
+        ] {
+            s.add(&format!("latency_ns.{k}"), lat[k].as_f64().unwrap_or(f64::NAN), "Nanosecond", desc);
+        }
+    }
+
+    fn reset_stats(&mut self) {
+        // The measured window is chosen by transmit time, not by reset.
+    }
+}

@@ -1,0 +1,62 @@
+//! PyO3 glue for `hostsim._core`: JSON in, JSON out.
+//!
+//! The Python package resolves presets, overrides and unit strings into the
+//! core's config contract (`hostsim_core::config::SimConfig`, JSON), calls
+//! [`simulate`], and wraps the JSON result. Config errors become `ValueError`
+//! (the message names the field, the value and what is allowed), file errors
+//! `OSError`; a panic inside the core is caught here and becomes
+//! `RuntimeError`, so none crosses into Python.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use hostsim_core::error::Error;
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+fn to_py_err(e: Error) -> PyErr {
+    match e {
+        Error::Io { .. } => PyOSError::new_err(e.to_string()),
+        _ => PyValueError::new_err(e.to_string()),
+    }
+}
+
+/// Runs one simulation. `config_json` is the resolved config; returns the
+/// result as a JSON string. Releases the GIL while the simulation runs.
+#[pyfunction]
+fn simulate(py: Python<'_>, config_json: &str) -> PyResult<String> {
+    let cfg = config_json.to_owned();
+    let outcome = py.allow_threads(move || catch_unwind(AssertUnwindSafe(|| hostsim_core::simulate_json(&cfg))));
+    match outcome {
+        Ok(Ok(json)) => Ok(json),
+        Ok(Err(e)) => Err(to_py_err(e)),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown".to_string());
+            Err(PyRuntimeError::new_err(format!("internal error in the hostsim core: {what}")))
+        }
+    }
+}
+
+/// Validates a resolved config without running it; raises `ValueError`.
+#[pyfunction]
+fn validate(config_json: &str) -> PyResult<()> {
+    hostsim_core::config::SimConfig::from_json(config_json).map(|_| ()).map_err(to_py_err)
+}
+
+/// The core's version string.
+#[pyfunction]
+fn version() -> &'static str {
+    hostsim_core::VERSION
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add("__version__", hostsim_core::VERSION)?;
+    Ok(())
+}
