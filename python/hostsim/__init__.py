@@ -1,0 +1,56 @@
+"""hostsim: a fast simulator of a server's network datapath with a hardware-style load generator.
+
+The Python package resolves configs (presets, overrides, unit strings) into
+the core's contract, runs the Rust core (``hostsim._core``) and wraps its
+results::
+
+    import hostsim
+    r = hostsim.simulate({"loadgen": {"rate": "10Gbps"}})
+    r.loadgen.achieved_bps
+    m = hostsim.msb({"reflector": {"service_time": "100ns"}}, threshold=0.01)
+    m.msb.pps
+"""
+
+from __future__ import annotations
+
+from . import presets
+from .config import Config, Link, Loadgen, Reflector, Timing, load_config, resolve
+from .msb import msb
+from .result import MsbResult, Result
+from .runner import simulate
+from .units import ConfigError
+
+
+def _find_version() -> str:
+    try:
+        from ._core import __version__ as core_version  # type: ignore[attr-defined]
+
+        return str(core_version)
+    except ImportError:
+        pass
+    try:
+        from importlib.metadata import version
+
+        return version("hostsim")
+    except Exception:  # not installed: running from a source tree
+        return "0+unknown"
+
+
+__version__ = _find_version()
+
+__all__ = [
+    "Config",
+    "ConfigError",
+    "Link",
+    "Loadgen",
+    "MsbResult",
+    "Reflector",
+    "Result",
+    "Timing",
+    "__version__",
+    "load_config",
+    "msb",
+    "presets",
+    "resolve",
+    "simulate",
+]

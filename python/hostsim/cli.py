@@ -1,0 +1,280 @@
+"""The ``hostsim`` command: ``run``, ``msb``, ``presets``, ``inspect``.
+
+Configs come from, lowest precedence first: defaults, the preset
+(``--preset``), a config file (``--config``), the common flags (``--rate``,
+``--size``...), then every ``--set dotted.key=value`` in order (the value is
+read as JSON when it parses as JSON, else as a string). Bad input prints
+``hostsim: error: <field>: ...`` and exits with status 2; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Dict, List, Optional, Sequence
+
+from . import presets as _presets
+from .config import Config, apply_assignments, field_docs, read_config_file, resolve, size_label
+from .units import ConfigError
+
+#: Common flags and the config field each one sets.
+FLAG_FIELDS = (
+    ("preset", "preset"),
+    ("app", "app"),
+    ("size", "loadgen.size"),
+    ("rate", "loadgen.rate"),
+    ("duration", "sim.duration"),
+    ("warmup", "sim.warmup"),
+    ("seed", "seed"),
+    ("flows", "loadgen.flows"),
+    ("interarrival", "loadgen.interarrival"),
+    ("protocol", "loadgen.protocol"),
+    ("capture_tx", "loadgen.capture_tx"),
+    ("capture_rx", "loadgen.capture_rx"),
+)
+
+EXIT_USAGE = 2
+
+
+def _config_flags() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("configuration")
+    g.add_argument("--config", metavar="FILE", help="TOML, YAML or JSON config file")
+    g.add_argument("--preset", help="machine preset (see `hostsim presets`; default altra)")
+    g.add_argument("--app", help="device under test (reflector)")
+    g.add_argument("--size", help="frame size(s): 64, 64,128,256, imix or uniform:64-1518")
+    g.add_argument("--rate", help="offered load: 10Gbps, 5Mpps or 50%% of line rate")
+    g.add_argument("--duration", help="transmit time, warm-up included (e.g. 1ms)")
+    g.add_argument("--warmup", help="unmeasured leading time (e.g. 100us)")
+    g.add_argument("--seed", help="random seed")
+    g.add_argument("--flows", help="number of flows")
+    g.add_argument("--interarrival", help="constant or poisson")
+    g.add_argument("--protocol", help="udp or raw")
+    g.add_argument("--capture-tx", dest="capture_tx", metavar="FILE", help="write transmitted frames to pcap")
+    g.add_argument("--capture-rx", dest="capture_rx", metavar="FILE", help="write received frames to pcap")
+    g.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="set any config field, e.g. reflector.service_time=100ns (repeatable)")
+    return p
+
+
+def _output_flags() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("output")
+    g.add_argument("--json", metavar="FILE", help="write the result as JSON")
+    g.add_argument("--stats", metavar="FILE", help="write a gem5-style stats.txt")
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hostsim", description="Simulate a server's network datapath with a hardware-style load generator."
+    )
+    parser.add_argument("--version", action="version", version=f"hostsim {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    common, outputs = _config_flags(), _output_flags()
+
+    run = sub.add_parser("run", parents=[common, outputs], help="run one simulation")
+    run.set_defaults(func=cmd_run)
+
+    msb = sub.add_parser("msb", parents=[common, outputs], help="bandwidth test: find the MSB and the curve")
+    g = msb.add_argument_group("bandwidth test")
+    g.add_argument("--threshold", default="1%", help="largest acceptable drop rate: 1%%, 0.01 or 0 (default 1%%)")
+    g.add_argument("--resolution", default="0.5%", help="relative search resolution (default 0.5%%)")
+    g.add_argument("--points", default="0", help="extra evenly spaced trials for the curve")
+    g.add_argument("--max-trials", dest="max_trials", default="40", help="cap on search trials (default 40)")
+    g.add_argument("--plot", metavar="FILE", help="write the bandwidth-vs-drop curve (PNG or SVG)")
+    g.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    msb.set_defaults(func=cmd_msb)
+
+    pre = sub.add_parser("presets", help="list machine presets")
+    pre.set_defaults(func=cmd_presets)
+
+    ins = sub.add_parser("inspect", parents=[common], help="print the fully resolved config")
+    ins.add_argument("--fields", action="store_true", help="list every config field with its default")
+    ins.set_defaults(func=cmd_inspect)
+    return parser
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def config_from_args(args: argparse.Namespace) -> Config:
+    """The validated Config the flags describe."""
+    cfg = Config.from_dict(read_config_file(args.config)) if args.config else Config()
+    for flag, dotted in FLAG_FIELDS:
+        value = getattr(args, flag, None)
+        if value is not None:
+            cfg.set(dotted, value)
+    apply_assignments(cfg, args.set)
+    resolve(cfg)
+    return cfg
+
+
+def parse_fraction(text: str, field: str) -> float:
+    """``"1%"`` → 0.01, ``"0.01"`` → 0.01."""
+    s = str(text).strip()
+    try:
+        return float(s[:-1]) / 100 if s.endswith("%") else float(s)
+    except ValueError:
+        raise ConfigError.invalid(field, text, "a fraction like 0.01 or a percentage like 1%") from None
+
+
+def _parse_count(text: str, field: str) -> int:
+    try:
+        return int(str(text).strip())
+    except ValueError:
+        raise ConfigError.invalid(field, text, "an integer") from None
+
+
+# ---------------------------------------------------------------- commands
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .runner import simulate
+
+    cfg = config_from_args(args)
+    result = simulate(cfg)
+    _write_outputs(result, args)
+    print(format_run(result.to_dict()))
+    return 0
+
+
+def cmd_msb(args: argparse.Namespace) -> int:
+    from .msb import msb
+
+    cfg = config_from_args(args)
+    threshold = parse_fraction(args.threshold, "threshold")
+    resolution = parse_fraction(args.resolution, "resolution")
+    points = _parse_count(args.points, "points")
+    max_trials = _parse_count(args.max_trials, "max_trials")
+    result = msb(cfg, threshold=threshold, resolution=resolution, points=points,
+                 max_trials=max_trials, progress=args.progress)
+    _write_outputs(result, args)
+    if args.plot:
+        from .plot import plot_msb
+
+        plot_msb(result, args.plot)
+    print(format_msb(result.to_dict()))
+    return 0
+
+
+def cmd_presets(args: argparse.Namespace) -> int:
+    width = max(len(n) for n in _presets.names())
+    for name in _presets.names():
+        mark = " (default)" if name == _presets.DEFAULT_PRESET else ""
+        print(f"{name:<{width}}  {_presets.PRESETS[name].description}{mark}")
+    return 0
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    if args.fields:
+        docs = field_docs()
+        width = max(len(k) for k in docs)
+        for name, doc in docs.items():
+            print(f"{name:<{width}}  {doc}")
+        return 0
+    cfg = config_from_args(args)
+    resolved = resolve(cfg)
+    if args.preset is not None:
+        preset = _presets.get(cfg.preset_name())
+        out: Dict[str, Any] = {"preset": preset.name, "config": resolved, "machine": preset.machine_dict()}
+        print(json.dumps(out, indent=2))
+    else:
+        print(json.dumps(resolved, indent=2))
+    return 0
+
+
+def _write_outputs(result: Any, args: argparse.Namespace) -> None:
+    if args.json:
+        result.write_json(args.json)
+    if args.stats:
+        result.write_stats(args.stats)
+
+
+# ---------------------------------------------------------------- tables
+
+
+def _rows(rows: List[List[str]], right: Sequence[bool]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for r in rows:
+        cells = [c.rjust(w) if right[i] else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def _ns(value: Any) -> str:
+    return "-" if value is None else f"{value:,.1f}"
+
+
+def format_run(data: Dict[str, Any]) -> str:
+    """The readable table ``hostsim run`` prints."""
+    lg, sim, cfg = data["loadgen"], data["sim"], data["config"]
+    lat = lg["latency_ns"]
+    rate_gbps = cfg["link"]["rate_bps"] / 1e9
+    rows = [
+        ["tx packets", f"{lg['tx_packets']:,}"],
+        ["rx packets", f"{lg['rx_packets']:,}"],
+        ["lost", f"{lg['lost_packets']:,}"],
+        ["reordered", f"{lg['reordered_packets']:,}"],
+        ["drop rate", f"{lg['drop_rate'] * 100:.4f} %"],
+        ["offered", f"{lg['offered_bps'] / 1e9:.4f} Gbps  {lg['offered_pps'] / 1e6:.4f} Mpps"],
+        ["achieved", f"{lg['achieved_bps'] / 1e9:.4f} Gbps  {lg['achieved_pps'] / 1e6:.4f} Mpps"],
+        ["line rate", f"{lg['line_rate_pps'] / 1e6:.4f} Mpps ({rate_gbps:g} Gbps link)"],
+        ["latency (ns)", f"min {_ns(lat.get('min'))}  mean {_ns(lat.get('mean'))}  max {_ns(lat.get('max'))}"
+                         f"  std {_ns(lat.get('std'))}"],
+        ["percentiles (ns)", f"p50 {_ns(lat.get('p50'))}  p90 {_ns(lat.get('p90'))}  p99 {_ns(lat.get('p99'))}"
+                             f"  p99.9 {_ns(lat.get('p999'))}"],
+        ["simulated", f"{sim['simulated_ps'] / 1e9:.4f} ms in {sim['wall_s']:.3f} s wall"
+                      f" ({sim['packets_per_wall_s'] / 1e6:.2f} M packets/s)"],
+    ]
+    head = (f"hostsim run: {cfg['app']}, {size_label(cfg['loadgen']['size'])}, "
+            f"preset {data.get('preset', '?')}, seed {sim['seed']}")
+    body = "\n".join("  " + line for line in _rows(rows, [False, False]).splitlines())
+    return "\n".join([head, body] + [f"warning: {w}" for w in data.get("warnings", [])])
+
+
+def format_msb(data: Dict[str, Any]) -> str:
+    """The curve table and MSB line ``hostsim msb`` prints."""
+    m, cfg = data["msb"], data["config"]
+    rows = [["offered Gbps", "offered Mpps", "achieved Gbps", "drop %", "p50 ns", "p99 ns", ""]]
+    for p in m["curve"]:
+        rows.append([
+            f"{p['offered_bps'] / 1e9:.4f}",
+            f"{p['offered_pps'] / 1e6:.4f}",
+            f"{p['achieved_bps'] / 1e9:.4f}",
+            f"{p['drop_rate'] * 100:.3f}",
+            _ns(p["latency_ns"].get("p50")),
+            _ns(p["latency_ns"].get("p99")),
+            "pass" if p["passed"] else "fail",
+        ])
+    size = size_label(cfg["loadgen"]["size"])
+    line = (f"MSB: {m['pps'] / 1e6:.2f} Mpps = {m['bps'] / 1e9:.2f} Gbps "
+            f"({size}, threshold {m['threshold'] * 100:g}%, {m['trials']} trials, "
+            f"{data['sim']['wall_s']:.2f} s wall)")
+    out = [_rows(rows, [True] * 6 + [False]), line]
+    out += [f"warning: {w}" for w in data.get("warnings", [])]
+    return "\n".join(out)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point of the ``hostsim`` command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (ConfigError, ValueError, OSError, RuntimeError) as e:
+        print(f"hostsim: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("hostsim: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

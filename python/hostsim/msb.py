@@ -1,0 +1,232 @@
+"""The bandwidth test: maximum sustainable bandwidth (MSB) by a search over trials.
+
+MSB is the highest offered load whose drop rate stays at or below a
+threshold (1 % by default; 0 gives RFC 2544 throughput). The search works in
+packets per second. The first trial runs at line rate for the mean frame
+size, ``rate_bps / ((mean_bytes + 20) * 8)``; if it passes, the MSB is line
+rate. Otherwise a bisection keeps the highest passing rate ``lo`` and the
+lowest failing rate ``hi`` until ``hi - lo <= resolution * hi``. Every trial
+runs the same config with the same seed, only the rate changes, so the curve
+is deterministic.
+
+The MSB is reported from the best passing trial (its measured offered rate),
+with the knee (that trial and the first failing one above it) and the whole
+curve of every trial run, sorted by offered rate. ``points=N`` adds N evenly
+spaced trials across (0, line rate] to the curve for a fuller picture.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any, Dict, List, Mapping, Optional
+
+from .config import ConfigSource, WIRE_OVERHEAD_BYTES, mean_frame_bytes, resolve
+from .result import MsbResult, Result
+from .runner import as_config, simulate_resolved
+from .units import ConfigError
+
+#: A trial expected to measure fewer frames than this is not run: its drop rate means nothing.
+MIN_TRIAL_PACKETS = 10
+
+
+def check_threshold(threshold: Any, field: str = "threshold") -> float:
+    """A drop-rate threshold in [0, 1)."""
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold < 1:
+        raise ConfigError.invalid(field, threshold, "a drop-rate fraction in [0, 1), e.g. 0.01 for 1%")
+    return float(threshold)
+
+
+def check_resolution(resolution: Any, field: str = "resolution") -> float:
+    """A relative search resolution in (0, 1)."""
+    if isinstance(resolution, bool) or not isinstance(resolution, (int, float)) or not 0 < resolution < 1:
+        raise ConfigError.invalid(field, resolution, "a relative resolution in (0, 1), e.g. 0.005")
+    return float(resolution)
+
+
+def _check_count(value: Any, field: str, lo: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+        raise ConfigError.invalid(field, value, f"an integer >= {lo}")
+    return value
+
+
+def curve_point(result: Mapping[str, Any], threshold: float) -> Dict[str, Any]:
+    """One trial's entry in the curve."""
+    lg = result["loadgen"]
+    lat = lg["latency_ns"]
+    return {
+        "requested_pps": lg.get("requested_pps"),
+        "offered_bps": lg["offered_bps"],
+        "offered_pps": lg["offered_pps"],
+        "achieved_bps": lg["achieved_bps"],
+        "achieved_pps": lg["achieved_pps"],
+        "tx_packets": lg["tx_packets"],
+        "rx_packets": lg["rx_packets"],
+        "drop_rate": lg["drop_rate"],
+        "passed": lg["drop_rate"] <= threshold,
+        "latency_ns": {k: lat.get(k) for k in ("p50", "p99", "mean", "max")},
+    }
+
+
+class _Search:
+    """Runs trials at given packet rates and remembers them."""
+
+    def __init__(self, base: Dict[str, Any], preset: str, threshold: float, bar: Any):
+        self.base = base
+        self.preset = preset
+        self.threshold = threshold
+        self.bar = bar
+        self.trials: List[Result] = []
+        self.points: List[Dict[str, Any]] = []
+
+    def run(self, pps: float) -> Dict[str, Any]:
+        cfg = dict(self.base)
+        cfg["loadgen"] = dict(self.base["loadgen"], rate={"unit": "pps", "value": float(pps)})
+        result = simulate_resolved(cfg, self.preset)
+        point = curve_point(result, self.threshold)
+        point["requested_pps"] = float(pps)
+        self.trials.append(result)
+        self.points.append(point)
+        if self.bar is not None:
+            verdict = "pass" if point["passed"] else "fail"
+            self.bar.set_postfix_str(f"{pps / 1e6:.4g} Mpps drop {point['drop_rate']:.3%} {verdict}")
+            self.bar.update(1)
+        return point
+
+
+def _progress_bar(enabled: bool, total: int) -> Any:
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="msb", unit="trial", file=sys.stderr, leave=False)
+
+
+def _expected_steps(resolution: float, max_trials: int) -> int:
+    return min(max_trials, 1 + math.ceil(math.log2(1 / resolution)) + 1)
+
+
+def msb(
+    config: ConfigSource = None,
+    threshold: float = 0.01,
+    resolution: float = 0.005,
+    progress: bool = False,
+    max_trials: int = 40,
+    points: int = 0,
+    overrides: Optional[Mapping[str, Any]] = None,
+) -> MsbResult:
+    """Finds the maximum sustainable bandwidth of ``config`` and returns the curve.
+
+    ``threshold`` is the largest acceptable drop rate (a fraction in [0, 1));
+    ``resolution`` the relative width of the final bracket; ``max_trials``
+    caps the search; ``points`` adds evenly spaced trials to the curve.
+    """
+    threshold = check_threshold(threshold)
+    resolution = check_resolution(resolution)
+    max_trials = _check_count(max_trials, "max_trials", 1)
+    points = _check_count(points, "points", 0)
+    cfg = as_config(config, overrides)
+    base = resolve(cfg)
+    warnings: List[str] = []
+    lg = base["loadgen"]
+    if lg["capture_tx"] or lg["capture_rx"]:
+        warnings.append("captures are not written during a bandwidth test (run one rate with `hostsim run`)")
+        base["loadgen"] = dict(lg, capture_tx=None, capture_rx=None)
+    mean_bytes = mean_frame_bytes(lg["size"])
+    line_pps = base["link"]["rate_bps"] / ((mean_bytes + WIRE_OVERHEAD_BYTES) * 8)
+    window_s = (base["sim"]["duration_ps"] - base["sim"]["warmup_ps"]) / 1e12
+
+    bar = _progress_bar(progress, _expected_steps(resolution, max_trials) + points)
+    search = _Search(base, cfg.preset_name(), threshold, bar)
+    try:
+        best, above = _bisect(search, line_pps, resolution, max_trials, window_s)
+        tried = {p["requested_pps"] for p in search.points}
+        for k in range(1, points + 1):
+            pps = line_pps * k / points
+            if not any(math.isclose(pps, t, rel_tol=1e-9) for t in tried):
+                search.run(pps)
+    finally:
+        if bar is not None:
+            bar.close()
+
+    if best is None:
+        warnings.append(
+            f"no trial passed the {threshold:.2%} drop threshold; MSB reported as 0 "
+            f"(lowest rate tried: {min(p['requested_pps'] for p in search.points) / 1e6:.4g} Mpps)"
+        )
+    data = {
+        "msb": _msb_dict(search, best, above, threshold, resolution, line_pps, base, mean_bytes),
+        "sim": _sim_totals(search.trials),
+        "config": base,
+        "preset": cfg.preset_name(),
+        "warnings": _merge_warnings(search.trials, warnings),
+    }
+    return MsbResult(data, search.trials)
+
+
+def _bisect(search: _Search, line_pps: float, resolution: float, max_trials: int, window_s: float) -> Any:
+    """The search proper; returns (best passing point or None, lowest failing point above it or None)."""
+    first = search.run(line_pps)
+    if first["passed"]:
+        return first, None
+    lo, hi = 0.0, line_pps
+    best: Optional[Dict[str, Any]] = None
+    above = first
+    while len(search.trials) < max_trials and hi - lo > resolution * hi:
+        mid = (lo + hi) / 2
+        if mid * window_s < MIN_TRIAL_PACKETS:
+            break
+        point = search.run(mid)
+        if point["passed"]:
+            lo, best = mid, point
+        else:
+            hi, above = mid, point
+    return best, above
+
+
+def _msb_dict(
+    search: _Search,
+    best: Optional[Dict[str, Any]],
+    above: Optional[Dict[str, Any]],
+    threshold: float,
+    resolution: float,
+    line_pps: float,
+    base: Dict[str, Any],
+    mean_bytes: float,
+) -> Dict[str, Any]:
+    return {
+        "bps": best["offered_bps"] if best else 0.0,
+        "pps": best["offered_pps"] if best else 0.0,
+        "threshold": threshold,
+        "resolution": resolution,
+        "trials": len(search.trials),
+        "line_rate_pps": line_pps,
+        "line_rate_bps": line_pps * mean_bytes * 8,
+        "mean_frame_bytes": mean_bytes,
+        "knee": {"below": best, "above": above},
+        "curve": sorted(search.points, key=lambda p: (p["offered_bps"], p["requested_pps"])),
+    }
+
+
+def _sim_totals(trials: List[Result]) -> Dict[str, Any]:
+    sims = [t.to_dict()["sim"] for t in trials]
+    wall = sum(s["wall_s"] for s in sims)
+    packets = sum(s["packets_per_wall_s"] * s["wall_s"] for s in sims)
+    return {
+        "simulated_ps": sum(s["simulated_ps"] for s in sims),
+        "wall_s": wall,
+        "packets_per_wall_s": packets / wall if wall > 0 else 0.0,
+        "events": sum(s.get("events", 0) for s in sims),
+        "seed": sims[0]["seed"] if sims else None,
+        "version": sims[0].get("version") if sims else None,
+    }
+
+
+def _merge_warnings(trials: List[Result], extra: List[str]) -> List[str]:
+    seen: Dict[str, None] = {}
+    for w in extra:
+        seen.setdefault(w, None)
+    for t in trials:
+        for w in t.warnings:
+            seen.setdefault(w, None)
+    return list(seen)

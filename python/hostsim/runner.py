@@ -1,0 +1,51 @@
+"""One simulation: resolve the config, hand it to the core, wrap the answer.
+
+The core (``hostsim._core``, built from ``crates/hostsim-py``) takes the
+resolved config as JSON and returns the result as JSON. It is imported on
+first use, so the pure-Python parts (configs, units, presets) work even
+where the core has not been built.
+"""
+
+from __future__ import annotations
+
+import json
+from types import ModuleType
+from typing import Any, Dict, Mapping, Optional, Union
+
+from .config import Config, ConfigSource, load_config, resolve
+from .result import Result
+
+
+def core() -> ModuleType:
+    """The compiled core module; a clear error when it has not been built."""
+    try:
+        from . import _core  # type: ignore[attr-defined]
+    except ImportError as e:  # pragma: no cover - depends on the build
+        raise RuntimeError(f"the hostsim core is not built ({e}); run scripts/setup") from None
+    return _core
+
+
+def as_config(config: ConfigSource, overrides: Optional[Mapping[str, Any]] = None) -> Config:
+    """A validated Config from whatever the user passed (Config, dict, path or None)."""
+    return load_config(config, overrides)
+
+
+def simulate_resolved(resolved: Dict[str, Any], preset: Optional[str] = None) -> Result:
+    """Runs the core on an already resolved config."""
+    text = core().simulate(json.dumps(resolved))
+    data = json.loads(text)
+    data["config"] = resolved
+    if preset is not None:
+        data["preset"] = preset
+    return Result(data)
+
+
+def simulate(config: Union[ConfigSource, Config] = None, overrides: Optional[Mapping[str, Any]] = None) -> Result:
+    """Runs one simulation and returns its :class:`Result`.
+
+    ``config`` is a :class:`Config`, a nested dict in user units, a path to a
+    TOML/YAML/JSON file, or ``None`` for the defaults; ``overrides`` maps
+    dotted field names to values and is applied last.
+    """
+    cfg = as_config(config, overrides)
+    return simulate_resolved(resolve(cfg), cfg.preset_name())

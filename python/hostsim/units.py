@@ -1,0 +1,303 @@
+"""Unit strings at the edge: ``"200ns"``, ``"100Gbps"``, ``"5Mpps"``, ``"50%"``, ``"2MiB"``.
+
+Configs are written in the units people think in; the core sees integers in
+base units only (picoseconds, bits per second, bytes, hertz). Every parser
+here takes the value and the dotted name of the field it came from, so a bad
+value fails with a message that names the field, the value and what is
+allowed::
+
+    loadgen.rate: invalid value '10Gbsp' (allowed: a rate like '10Gbps', '5Mpps' or '50%')
+
+Parsing goes through :class:`decimal.Decimal`, so ``"1.1us"`` is exactly
+1 100 000 ps rather than whatever binary floating point makes of it.
+Decimal prefixes (K, M, G, T) are powers of 1000; binary ones (Ki, Mi, Gi) are
+powers of 1024 and exist for sizes only.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation, ROUND_HALF_EVEN
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
+
+Number = Union[int, float]
+
+PS_PER_S = 10**12
+
+_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_QUANTITY = re.compile(rf"^\s*({_NUMBER})\s*([^\s\d.+-][^\s]*)?\s*$")
+
+TIME_UNITS: Dict[str, int] = {
+    "ps": 1,
+    "ns": 10**3,
+    "us": 10**6,
+    "\u00b5s": 10**6,  # micro sign
+    "\u03bcs": 10**6,  # greek mu
+    "ms": 10**9,
+    "s": 10**12,
+}
+
+# Units are case-sensitive where case carries meaning (b is a bit, B a byte;
+# M is mega, m milli); the lowercase k of SI is accepted beside K.
+BIT_RATE_UNITS: Dict[str, int] = {
+    "bps": 1,
+    "Kbps": 10**3,
+    "kbps": 10**3,
+    "Mbps": 10**6,
+    "Gbps": 10**9,
+    "Tbps": 10**12,
+}
+
+PACKET_RATE_UNITS: Dict[str, int] = {
+    "pps": 1,
+    "Kpps": 10**3,
+    "kpps": 10**3,
+    "Mpps": 10**6,
+    "Gpps": 10**9,
+}
+
+FREQUENCY_UNITS: Dict[str, int] = {
+    "Hz": 1,
+    "kHz": 10**3,
+    "KHz": 10**3,
+    "MHz": 10**6,
+    "GHz": 10**9,
+}
+
+SIZE_UNITS: Dict[str, int] = {
+    "B": 1,
+    "KB": 10**3,
+    "kB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "KiB": 2**10,
+    "MiB": 2**20,
+    "GiB": 2**30,
+}
+
+RATE_UNITS = ("bps", "pps", "percent")
+
+ALLOWED_TIME = "a time like '200ns', '1.5us' or '1ms' (units: ps, ns, us, ms, s)"
+ALLOWED_RATE = "a rate like '10Gbps', '5Mpps' or '50%'"
+ALLOWED_BIT_RATE = "a bit rate like '100Gbps' (units: bps, Kbps, Mbps, Gbps, Tbps)"
+ALLOWED_FREQUENCY = "a frequency like '3GHz' (units: Hz, kHz, MHz, GHz)"
+ALLOWED_SIZE = "a size like 64, '2MiB' or '1.5KB' (units: B, KB, MB, GB, KiB, MiB, GiB)"
+
+
+class ConfigError(ValueError):
+    """A configuration value is wrong; the message names the field.
+
+    ``field`` is the dotted name (``loadgen.rate``); ``str(error)`` is the
+    whole message, starting with the field.
+    """
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+    @classmethod
+    def invalid(cls, field: str, value: Any, allowed: str) -> "ConfigError":
+        """The standard form: ``field: invalid value 'x' (allowed: ...)``."""
+        return cls(field, f"invalid value {_show(value)} (allowed: {allowed})")
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"'{value}'"
+    return repr(value)
+
+
+def split_quantity(value: Any, field: str, allowed: str) -> Tuple[Decimal, str]:
+    """Splits ``"1.5 GHz"`` into ``(Decimal("1.5"), "GHz")``; a bare number has unit ``""``."""
+    if isinstance(value, bool):
+        raise ConfigError.invalid(field, value, allowed)
+    if isinstance(value, int):
+        return Decimal(value), ""
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ConfigError.invalid(field, value, allowed)
+        return Decimal(repr(value)), ""
+    if not isinstance(value, str):
+        raise ConfigError.invalid(field, value, allowed)
+    match = _QUANTITY.match(value)
+    if not match:
+        raise ConfigError.invalid(field, value, allowed)
+    try:
+        number = Decimal(match.group(1))
+    except InvalidOperation:  # pragma: no cover - the regex admits only valid numbers
+        raise ConfigError.invalid(field, value, allowed) from None
+    return number, match.group(2) or ""
+
+
+def _to_int(number: Decimal) -> int:
+    return int(number.to_integral_value(rounding=ROUND_HALF_EVEN))
+
+
+def _check_sign(number: Decimal, value: Any, field: str, allowed: str, positive: bool) -> None:
+    if number < 0 or (positive and number == 0):
+        bound = "> 0" if positive else ">= 0"
+        raise ConfigError.invalid(field, value, f"{allowed}, {bound}")
+
+
+def parse_time_ps(value: Any, field: str, positive: bool = True) -> int:
+    """A duration in integer picoseconds: ``"200ns"`` → 200 000.
+
+    A bare number is ambiguous and rejected, except 0 where zero is allowed
+    (``positive=False``). Negative values are always errors.
+    """
+    number, unit = split_quantity(value, field, ALLOWED_TIME)
+    if unit == "":
+        if number != 0:
+            raise ConfigError.invalid(field, value, ALLOWED_TIME + "; a bare number needs a unit")
+        scale = 1
+    else:
+        scale = TIME_UNITS.get(unit)
+        if scale is None:
+            raise ConfigError.invalid(field, value, ALLOWED_TIME)
+    _check_sign(number, value, field, ALLOWED_TIME, positive)
+    ps = _to_int(number * scale)
+    if positive and ps == 0:
+        raise ConfigError.invalid(field, value, ALLOWED_TIME + ", at least 1ps")
+    return ps
+
+
+def parse_rate(value: Any, field: str) -> Dict[str, Any]:
+    """An offered load: ``{"unit": "bps"|"pps"|"percent", "value": float}``.
+
+    ``"10Gbps"`` is Ethernet frame bits per second, ``"5Mpps"`` frames per
+    second, ``"50%"`` half the line rate. The dict form is accepted as is
+    (after checking). Zero and negative rates are errors.
+    """
+    if isinstance(value, Mapping):
+        return _parse_rate_dict(value, field)
+    number, unit = split_quantity(value, field, ALLOWED_RATE)
+    if unit == "%":
+        kind, scale = "percent", 1
+    elif unit in BIT_RATE_UNITS:
+        kind, scale = "bps", BIT_RATE_UNITS[unit]
+    elif unit in PACKET_RATE_UNITS:
+        kind, scale = "pps", PACKET_RATE_UNITS[unit]
+    else:
+        raise ConfigError.invalid(field, value, ALLOWED_RATE)
+    _check_sign(number, value, field, ALLOWED_RATE, positive=True)
+    return {"unit": kind, "value": float(number * scale)}
+
+
+def _parse_rate_dict(value: Mapping, field: str) -> Dict[str, Any]:
+    allowed = f"{{'unit': one of {', '.join(RATE_UNITS)}, 'value': a number > 0}}"
+    if set(value) != {"unit", "value"} or value["unit"] not in RATE_UNITS:
+        raise ConfigError.invalid(field, dict(value), allowed)
+    number = value["value"]
+    if isinstance(number, bool) or not isinstance(number, (int, float)):
+        raise ConfigError.invalid(field, dict(value), allowed)
+    number = float(number)
+    if not (number > 0 and number != float("inf")):
+        raise ConfigError.invalid(field, dict(value), allowed)
+    return {"unit": value["unit"], "value": number}
+
+
+def parse_bit_rate_bps(value: Any, field: str) -> int:
+    """A link rate in integer bits per second: ``"100Gbps"`` → 100 000 000 000."""
+    number, unit = split_quantity(value, field, ALLOWED_BIT_RATE)
+    scale = BIT_RATE_UNITS.get(unit)
+    if scale is None:
+        raise ConfigError.invalid(field, value, ALLOWED_BIT_RATE)
+    _check_sign(number, value, field, ALLOWED_BIT_RATE, positive=True)
+    bps = _to_int(number * scale)
+    if bps == 0:
+        raise ConfigError.invalid(field, value, ALLOWED_BIT_RATE + ", at least 1bps")
+    return bps
+
+
+def parse_frequency_hz(value: Any, field: str) -> float:
+    """A clock frequency in hertz: ``"3GHz"`` → 3e9; a bare number is hertz."""
+    number, unit = split_quantity(value, field, ALLOWED_FREQUENCY)
+    scale = FREQUENCY_UNITS.get(unit) if unit else 1
+    if scale is None:
+        raise ConfigError.invalid(field, value, ALLOWED_FREQUENCY)
+    _check_sign(number, value, field, ALLOWED_FREQUENCY, positive=True)
+    return float(number * scale)
+
+
+def parse_size_bytes(value: Any, field: str, positive: bool = True) -> int:
+    """A size in integer bytes: ``64``, ``"64B"``, ``"2MiB"`` → 2 097 152.
+
+    KB/MB/GB are decimal (powers of 1000), KiB/MiB/GiB binary; a bare number
+    is bytes. The result must be a whole number of bytes.
+    """
+    number, unit = split_quantity(value, field, ALLOWED_SIZE)
+    scale = SIZE_UNITS.get(unit) if unit else 1
+    if scale is None:
+        raise ConfigError.invalid(field, value, ALLOWED_SIZE)
+    _check_sign(number, value, field, ALLOWED_SIZE, positive)
+    total = number * scale
+    if total != total.to_integral_value():
+        raise ConfigError.invalid(field, value, ALLOWED_SIZE + ", a whole number of bytes")
+    return int(total)
+
+
+def parse_int(value: Any, field: str, lo: Optional[int] = None, hi: Optional[int] = None) -> int:
+    """An integer within ``[lo, hi]``; accepts ints and integer strings."""
+    allowed = _range_text(lo, hi)
+    result: Optional[int] = None
+    if isinstance(value, bool):
+        result = None
+    elif isinstance(value, int):
+        result = value
+    elif isinstance(value, float) and value.is_integer():
+        result = int(value)
+    elif isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+        result = int(value)
+    if result is None or (lo is not None and result < lo) or (hi is not None and result > hi):
+        raise ConfigError.invalid(field, value, allowed)
+    return result
+
+
+def _range_text(lo: Optional[int], hi: Optional[int]) -> str:
+    if lo is not None and hi is not None:
+        return f"an integer {lo}..{hi}"
+    if lo is not None:
+        return f"an integer >= {lo}"
+    if hi is not None:
+        return f"an integer <= {hi}"
+    return "an integer"
+
+
+def parse_bool(value: Any, field: str) -> bool:
+    """``true``/``false`` (also ``1``/``0``, ``yes``/``no``, ``on``/``off``)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("true", "1", "yes", "on"):
+            return True
+        if text in ("false", "0", "no", "off"):
+            return False
+    raise ConfigError.invalid(field, value, "true or false")
+
+
+def parse_choice(value: Any, field: str, choices: Tuple[str, ...]) -> str:
+    """One of a fixed set of words, case-insensitive."""
+    if isinstance(value, str) and value.strip().lower() in choices:
+        return value.strip().lower()
+    raise ConfigError.invalid(field, value, "one of " + ", ".join(choices))
+
+
+def format_rate_bps(bps: float) -> str:
+    """``6.4e9`` → ``"6.4 Gbps"``, for human-readable output."""
+    return _format_scaled(bps, "bps")
+
+
+def format_rate_pps(pps: float) -> str:
+    """``1.488e8`` → ``"148.8 Mpps"``."""
+    return _format_scaled(pps, "pps")
+
+
+def _format_scaled(value: float, unit: str) -> str:
+    for prefix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.4g} {prefix}{unit}"
+    return f"{value:.4g} {unit}"
