@@ -1,0 +1,212 @@
+//! Seeded whole-system checks of load generator → link → reflector → link →
+//! load generator against closed forms: line rates, exact latencies in
+//! picoseconds, queueing limits, loss and reorder counts, determinism.
+
+use hostsim_core::config::*;
+use hostsim_core::system::{run, System};
+use serde_json::Value;
+
+const G100: u64 = 100_000_000_000;
+const NS: u64 = 1_000;
+const US: u64 = 1_000_000;
+const MS: u64 = 1_000_000_000;
+
+fn base(rate: Rate, bytes: u32) -> SimConfig {
+    SimConfig {
+        seed: 1,
+        app: "reflector".into(),
+        sim: SimTiming { duration_ps: MS, warmup_ps: 0, drain_ps: MS },
+        link: LinkConfig { rate_bps: G100, propagation_ps: US },
+        loadgen: LoadgenConfig {
+            rate,
+            size: SizeDist::Fixed { bytes },
+            interarrival: Interarrival::Constant,
+            protocol: Protocol::Udp,
+            flows: 1,
+            tag_offset: None,
+            src_mac: "02:00:00:00:00:01".into(),
+            dst_mac: "02:00:00:00:00:02".into(),
+            src_ip: "10.0.0.1".into(),
+            dst_ip: "10.0.0.2".into(),
+            src_port: 1024,
+            dst_port: 9,
+            capture_tx: None,
+            capture_rx: None,
+            capture_limit: 0,
+            keep_samples: 0,
+        },
+        reflector: ReflectorConfig { service: ServiceDist::Fixed, service_time_ps: 1, queue_frames: 4096, drop_every: 0, swap_pairs: false },
+    }
+}
+
+fn pps(v: f64) -> Rate {
+    Rate { unit: RateUnit::Pps, value: v }
+}
+
+fn lg(r: &Value) -> &Value {
+    &r["loadgen"]
+}
+
+#[test]
+fn line_rate_at_100_percent() {
+    for (rate, bytes, mpps) in [(G100, 64, 148.81), (G100, 1518, 8.127), (10_000_000_000, 64, 14.88)] {
+        let mut c = base(Rate { unit: RateUnit::Percent, value: 100.0 }, bytes);
+        c.link.rate_bps = rate;
+        c.sim.duration_ps = 2 * MS;
+        let r = run(&c).unwrap();
+        let line = lg(&r)["line_rate_pps"].as_f64().unwrap() / 1e6;
+        let offered = lg(&r)["offered_pps"].as_f64().unwrap() / 1e6;
+        assert!((line / mpps - 1.0).abs() < 1e-4, "{bytes} B: line rate {line} Mpps");
+        assert!((offered / line - 1.0).abs() < 1e-4, "{bytes} B: offered {offered} vs line {line}");
+        assert_eq!(lg(&r)["rate_capped"], false);
+    }
+}
+
+#[test]
+fn above_line_rate_is_capped_and_said() {
+    let r = run(&base(pps(200e6), 64)).unwrap();
+    assert_eq!(lg(&r)["rate_capped"], true);
+    assert!(r["warnings"][0].as_str().unwrap().contains("capped at line rate"));
+    let offered = lg(&r)["offered_pps"].as_f64().unwrap();
+    assert!((offered / 148_809_523.8 - 1.0).abs() < 1e-4);
+}
+
+#[test]
+fn ten_gbps_is_delivered() {
+    let r = run(&base(Rate { unit: RateUnit::Bps, value: 10e9 }, 64)).unwrap();
+    let offered = lg(&r)["offered_bps"].as_f64().unwrap();
+    let achieved = lg(&r)["achieved_bps"].as_f64().unwrap();
+    assert!((offered / 10e9 - 1.0).abs() < 1e-3, "offered {offered}");
+    assert!((achieved / 10e9 - 1.0).abs() < 1e-3, "achieved {achieved}");
+}
+
+#[test]
+fn low_load_latency_is_exact() {
+    // 2 × propagation + 2 × serialization + service, in picoseconds.
+    for bytes in [64u32, 1518] {
+        let mut c = base(pps(1e6), bytes);
+        c.reflector.service_time_ps = 100 * NS;
+        c.loadgen.keep_samples = 1_000_000;
+        let r = run(&c).unwrap();
+        let ser = (bytes as u64 + 20) * 8 * 10; // ps at 100 Gb/s
+        let expect = 2 * US + 2 * ser + 100 * NS;
+        let samples = lg(&r)["samples"].as_array().unwrap();
+        assert_eq!(samples.len() as u64, lg(&r)["rx_packets"].as_u64().unwrap());
+        assert!(samples.len() >= 999);
+        assert!(samples.iter().all(|s| s[1].as_u64() == Some(expect)), "{bytes} B");
+        assert_eq!(lg(&r)["latency_ns"]["p99"].as_f64().unwrap(), expect as f64 / 1e3);
+    }
+}
+
+#[test]
+fn drops_and_swaps_keep_samples_exact() {
+    // Every 10th frame dropped, survivors returned in swapped pairs.
+    let n = 1000u64;
+    let period = 1_000 * NS; // 1 Mpps
+    let mut c = base(pps(1e6), 64);
+    c.sim.duration_ps = n * period;
+    c.reflector.service_time_ps = 100 * NS;
+    c.reflector.drop_every = 10;
+    c.reflector.swap_pairs = true;
+    c.loadgen.keep_samples = n;
+    let r = run(&c).unwrap();
+    let ser = 84 * 8 * 10;
+    let base_lat = 2 * US + 2 * ser + 100 * NS;
+    let survivors: Vec<u64> = (0..n).filter(|s| (s + 1) % 10 != 0).collect();
+    assert_eq!(lg(&r)["tx_packets"], n);
+    assert_eq!(lg(&r)["lost_packets"], n - survivors.len() as u64);
+    assert_eq!(lg(&r)["reordered_packets"], survivors.len() as u64 / 2);
+    assert_eq!(lg(&r)["duplicate_packets"], 0);
+    let samples: Vec<(u64, u64)> =
+        lg(&r)["samples"].as_array().unwrap().iter().map(|s| (s[0].as_u64().unwrap(), s[1].as_u64().unwrap())).collect();
+    assert_eq!(samples.len(), survivors.len());
+    for pair in survivors.chunks(2) {
+        let (a, b) = (pair[0], pair[1]);
+        // b is served last and goes out first; a waits for b's service, then its own wire slot.
+        let lat_b = base_lat;
+        let lat_a = (b - a) * period + base_lat + ser;
+        assert!(samples.contains(&(b, lat_b)), "sample for {b}");
+        assert!(samples.contains(&(a, lat_a)), "sample for {a}");
+    }
+}
+
+#[test]
+fn overload_drop_rate_matches_capacity() {
+    // D/D/1/N: offered 20 Mpps to a 10 Mpps server → drop rate 1 − 10/20.
+    for offered in [12e6, 20e6, 40e6] {
+        let mut c = base(pps(offered), 64);
+        c.reflector.service_time_ps = 100 * NS;
+        c.reflector.queue_frames = 64;
+        c.sim.duration_ps = 2 * MS;
+        c.sim.warmup_ps = 200 * US;
+        let r = run(&c).unwrap();
+        let d = lg(&r)["drop_rate"].as_f64().unwrap();
+        let expect = 1.0 - 10e6 / offered;
+        assert!((d - expect).abs() < 0.01 * expect.max(0.01) + 0.002, "offered {offered}: drop {d} vs {expect}");
+    }
+}
+
+#[test]
+fn mm1n_blocking_probability() {
+    // M/M/1/N with ρ = 0.9, N = 10: P_block = (1−ρ)ρ^N / (1−ρ^(N+1)).
+    let mut c = base(pps(9e6), 64);
+    c.loadgen.interarrival = Interarrival::Poisson;
+    c.reflector.service = ServiceDist::Exponential;
+    c.reflector.service_time_ps = 100 * NS;
+    c.reflector.queue_frames = 10;
+    c.sim.duration_ps = 20 * MS;
+    c.sim.warmup_ps = MS;
+    let r = run(&c).unwrap();
+    let rho: f64 = 0.9;
+    let expect = (1.0 - rho) * rho.powi(10) / (1.0 - rho.powi(11));
+    let d = lg(&r)["drop_rate"].as_f64().unwrap();
+    assert!((d / expect - 1.0).abs() < 0.05, "drop {d} vs {expect}");
+}
+
+#[test]
+fn same_seed_same_result() {
+    let mut c = base(pps(9e6), 64);
+    c.loadgen.interarrival = Interarrival::Poisson;
+    c.reflector.service = ServiceDist::Exponential;
+    c.reflector.service_time_ps = 100 * NS;
+    c.loadgen.size = SizeDist::Imix;
+    let strip = |mut v: Value| {
+        v["sim"]["wall_s"] = Value::Null;
+        v["sim"]["packets_per_wall_s"] = Value::Null;
+        v
+    };
+    let a = strip(run(&c).unwrap());
+    let b = strip(run(&c).unwrap());
+    assert_eq!(a, b);
+    c.seed = 2;
+    assert_ne!(a["loadgen"], strip(run(&c).unwrap())["loadgen"]);
+}
+
+#[test]
+fn memory_stays_flat() {
+    // Frames in flight bound the buffers, not the run length.
+    let mut c = base(Rate { unit: RateUnit::Percent, value: 100.0 }, 64);
+    c.reflector.service_time_ps = 1;
+    let mut short = System::new(&c).unwrap();
+    short.run();
+    c.sim.duration_ps = 10 * MS;
+    let mut long = System::new(&c).unwrap();
+    long.run();
+    assert_eq!(short.frame_buffers(), long.frame_buffers());
+    assert!(long.frame_buffers() < 1000, "{}", long.frame_buffers());
+}
+
+#[test]
+fn bad_config_names_the_field() {
+    let mut c = base(pps(1e6), 64);
+    c.loadgen.flows = 0;
+    let e = run(&c).unwrap_err().to_string();
+    assert!(e.starts_with("loadgen.flows"), "{e}");
+    let mut c = base(pps(-1.0), 64);
+    assert!(run(&c).unwrap_err().to_string().starts_with("loadgen.rate"));
+    c.loadgen.rate = pps(1.0);
+    c.loadgen.size = SizeDist::Fixed { bytes: 9217 };
+    assert!(run(&c).unwrap_err().to_string().contains("64..=9216"));
+    let e = hostsim_core::simulate_json("{\"seed\": 1}").unwrap_err().to_string();
+    assert!(e.contains("missing field"), "{e}");
+}
