@@ -1,0 +1,270 @@
+"""Typed configs: defaults, presets, overrides, files, the core contract and every bad input."""
+
+import json
+
+import pytest
+
+import hostsim
+from hostsim import presets
+from hostsim._core import validate as core_validate
+from hostsim.config import (
+    Config,
+    Loadgen,
+    apply_assignments,
+    known_fields,
+    load_config,
+    mean_frame_bytes,
+    parse_size_dist,
+    resolve,
+)
+from hostsim.msb import check_threshold
+from hostsim.units import ConfigError
+
+CONTRACT_KEYS = {
+    "seed",
+    "app",
+    "sim",
+    "link",
+    "loadgen",
+    "reflector",
+}
+
+
+def test_defaults_resolve_to_the_documented_values():
+    r = resolve(Config())
+    assert set(r) == CONTRACT_KEYS
+    assert r["seed"] == 1 and r["app"] == "reflector"
+    assert r["sim"] == {"duration_ps": 10**9, "warmup_ps": 10**8, "drain_ps": 10**9}
+    # The default preset is altra: 100 Gbps, 200 us one-way.
+    assert r["link"] == {"rate_bps": 100 * 10**9, "propagation_ps": 200 * 10**6}
+    lg = r["loadgen"]
+    assert lg["rate"] == {"unit": "percent", "value": 100.0}
+    assert lg["size"] == {"kind": "fixed", "bytes": 64}
+    assert (lg["interarrival"], lg["protocol"], lg["flows"]) == ("constant", "udp", 1)
+    assert (lg["src_mac"], lg["dst_mac"]) == ("02:00:00:00:00:01", "02:00:00:00:00:02")
+    assert (lg["src_ip"], lg["dst_ip"], lg["src_port"], lg["dst_port"]) == ("10.0.0.1", "10.0.0.2", 1024, 9)
+    assert lg["tag_offset"] is None and lg["capture_tx"] is None and lg["capture_rx"] is None
+    assert r["reflector"] == {
+        "service": "fixed",
+        "service_time_ps": 100_000,
+        "queue_frames": 1024,
+        "drop_every": 0,
+        "swap_pairs": False,
+    }
+
+
+def test_resolved_config_is_accepted_by_the_core_exactly():
+    # Unknown fields are rejected by the core, so this checks the contract both ways.
+    cfg = load_config({"loadgen": {"size": "imix", "interarrival": "poisson", "tag_offset": 44},
+                       "reflector": {"service": "exponential", "swap_pairs": True}})
+    core_validate(json.dumps(resolve(cfg)))
+    for size in (64, [64, 128], "64:3,1518:1", "uniform:64-1518"):
+        core_validate(json.dumps(resolve({"loadgen": {"size": size}})))
+
+
+@pytest.mark.parametrize(
+    "name, rate_bps, propagation_ps",
+    [
+        ("altra", 100 * 10**9, 200 * 10**6),
+        ("a72-quad", 200 * 10**9, 10**6),
+        ("xeon-e3-1230v2", 10 * 10**9, 10**6),
+        ("i9-7940x-cx5", 100 * 10**9, 10**6),
+        ("xeon-6226r-fpga", 100 * 10**9, 10**6),
+    ],
+)
+def test_presets_set_the_link(name, rate_bps, propagation_ps):
+    r = resolve({"preset": name})
+    assert r["link"] == {"rate_bps": rate_bps, "propagation_ps": propagation_ps}
+
+
+def test_every_preset_has_a_sourced_machine_description():
+    assert presets.names()[0] == presets.DEFAULT_PRESET == "altra"
+    for name in presets.names():
+        p = presets.get(name)
+        assert p.description
+        assert p.machine, name
+        for key, entry in p.machine.items():
+            assert set(entry) == {"value", "source"}, (name, key)
+            assert entry["source"] in ("spec §4", "estimate"), (name, key)
+    assert presets.get("altra").machine["llc"]["value"]["size"] == "16MiB"
+    assert presets.get("xeon-e3-1230v2").machine["network_latency"]["source"] == "estimate"
+
+
+def test_machine_description_never_reaches_the_core():
+    assert "machine" not in resolve({"preset": "altra"})
+
+
+def test_user_fields_override_the_preset():
+    r = resolve({"preset": "a72-quad", "link": {"rate": "25Gbps"}})
+    assert r["link"] == {"rate_bps": 25 * 10**9, "propagation_ps": 10**6}
+
+
+def test_set_by_dotted_name_and_typed_sections():
+    cfg = Config(loadgen=Loadgen(rate="10Gbps"))
+    cfg.set("reflector.service_time", "250ns").set("seed", 7)
+    r = resolve(cfg)
+    assert r["loadgen"]["rate"] == {"unit": "bps", "value": 1e10}
+    assert r["reflector"]["service_time_ps"] == 250_000
+    assert r["seed"] == 7
+    assert cfg.to_dict() == {"seed": 7, "loadgen": {"rate": "10Gbps"}, "reflector": {"service_time": "250ns"}}
+
+
+def test_assignments_parse_json_values_else_strings():
+    cfg = apply_assignments(Config(), ["loadgen.flows=4", "reflector.swap_pairs=true",
+                                       "loadgen.size=64,128", "loadgen.size=[64, 256]",
+                                       "reflector.service_time=1us"])
+    r = resolve(cfg)
+    assert r["loadgen"]["flows"] == 4
+    assert r["reflector"]["swap_pairs"] is True
+    assert r["loadgen"]["size"] == {"kind": "list", "bytes": [64, 256], "weights": [1.0, 1.0]}
+    assert r["reflector"]["service_time_ps"] == 10**6
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (64, {"kind": "fixed", "bytes": 64}),
+        ("1518", {"kind": "fixed", "bytes": 1518}),
+        ("9216B", {"kind": "fixed", "bytes": 9216}),
+        ([64, 128], {"kind": "list", "bytes": [64, 128], "weights": [1.0, 1.0]}),
+        ("64,128,256", {"kind": "list", "bytes": [64, 128, 256], "weights": [1.0, 1.0, 1.0]}),
+        ("64:7,594:4,1518:1", {"kind": "list", "bytes": [64, 594, 1518], "weights": [7.0, 4.0, 1.0]}),
+        ("imix", {"kind": "imix"}),
+        ("IMIX", {"kind": "imix"}),
+        ("uniform:64-1518", {"kind": "uniform", "min": 64, "max": 1518}),
+        ({"kind": "uniform", "min": 100, "max": 200}, {"kind": "uniform", "min": 100, "max": 200}),
+        ({"kind": "list", "bytes": [64, 128], "weights": [1, 3]},
+         {"kind": "list", "bytes": [64, 128], "weights": [1.0, 3.0]}),
+        ({"kind": "fixed", "bytes": 128}, {"kind": "fixed", "bytes": 128}),
+        ({"kind": "imix"}, {"kind": "imix"}),
+    ],
+)
+def test_size_forms(value, expected):
+    assert parse_size_dist(value) == expected
+
+
+def test_mean_frame_bytes():
+    assert mean_frame_bytes({"kind": "fixed", "bytes": 64}) == 64
+    assert mean_frame_bytes({"kind": "uniform", "min": 64, "max": 128}) == 96
+    assert mean_frame_bytes({"kind": "list", "bytes": [64, 128], "weights": [3, 1]}) == 80
+    assert mean_frame_bytes({"kind": "imix"}) == pytest.approx((7 * 64 + 4 * 594 + 1518) / 12)
+
+
+def test_config_files_toml_yaml_json(tmp_path):
+    (tmp_path / "c.toml").write_text(
+        'preset = "a72-quad"\nseed = 3\n[loadgen]\nrate = "5Mpps"\nsize = "imix"\n'
+        '[reflector]\nservice_time = "50ns"\n'
+    )
+    (tmp_path / "c.yaml").write_text(
+        "preset: a72-quad\nseed: 3\nloadgen:\n  rate: 5Mpps\n  size: imix\nreflector:\n  service_time: 50ns\n"
+    )
+    (tmp_path / "c.json").write_text(json.dumps(
+        {"preset": "a72-quad", "seed": 3, "loadgen": {"rate": "5Mpps", "size": "imix"},
+         "reflector": {"service_time": "50ns"}}))
+    resolved = [resolve(load_config(tmp_path / f"c.{ext}")) for ext in ("toml", "yaml", "json")]
+    assert resolved[0] == resolved[1] == resolved[2]
+    r = resolved[0]
+    assert r["seed"] == 3 and r["link"]["rate_bps"] == 200 * 10**9
+    assert r["loadgen"]["rate"] == {"unit": "pps", "value": 5e6}
+    assert r["reflector"]["service_time_ps"] == 50_000
+
+
+def test_config_file_errors(tmp_path):
+    with pytest.raises(OSError, match="missing.toml"):
+        load_config(tmp_path / "missing.toml")
+    (tmp_path / "bad.toml").write_text("loadgen = [\n")
+    with pytest.raises(ConfigError, match=r"^config: .*bad\.toml"):
+        load_config(tmp_path / "bad.toml")
+    (tmp_path / "c.ini").write_text("")
+    with pytest.raises(ConfigError, match=r"^config: invalid value"):
+        load_config(tmp_path / "c.ini")
+    (tmp_path / "typo.yaml").write_text("reflector:\n  sevice_time: 1us\n")
+    with pytest.raises(ConfigError, match=r"^reflector\.sevice_time: unknown field"):
+        load_config(tmp_path / "typo.yaml")
+
+
+# Each bad input: (overrides, field the message must start with, text it must contain).
+BAD = [
+    ({"loadgen": {"rate": "10Gbsp"}}, "loadgen.rate", "'10Gbsp'"),
+    ({"loadgen": {"rate": "10 parsecs"}}, "loadgen.rate", "allowed"),
+    ({"loadgen": {"rate": "0Gbps"}}, "loadgen.rate", "> 0"),
+    ({"loadgen": {"rate": "-5Mpps"}}, "loadgen.rate", "'-5Mpps'"),
+    ({"loadgen": {"rate": "0%"}}, "loadgen.rate", "'0%'"),
+    ({"link": {"rate": "0Gbps"}}, "link.rate", "> 0"),
+    ({"link": {"rate": "-100Gbps"}}, "link.rate", "'-100Gbps'"),
+    ({"sim": {"duration": "0ms"}}, "sim.duration", "> 0"),
+    ({"sim": {"duration": "-1ms"}}, "sim.duration", "'-1ms'"),
+    ({"sim": {"duration": "5 fortnights"}}, "sim.duration", "allowed"),
+    ({"sim": {"warmup": "2ms"}}, "sim.warmup", "less than sim.duration"),
+    ({"loadgen": {"size": 63}}, "loadgen.size", "64..9216"),
+    ({"loadgen": {"size": 9217}}, "loadgen.size", "64..9216"),
+    ({"loadgen": {"size": "64,10000"}}, "loadgen.size", "64..9216"),
+    ({"loadgen": {"size": "uniform:32-128"}}, "loadgen.size", "64..9216"),
+    ({"loadgen": {"size": "jumbo"}}, "loadgen.size", "imix"),
+    ({"loadgen": {"size": {"kind": "gaussian"}}}, "loadgen.size.kind", "uniform"),
+    ({"loadgen": {"flows": 0}}, "loadgen.flows", "1..65536"),
+    ({"loadgen": {"flows": -3}}, "loadgen.flows", "1..65536"),
+    ({"loadgen": {"interarrival": "bursty"}}, "loadgen.interarrival", "constant, poisson"),
+    ({"loadgen": {"protocol": "tcp"}}, "loadgen.protocol", "udp, raw"),
+    ({"loadgen": {"src_mac": "02:00:00:00:00"}}, "loadgen.src_mac", "MAC"),
+    ({"loadgen": {"dst_ip": "10.0.0.256"}}, "loadgen.dst_ip", "IPv4"),
+    ({"loadgen": {"dst_port": 70000}}, "loadgen.dst_port", "0..65535"),
+    ({"loadgen": {"tag_offset": 10}}, "loadgen.tag_offset", "42..44"),
+    ({"reflector": {"queue_frames": 0}}, "reflector.queue_frames", "an integer 1.."),
+    ({"reflector": {"service": "erlang"}}, "reflector.service", "fixed, exponential"),
+    ({"preset": "cray-1"}, "preset", "altra"),
+    ({"app": "memcached"}, "app", "reflector"),
+    ({"seed": -1}, "seed", "integer"),
+    ({"reflector": {"sevice_time": 1}}, "reflector.sevice_time", "did you mean 'reflector.service_time'"),
+    ({"loadgen": {"rat": "1Gbps"}}, "loadgen.rat", "unknown field"),
+    ({"machine": {"cores": 4}}, "machine", "unknown field"),
+    ({"sim": "1ms"}, "sim", "a table of duration, warmup, drain"),
+]
+
+
+@pytest.mark.parametrize("overrides, field, text", BAD, ids=[b[1] + ":" + str(i) for i, b in enumerate(BAD)])
+def test_bad_input_names_the_field(overrides, field, text):
+    with pytest.raises(ConfigError) as e:
+        load_config(overrides)
+    msg = str(e.value)
+    assert msg.startswith(field + ": "), msg
+    assert text in msg, msg
+    assert e.value.field == field
+
+
+def test_unknown_field_lists_known_ones():
+    with pytest.raises(ConfigError) as e:
+        Config().set("reflector.sevice_time", 1)
+    assert str(e.value).startswith("reflector.sevice_time: unknown field 'reflector.sevice_time'")
+    assert "known: reflector.service, reflector.service_time" in str(e.value)
+
+
+def test_typo_in_attribute_assignment_is_an_error():
+    cfg = Config()
+    with pytest.raises(ConfigError, match=r"^loadgen\.sise: unknown field"):
+        cfg.loadgen.sise = 128
+
+
+@pytest.mark.parametrize("bad", [-0.01, 1, 1.5, "1%", None, True])
+def test_threshold_outside_0_1(bad):
+    with pytest.raises(ConfigError, match=r"^threshold: invalid value"):
+        check_threshold(bad)
+
+
+def test_threshold_bounds_accepted():
+    assert check_threshold(0) == 0.0
+    assert check_threshold(0.999) == 0.999
+
+
+def test_known_fields_cover_the_contract():
+    names = set(known_fields())
+    for section, keys in resolve(Config()).items():
+        if isinstance(keys, dict):
+            for key in keys:
+                assert f"{section}.{key.replace('_ps', '').replace('_bps', '')}" in names, key
+
+
+def test_top_level_api_is_exported():
+    for name in ("simulate", "msb", "load_config", "presets", "__version__", "Config", "Result", "MsbResult"):
+        assert hasattr(hostsim, name), name
+    assert hostsim.__version__ == hostsim._core.version()
