@@ -53,7 +53,7 @@ def _stat_rows(result: Mapping[str, Any]) -> List[Row]:
 
 
 #: Units whose values are whole numbers even when the core sends them as floats.
-WHOLE_UNITS = {"Count", "Byte", "Tick", "Cycle", "Bit"}
+WHOLE_UNITS = {"Count", "Byte", "Tick", "Cycle", "Bit", "Picosecond"}
 
 
 def format_value(value: Any, unit: str = "") -> str:

@@ -1,0 +1,151 @@
+"""The bandwidth test against queueing theory, using the reflector (a single server, finite queue).
+
+A server with a fixed 100 ns service time handles 10 Mpps. With a small
+queue (4 frames) that fills during warm-up, a constant offered rate r above
+capacity loses 1 - capacity/r in steady state, so the MSB at drop threshold t
+is capacity / (1 - t): 10.10 Mpps at 1 %, and just below 10 Mpps at 0 %.
+"""
+
+import math
+
+import pytest
+
+import hostsim
+from hostsim.units import ConfigError
+
+CAPACITY_PPS = 10e6
+SERVER = {"service": "fixed", "service_time": "100ns", "queue_frames": 4}
+TIMING = {"duration": "2ms", "warmup": "200us", "drain": "100us"}
+
+
+def _config(short, **extra):
+    return short(reflector=SERVER, sim=TIMING, loadgen={"size": 64}, **extra)
+
+
+@pytest.fixture(scope="module")
+def msb_1pct():
+    from conftest import SHORT, deep_merge
+
+    cfg = deep_merge(SHORT, {"reflector": SERVER, "sim": TIMING, "loadgen": {"size": 64}})
+    return hostsim.msb(cfg, threshold=0.01, resolution=0.005)
+
+
+def test_msb_at_1_percent_finds_capacity(msb_1pct):
+    m = msb_1pct.msb
+    knee = CAPACITY_PPS / (1 - 0.01)
+    # 10 Mpps within 1 %: the 1 % knee of a 10 Mpps server is at 10.10 Mpps.
+    assert m.pps == pytest.approx(CAPACITY_PPS, rel=0.0101)
+    assert knee * (1 - 0.005) <= m.pps <= knee * 1.0005
+    assert m.bps == pytest.approx(m.pps * 64 * 8, rel=1e-9)
+    assert m.threshold == 0.01 and m.resolution == 0.005
+
+
+def test_msb_knee_brackets_the_msb(msb_1pct):
+    knee = msb_1pct.msb.knee
+    below, above = knee.below, knee.above
+    assert below.passed and below.drop_rate <= 0.01
+    assert not above.passed and above.drop_rate > 0.01
+    assert above.offered_pps > below.offered_pps
+    # The search stopped once the bracket was within the resolution.
+    assert above.requested_pps - below.requested_pps <= 0.005 * above.requested_pps
+    assert msb_1pct.msb.pps == below.offered_pps
+
+
+def test_msb_curve_is_sorted_and_complete(msb_1pct):
+    curve = msb_1pct.msb.curve
+    assert len(curve) == msb_1pct.msb.trials == len(msb_1pct.trials)
+    offered = [p.offered_bps for p in curve]
+    assert offered == sorted(offered)
+    # The first trial is at line rate (100 GbE... here a72-quad: 200 Gbps) and fails.
+    line = 200e9 / (84 * 8)
+    assert max(p.requested_pps for p in curve) == pytest.approx(line)
+    for p in curve:
+        assert set(p.latency_ns) >= {"p50", "p99", "mean", "max"}
+        assert p.passed == (p.drop_rate <= 0.01)
+        # Above capacity every trial loses 1 - capacity/offered (queue of 4 is negligible).
+        if p.offered_pps > 1.01 * CAPACITY_PPS:
+            assert p.drop_rate == pytest.approx(1 - CAPACITY_PPS / p.offered_pps, abs=0.003)
+
+
+def test_msb_result_carries_sim_totals_and_config(msb_1pct):
+    d = msb_1pct.to_dict()
+    assert d["config"]["reflector"]["service_time_ps"] == 100_000
+    assert d["config"]["loadgen"]["rate"] == {"unit": "percent", "value": 100.0}
+    assert d["sim"]["simulated_ps"] == sum(t.sim.simulated_ps for t in msb_1pct.trials)
+    assert d["sim"]["seed"] == 1 and d["sim"]["version"] == hostsim.__version__
+    assert d["sim"]["wall_s"] > 0 and d["sim"]["packets_per_wall_s"] > 0
+    assert d["preset"] == "a72-quad"
+
+
+def test_msb_at_0_percent_is_just_below_capacity(short):
+    m = hostsim.msb(_config(short), threshold=0.0).msb
+    assert 0.99 * CAPACITY_PPS <= m.pps <= CAPACITY_PPS
+    assert m.knee.below.drop_rate == 0
+    assert m.knee.above.drop_rate > 0
+
+
+def test_msb_at_line_rate_when_nothing_drops(short):
+    # A 1 ns server keeps up with 64 B at 200 Gbps (3.36 ns per frame): one trial, MSB = line rate.
+    cfg = short(reflector={"service_time": "1ns"}, sim={"duration": "200us", "warmup": "20us"})
+    r = hostsim.msb(cfg)
+    assert r.msb.trials == 1
+    assert r.msb.pps == pytest.approx(200e9 / (84 * 8), rel=1e-3)
+    assert r.msb.knee.above is None
+
+
+def test_points_add_evenly_spaced_trials(short):
+    cfg = short(reflector=SERVER, sim={"duration": "500us", "warmup": "100us"})
+    r = hostsim.msb(cfg, resolution=0.1, points=4)
+    requested = sorted(p.requested_pps for p in r.msb.curve)
+    line = 200e9 / (84 * 8)
+    for k in (1, 2, 3):  # k = 4 is line rate, already the first trial
+        assert any(math.isclose(x, line * k / 4, rel_tol=1e-9) for x in requested)
+    assert r.msb.trials == len(r.msb.curve)
+
+
+def test_search_is_capped_by_max_trials(short):
+    r = hostsim.msb(_config(short), resolution=1e-6, max_trials=5)
+    assert r.msb.trials == 5
+
+
+def test_device_that_drops_everything_reports_zero(short):
+    cfg = short(reflector={"drop_every": 1}, sim={"duration": "100us", "warmup": "10us"})
+    r = hostsim.msb(cfg, max_trials=6)
+    assert r.msb.pps == 0 and r.msb.bps == 0
+    assert r.msb.knee.below is None
+    assert any("no trial passed" in w for w in r.warnings)
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"threshold": 1.0}, "threshold"),
+    ({"threshold": -0.1}, "threshold"),
+    ({"resolution": 0}, "resolution"),
+    ({"max_trials": 0}, "max_trials"),
+    ({"points": -1}, "points"),
+])
+def test_msb_argument_errors(kwargs, field):
+    with pytest.raises(ConfigError, match=rf"^{field}: invalid value"):
+        hostsim.msb(None, **kwargs)
+
+
+def test_overload_drop_rate_is_one_minus_capacity_over_offered(short):
+    # 20 Mpps offered to a 10 Mpps server with the default 1024-frame queue, which
+    # fills in ~100 us, well inside the 500 us warm-up: steady-state loss is 1/2.
+    cfg = short(loadgen={"rate": "20Mpps"}, reflector={"service_time": "100ns", "queue_frames": 1024},
+                sim={"duration": "2ms", "warmup": "500us"})
+    lg = hostsim.simulate(cfg).loadgen
+    assert lg.drop_rate == pytest.approx(1 - 10e6 / 20e6, rel=0.01)
+    assert lg.achieved_pps == pytest.approx(10e6, rel=0.01)
+
+
+def test_mm1k_blocking_probability(short):
+    # Poisson arrivals at rho = 0.9 into an exponential server holding K = 8 frames:
+    # P(block) = (1 - rho) rho^K / (1 - rho^(K+1)) = 7.03 %.
+    rho, k = 0.9, 8
+    expected = (1 - rho) * rho**k / (1 - rho ** (k + 1))
+    cfg = short(loadgen={"rate": "9Mpps", "interarrival": "poisson"},
+                reflector={"service": "exponential", "service_time": "100ns", "queue_frames": k},
+                sim={"duration": "20ms", "warmup": "100us"})
+    lg = hostsim.simulate(cfg).loadgen
+    assert lg.tx_packets > 150_000
+    assert lg.drop_rate == pytest.approx(expected, rel=0.05)

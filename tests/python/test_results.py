@@ -1,0 +1,65 @@
+"""Result wrappers and the gem5-style stats.txt."""
+
+import json
+
+import pytest
+
+import hostsim
+from hostsim.stats import BEGIN, END, format_stats, format_value
+
+
+@pytest.fixture(scope="module")
+def result():
+    from conftest import SHORT, deep_merge
+
+    return hostsim.simulate(deep_merge(SHORT, {"loadgen": {"rate": "5Mpps"}}))
+
+
+def test_attribute_and_item_access(result):
+    assert result.loadgen.tx_packets == result["loadgen"]["tx_packets"] == 4500
+    assert result.loadgen.latency_ns.p99 == result.to_dict()["loadgen"]["latency_ns"]["p99"]
+    assert result.config["loadgen"]["rate"] == {"unit": "pps", "value": 5e6}
+    assert result.preset == "a72-quad"
+    with pytest.raises(AttributeError, match="no field 'nope'"):
+        result.loadgen.nope
+
+
+def test_to_dict_is_a_copy_and_to_json_round_trips(result):
+    d = result.to_dict()
+    d["loadgen"]["tx_packets"] = -1
+    assert result.loadgen.tx_packets == 4500
+    assert json.loads(result.to_json()) == result.to_dict()
+
+
+def test_stats_txt_has_gem5_markers_and_aligned_columns(result):
+    text = result.stats_txt()
+    lines = text.splitlines()
+    assert lines.count(BEGIN) == 1 and lines.count(END) == 1
+    body = lines[lines.index(BEGIN) + 1:lines.index(END)]
+    rows = [line for line in body if line]
+    names = [r.split()[0] for r in rows]
+    assert names[:2] == ["simSeconds", "simTicks"]
+    assert {"hostSeconds", "simPackets", "system.loadgen.tx_packets", "system.loadgen.drop_rate"} <= set(names)
+    # aligned: every "#" in the same column, and values right-aligned to the same edge
+    assert len({r.index("#") for r in rows}) == 1
+    tx = next(r for r in rows if r.startswith("system.loadgen.tx_packets "))
+    assert tx.split()[1] == "4500"
+    assert "# Frames sent in the measured window (Count)" in tx
+    sim_ticks = next(r for r in rows if r.startswith("simTicks "))
+    assert int(sim_ticks.split()[1]) == result.sim.simulated_ps
+
+
+def test_stats_one_block_per_result():
+    fake = {"sim": {"simulated_ps": 10**9, "wall_s": 0.5},
+            "stats": [{"name": "a.b", "value": 0.25, "unit": "Ratio", "desc": "quarter"}]}
+    text = format_stats([fake, fake, fake])
+    assert text.count(BEGIN) == 3 and text.count(END) == 3
+    assert "simSeconds" in text and "0.001000" in text
+    assert "a.b" in text and "0.250000" in text and "# quarter (Ratio)" in text
+
+
+def test_format_value():
+    assert format_value(3) == "3"
+    assert format_value(3.0, "Count") == "3"
+    assert format_value(0.5) == "0.500000"
+    assert format_value(float("nan")) == "nan"
