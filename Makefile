@@ -8,7 +8,8 @@ setup:
 
 demo: setup
 	mkdir -p out
-	.venv/bin/hostsim msb --app reflector --set reflector.service_time=100ns --size 64 \
+	.venv/bin/hostsim msb --app reflector --set reflector.service_time=100ns \
+	    --set reflector.queue_frames=64 --size 64 --duration 5ms --warmup 1ms \
 	    --json out/msb-reflector.json --stats out/stats.txt --plot out/msb-reflector.png
 
 test: setup
