@@ -62,7 +62,7 @@ def plot_msb(result: Mapping[str, Any], path: str, right: str = "achieved") -> N
     ax.set_title(title)
     lines = ax.get_legend_handles_labels()
     lines2 = ax2.get_legend_handles_labels()
-    ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], loc="upper left", fontsize="small")
+    ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], loc="center right", fontsize="small")
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     fig.savefig(path)

@@ -1,0 +1,168 @@
+"""The hostsim command end to end, in a subprocess: outputs, tables and every bad-input path."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+FAST = ["--preset", "a72-quad", "--duration", "1ms", "--warmup", "100us", "--set", "sim.drain=100us"]
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def test_msb_writes_json_stats_and_plot(cli, tmp_path):
+    proc = cli("msb", "--app", "reflector", "--set", "reflector.service_time=100ns",
+               "--set", "reflector.queue_frames=4", "--size", "64", *FAST, "--no-progress",
+               "--json", "out.json", "--stats", "stats.txt", "--plot", "curve.png", check=True)
+    data = json.loads((tmp_path / "out.json").read_text())
+    m = data["msb"]
+    for key in ("bps", "pps", "threshold"):
+        assert isinstance(m[key], (int, float)), key
+    assert m["threshold"] == 0.01
+    assert m["pps"] == pytest.approx(10e6, rel=0.0101)
+    assert len(m["curve"]) == m["trials"] >= 5
+    for point in m["curve"]:
+        for key in ("offered_bps", "achieved_bps", "drop_rate"):
+            assert isinstance(point[key], (int, float)), key
+        assert {"p50", "p99"} <= set(point["latency_ns"])
+    assert data["config"]["reflector"]["service_time_ps"] == 100_000
+    assert data["sim"]["seed"] == 1
+
+    stats = (tmp_path / "stats.txt").read_text()
+    assert stats.count("---------- Begin Simulation Statistics ----------") == m["trials"]
+    assert stats.count("---------- End Simulation Statistics   ----------") == m["trials"]
+
+    png = (tmp_path / "curve.png").read_bytes()
+    assert png.startswith(PNG_SIGNATURE) and len(png) > 1000
+
+    # The printed table and the MSB line.
+    assert "offered Gbps" in proc.stdout and "drop %" in proc.stdout
+    msb_line = [line for line in proc.stdout.splitlines() if line.startswith("MSB: ")]
+    assert len(msb_line) == 1
+    assert f"{m['pps'] / 1e6:.2f} Mpps = {m['bps'] / 1e9:.2f} Gbps (64 B, threshold 1%" in msb_line[0]
+
+
+def test_run_json_has_every_required_key(cli, tmp_path):
+    proc = cli("run", *FAST, "--rate", "5Mpps", "--json", "run.json", "--stats", "stats.txt", check=True)
+    data = json.loads((tmp_path / "run.json").read_text())
+    lg = data["loadgen"]
+    for key in ("tx_packets", "rx_packets", "drop_rate", "offered_bps", "achieved_bps", "offered_pps",
+                "achieved_pps", "line_rate_pps"):
+        assert isinstance(lg[key], (int, float)), key
+    assert set(lg["latency_ns"]) >= {"min", "mean", "p50", "p90", "p99", "p999", "max", "std"}
+    for key in ("simulated_ps", "wall_s", "packets_per_wall_s", "seed"):
+        assert isinstance(data["sim"][key], (int, float)), key
+    assert data["config"]["loadgen"]["rate"] == {"unit": "pps", "value": 5e6}
+    assert lg["tx_packets"] == 4500
+    # The readable table.
+    for label in ("tx packets", "rx packets", "lost", "reordered", "drop rate", "offered", "achieved",
+                  "line rate", "p99", "simulated"):
+        assert label in proc.stdout, label
+    assert "4,500" in proc.stdout
+    assert (tmp_path / "stats.txt").read_text().count("Begin Simulation Statistics") == 1
+
+
+def test_run_prints_warnings(cli):
+    proc = cli("run", *FAST, "--rate", "300Gbps", check=True)
+    assert "warning:" in proc.stdout and "line rate" in proc.stdout
+
+
+def test_config_file_flags_and_set_precedence(cli, tmp_path):
+    (tmp_path / "c.toml").write_text('preset = "a72-quad"\nseed = 9\n[loadgen]\nrate = "1Mpps"\nflows = 2\n')
+    proc = cli("inspect", "--config", "c.toml", "--rate", "2Mpps", "--set", "loadgen.flows=3", check=True)
+    cfg = json.loads(proc.stdout)
+    assert cfg["seed"] == 9
+    assert cfg["link"]["rate_bps"] == 200 * 10**9
+    assert cfg["loadgen"]["rate"] == {"unit": "pps", "value": 2e6}  # flag beats file
+    assert cfg["loadgen"]["flows"] == 3  # --set beats file
+
+
+def test_inspect_with_preset_shows_machine(cli):
+    proc = cli("inspect", "--preset", "altra", check=True)
+    out = json.loads(proc.stdout)
+    assert out["preset"] == "altra"
+    assert out["config"]["link"] == {"rate_bps": 100 * 10**9, "propagation_ps": 200 * 10**6}
+    assert out["machine"]["frequency"] == {"value": "3GHz", "source": "spec §4"}
+    assert "machine" not in out["config"]
+
+
+def test_inspect_fields_lists_every_field(cli):
+    out = cli("inspect", "--fields", check=True).stdout
+    for name in ("reflector.service_time", "loadgen.size", "sim.warmup", "link.propagation", "seed"):
+        assert name in out
+
+
+def test_presets_lists_all_with_descriptions(cli):
+    lines = cli("presets", check=True).stdout.splitlines()
+    names = [line.split()[0] for line in lines]
+    assert names == ["altra", "a72-quad", "xeon-e3-1230v2", "i9-7940x-cx5", "xeon-6226r-fpga"]
+    assert all(len(line.split()) > 3 for line in lines)
+    assert "(default)" in lines[0]
+
+
+BAD = [
+    (["run", "--rate", "10Gbsp"], "loadgen.rate"),
+    (["run", "--rate=-1Gbps"], "loadgen.rate"),
+    (["run", "--rate", "0Mpps"], "loadgen.rate"),
+    (["run", "--duration", "5 parsecs"], "sim.duration"),
+    (["run", "--duration", "0ms"], "sim.duration"),
+    (["run", "--size", "63"], "loadgen.size"),
+    (["run", "--size", "9217"], "loadgen.size"),
+    (["run", "--flows", "0"], "loadgen.flows"),
+    (["run", "--preset", "cray-1"], "preset"),
+    (["run", "--app", "memcached"], "app"),
+    (["run", "--seed", "abc"], "seed"),
+    (["run", "--set", "reflector.sevice_time=1"], "reflector.sevice_time"),
+    (["run", "--set", "link.rate=0Gbps"], "link.rate"),
+    (["run", "--set", "novalue"], "--set"),
+    (["msb", "--threshold", "1.5"], "threshold"),
+    (["msb", "--threshold=-1%"], "threshold"),
+    (["msb", "--threshold", "100%"], "threshold"),
+    (["msb", "--threshold", "lots"], "threshold"),
+    (["msb", "--resolution", "0"], "resolution"),
+    (["inspect", "--set", "loadgen.size=uniform:64-99999"], "loadgen.size"),
+    (["run", "--config", "missing.toml"], "missing.toml"),
+]
+
+
+@pytest.mark.parametrize("args, field", BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_bad_input_is_a_clean_error(cli, args, field):
+    proc = cli(*args)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.startswith(f"hostsim: error: {field}"), proc.stderr
+    assert proc.stdout == ""
+
+
+def test_unknown_field_message(cli):
+    proc = cli("run", "--set", "reflector.sevice_time=1")
+    assert "unknown field 'reflector.sevice_time'" in proc.stderr
+    assert "known: reflector.service, reflector.service_time" in proc.stderr
+
+
+def test_unwritable_capture_is_a_clean_error(cli):
+    proc = cli("run", *FAST, "--capture-tx", "no-such-dir/tx.pcap")
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert "no-such-dir/tx.pcap" in proc.stderr
+
+
+def test_usage_errors_exit_nonzero(cli):
+    proc = cli("frobnicate")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    proc = cli("run", "--rate")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_installed_entry_point_runs():
+    exe = os.path.join(os.path.dirname(sys.executable), "hostsim")
+    if not os.path.exists(exe):
+        exe = shutil.which("hostsim")
+    if exe is None:
+        pytest.skip("no hostsim entry point installed next to this Python")
+    proc = subprocess.run([exe, "presets"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "altra" in proc.stdout
+    proc = subprocess.run([exe, "run", "--flows", "0"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stderr.startswith("hostsim: error: loadgen.flows")
