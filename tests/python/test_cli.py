@@ -166,3 +166,12 @@ def test_installed_entry_point_runs():
     assert proc.returncode == 0 and "altra" in proc.stdout
     proc = subprocess.run([exe, "run", "--flows", "0"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stderr.startswith("hostsim: error: loadgen.flows")
+
+
+def test_msb_shows_a_progress_bar_on_stderr(cli):
+    proc = cli("msb", *FAST, "--set", "reflector.queue_frames=4", "--resolution", "5%", check=True)
+    assert "msb:" in proc.stderr and "trial" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    quiet = cli("msb", *FAST, "--set", "reflector.queue_frames=4", "--resolution", "5%", "--no-progress",
+                check=True)
+    assert quiet.stderr == ""

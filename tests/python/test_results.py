@@ -63,3 +63,19 @@ def test_format_value():
     assert format_value(3.0, "Count") == "3"
     assert format_value(0.5) == "0.500000"
     assert format_value(float("nan")) == "nan"
+
+
+def test_plot_p99_axis_and_bad_axis(tmp_path):
+    from conftest import SHORT, deep_merge
+
+    from hostsim.plot import plot_msb
+
+    m = hostsim.msb(deep_merge(SHORT, {"reflector": {"queue_frames": 4}}), resolution=0.05)
+    out = tmp_path / "p99.png"
+    plot_msb(m, str(out), right="p99")
+    assert out.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    svg = tmp_path / "curve.svg"
+    plot_msb(m.to_dict(), str(svg))
+    assert "MSB of reflector, 64 B, preset a72-quad" in svg.read_text()
+    with pytest.raises(ValueError, match="right"):
+        plot_msb(m, str(out), right="colour")
