@@ -31,7 +31,7 @@ SHORT = {
 }
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def short():
     """Builds a short config dict: ``short(loadgen={"rate": "1Mpps"})``."""
 

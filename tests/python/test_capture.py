@@ -19,17 +19,15 @@ def _read(path):
 
 
 @pytest.fixture(scope="module")
-def captured(tmp_path_factory):
-    from conftest import SHORT, deep_merge
-
+def captured(tmp_path_factory, short):
     d = tmp_path_factory.mktemp("capture")
-    cfg = deep_merge(SHORT, {
+    cfg = short(
         # warm-up 0, so the counters cover every frame the generator sends
-        "sim": {"duration": "100us", "warmup": "0ps", "drain": "50us"},
-        "loadgen": {"rate": "1Mpps", "size": "64,128,1518", "flows": FLOWS,
-                    "capture_tx": str(d / "tx.pcap"), "capture_rx": str(d / "rx.pcap")},
-        "reflector": {"service_time": "100ns"},
-    })
+        sim={"duration": "100us", "warmup": "0ps", "drain": "50us"},
+        loadgen={"rate": "1Mpps", "size": "64,128,1518", "flows": FLOWS,
+                 "capture_tx": str(d / "tx.pcap"), "capture_rx": str(d / "rx.pcap")},
+        reflector={"service_time": "100ns"},
+    )
     result = hostsim.simulate(cfg)
     return result, d / "tx.pcap", d / "rx.pcap"
 

@@ -23,11 +23,8 @@ def _config(short, **extra):
 
 
 @pytest.fixture(scope="module")
-def msb_1pct():
-    from conftest import SHORT, deep_merge
-
-    cfg = deep_merge(SHORT, {"reflector": SERVER, "sim": TIMING, "loadgen": {"size": 64}})
-    return hostsim.msb(cfg, threshold=0.01, resolution=0.005)
+def msb_1pct(short):
+    return hostsim.msb(_config(short), threshold=0.01, resolution=0.005)
 
 
 def test_msb_at_1_percent_finds_capacity(msb_1pct):

@@ -9,10 +9,8 @@ from hostsim.stats import BEGIN, END, format_stats, format_value
 
 
 @pytest.fixture(scope="module")
-def result():
-    from conftest import SHORT, deep_merge
-
-    return hostsim.simulate(deep_merge(SHORT, {"loadgen": {"rate": "5Mpps"}}))
+def result(short):
+    return hostsim.simulate(short(loadgen={"rate": "5Mpps"}))
 
 
 def test_attribute_and_item_access(result):
@@ -65,12 +63,10 @@ def test_format_value():
     assert format_value(float("nan")) == "nan"
 
 
-def test_plot_p99_axis_and_bad_axis(tmp_path):
-    from conftest import SHORT, deep_merge
-
+def test_plot_p99_axis_and_bad_axis(tmp_path, short):
     from hostsim.plot import plot_msb
 
-    m = hostsim.msb(deep_merge(SHORT, {"reflector": {"queue_frames": 4}}), resolution=0.05)
+    m = hostsim.msb(short(reflector={"queue_frames": 4}), resolution=0.05)
     out = tmp_path / "p99.png"
     plot_msb(m, str(out), right="p99")
     assert out.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
