@@ -13,6 +13,7 @@ pub mod error;
 pub mod framebuf;
 pub mod link;
 pub mod loadgen;
+pub mod nic;
 pub mod system;
 pub mod wire;
 

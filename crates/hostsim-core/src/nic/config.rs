@@ -1,0 +1,90 @@
+//! NIC parameters, one port. Sizes in bytes or descriptors, times in ps.
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::time::Ps;
+use crate::error::{ConfigError, Result};
+
+/// Size of an RX or TX descriptor in host memory (82599 advanced descriptors;
+/// params.md §2d).
+pub const DESC_BYTES: u64 = 16;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NicConfig {
+    /// On-chip receive packet buffer. 82599: 512 KB shared by all queues
+    /// (datasheet §7.1.3.1); one queue pair uses it all here.
+    pub rx_fifo_bytes: u64,
+    /// On-chip transmit packet buffer (82599: 160 KB, datasheet §7.2.3.1).
+    pub tx_fifo_bytes: u64,
+    /// RX descriptors the NIC caches on chip (82599: 32 per queue; estimate for others).
+    pub rx_desc_cache: u32,
+    /// Fetch more descriptors when fewer than this many free ones are cached
+    /// (82599 RXDCTL.PTHRESH; DPDK ixgbe default 8, params.md §6a).
+    pub rx_prefetch_threshold: u32,
+    /// Write completed RX descriptors back once this many have accumulated
+    /// (RXDCTL.WTHRESH; the literature's added parameter, SPEC 2.4).
+    pub rx_wb_threshold: u32,
+    /// … or when the oldest completed descriptor has waited this long
+    /// (82599 EITR-driven write-back; estimate).
+    pub rx_wb_timer_ps: Ps,
+    /// TX descriptors fetched per request (82599: up to 40, params.md §2d).
+    pub tx_fetch_batch: u32,
+}
+
+impl Default for NicConfig {
+    fn default() -> Self {
+        NicConfig {
+            rx_fifo_bytes: 512 * 1024,
+            tx_fifo_bytes: 160 * 1024,
+            rx_desc_cache: 32,
+            rx_prefetch_threshold: 8,
+            rx_wb_threshold: 8,
+            rx_wb_timer_ps: 2_000_000,
+            tx_fetch_batch: 40,
+        }
+    }
+}
+
+fn err(field: &str, value: impl ToString, allowed: &str) -> crate::error::Error {
+    ConfigError::new(field, value.to_string(), allowed).into()
+}
+
+impl NicConfig {
+    pub fn validate(&self) -> Result<()> {
+        if self.rx_fifo_bytes < 9216 {
+            return Err(err("nic.rx_fifo_bytes", self.rx_fifo_bytes, ">= 9216 (one jumbo frame)"));
+        }
+        if self.tx_fifo_bytes < 9216 {
+            return Err(err("nic.tx_fifo_bytes", self.tx_fifo_bytes, ">= 9216 (one jumbo frame)"));
+        }
+        if self.rx_desc_cache == 0 {
+            return Err(err("nic.rx_desc_cache", 0, ">= 1"));
+        }
+        if self.rx_prefetch_threshold > self.rx_desc_cache {
+            return Err(err("nic.rx_prefetch_threshold", self.rx_prefetch_threshold, &format!("<= nic.rx_desc_cache ({})", self.rx_desc_cache)));
+        }
+        if self.rx_wb_threshold == 0 || self.rx_wb_threshold > self.rx_desc_cache {
+            return Err(err("nic.rx_wb_threshold", self.rx_wb_threshold, &format!("1..=nic.rx_desc_cache ({})", self.rx_desc_cache)));
+        }
+        if self.tx_fetch_batch == 0 {
+            return Err(err("nic.tx_fetch_batch", 0, ">= 1"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wb_threshold_larger_than_cache_is_an_error() {
+        assert!(NicConfig::default().validate().is_ok());
+        let c = NicConfig { rx_wb_threshold: 64, ..NicConfig::default() };
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.starts_with("nic.rx_wb_threshold") && e.contains("rx_desc_cache (32)"), "{e}");
+        let c = NicConfig { rx_fifo_bytes: 100, ..NicConfig::default() };
+        assert!(c.validate().unwrap_err().to_string().starts_with("nic.rx_fifo_bytes"));
+    }
+}
