@@ -10,5 +10,5 @@ pub mod time;
 
 pub use queue::EventQueue;
 pub use rng::SimRng;
-pub use stats::{Stat, StatSink};
+pub use stats::{Stat, StatSink, StatValue};
 pub use time::Ps;

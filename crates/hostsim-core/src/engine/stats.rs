@@ -5,10 +5,27 @@
 
 use serde::Serialize;
 
+/// A count stays an integer in JSON and stats.txt; anything else is a float.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum StatValue {
+    Count(u64),
+    Scalar(f64),
+}
+
+impl StatValue {
+    pub fn as_f64(self) -> f64 {
+        match self {
+            StatValue::Count(c) => c as f64,
+            StatValue::Scalar(x) => x,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Stat {
     pub name: String,
-    pub value: f64,
+    pub value: StatValue,
     pub unit: &'static str,
     pub desc: &'static str,
 }
@@ -30,13 +47,17 @@ impl<'a> StatSink<'a> {
         StatSink { prefix, out: self.out }
     }
 
-    pub fn add(&mut self, name: &str, value: f64, unit: &'static str, desc: &'static str) {
+    fn push(&mut self, name: &str, value: StatValue, unit: &'static str, desc: &'static str) {
         let name = if self.prefix.is_empty() { name.to_string() } else { format!("{}.{}", self.prefix, name) };
         self.out.push(Stat { name, value, unit, desc });
     }
 
+    pub fn add(&mut self, name: &str, value: f64, unit: &'static str, desc: &'static str) {
+        self.push(name, StatValue::Scalar(value), unit, desc);
+    }
+
     pub fn count(&mut self, name: &str, value: u64, desc: &'static str) {
-        self.add(name, value as f64, "Count", desc);
+        self.push(name, StatValue::Count(value), "Count", desc);
     }
 }
 
@@ -58,7 +79,8 @@ mod tests {
         sys.scope("nic0").count("rx_packets", 3, "frames received");
         sys.add("util", 0.5, "Ratio", "busy fraction");
         assert_eq!(v[0].name, "system.nic0.rx_packets");
-        assert_eq!(v[0].value, 3.0);
+        assert_eq!(v[0].value, StatValue::Count(3));
+        assert_eq!(serde_json::to_string(&v[0].value).unwrap(), "3");
         assert_eq!(v[1].name, "system.util");
     }
 }
