@@ -9,6 +9,7 @@
 #ifndef _HS_COMMON_H_
 #define _HS_COMMON_H_
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
