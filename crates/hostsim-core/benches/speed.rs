@@ -12,31 +12,11 @@ use hostsim_core::config::*;
 use hostsim_core::system::System;
 
 fn config(rate_pct: f64, service_ps: u64, duration_ps: u64) -> SimConfig {
-    SimConfig {
-        seed: 1,
-        app: "reflector".into(),
-        sim: SimTiming { duration_ps, warmup_ps: 0, drain_ps: 1_000_000_000 },
-        link: LinkConfig { rate_bps: 100_000_000_000, propagation_ps: 1_000_000 },
-        loadgen: LoadgenConfig {
-            rate: Rate { unit: RateUnit::Percent, value: rate_pct },
-            size: SizeDist::Fixed { bytes: 64 },
-            interarrival: Interarrival::Constant,
-            protocol: Protocol::Udp,
-            flows: 1,
-            tag_offset: None,
-            src_mac: "02:00:00:00:00:01".into(),
-            dst_mac: "02:00:00:00:00:02".into(),
-            src_ip: "10.0.0.1".into(),
-            dst_ip: "10.0.0.2".into(),
-            src_port: 1024,
-            dst_port: 9,
-            capture_tx: None,
-            capture_rx: None,
-            capture_limit: 0,
-            keep_samples: 0,
-        },
-        reflector: ReflectorConfig { service: ServiceDist::Fixed, service_time_ps: service_ps, queue_frames: 1024, drop_every: 0, swap_pairs: false },
-    }
+    let mut c = SimConfig::default();
+    c.sim.duration_ps = duration_ps;
+    c.loadgen.rate = Rate { unit: RateUnit::Percent, value: rate_pct };
+    c.reflector.service_time_ps = service_ps;
+    c
 }
 
 fn peak_rss_mib() -> f64 {

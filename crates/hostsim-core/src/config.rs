@@ -137,6 +137,48 @@ pub struct LoadgenConfig {
     pub keep_samples: u64,
 }
 
+impl Default for LoadgenConfig {
+    /// Line rate, 64 B, constant spacing, one UDP flow between 02:00:00:00:00:01
+    /// (10.0.0.1:1024) and 02:00:00:00:00:02 (10.0.0.2:9) — the Python
+    /// package's defaults.
+    fn default() -> Self {
+        LoadgenConfig {
+            rate: Rate { unit: RateUnit::Percent, value: 100.0 },
+            size: SizeDist::Fixed { bytes: 64 },
+            interarrival: Interarrival::Constant,
+            protocol: Protocol::Udp,
+            flows: 1,
+            tag_offset: None,
+            src_mac: "02:00:00:00:00:01".into(),
+            dst_mac: "02:00:00:00:00:02".into(),
+            src_ip: "10.0.0.1".into(),
+            dst_ip: "10.0.0.2".into(),
+            src_port: 1024,
+            dst_port: 9,
+            capture_tx: None,
+            capture_rx: None,
+            capture_limit: 0,
+            keep_samples: 0,
+        }
+    }
+}
+
+impl Default for SimConfig {
+    /// A reflector behind a 100 Gb/s link with 1 µs propagation, 1 ms of
+    /// traffic, no warm-up: a base for Rust tests and benchmarks. Users get
+    /// the Python package's presets instead.
+    fn default() -> Self {
+        SimConfig {
+            seed: 1,
+            app: "reflector".into(),
+            sim: SimTiming { duration_ps: 1_000_000_000, warmup_ps: 0, drain_ps: 1_000_000_000 },
+            link: LinkConfig { rate_bps: 100_000_000_000, propagation_ps: 1_000_000 },
+            loadgen: LoadgenConfig::default(),
+            reflector: ReflectorConfig::default(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum ServiceDist {

@@ -12,31 +12,11 @@ const US: u64 = 1_000_000;
 const MS: u64 = 1_000_000_000;
 
 fn base(rate: Rate, bytes: u32) -> SimConfig {
-    SimConfig {
-        seed: 1,
-        app: "reflector".into(),
-        sim: SimTiming { duration_ps: MS, warmup_ps: 0, drain_ps: MS },
-        link: LinkConfig { rate_bps: G100, propagation_ps: US },
-        loadgen: LoadgenConfig {
-            rate,
-            size: SizeDist::Fixed { bytes },
-            interarrival: Interarrival::Constant,
-            protocol: Protocol::Udp,
-            flows: 1,
-            tag_offset: None,
-            src_mac: "02:00:00:00:00:01".into(),
-            dst_mac: "02:00:00:00:00:02".into(),
-            src_ip: "10.0.0.1".into(),
-            dst_ip: "10.0.0.2".into(),
-            src_port: 1024,
-            dst_port: 9,
-            capture_tx: None,
-            capture_rx: None,
-            capture_limit: 0,
-            keep_samples: 0,
-        },
-        reflector: ReflectorConfig { service: ServiceDist::Fixed, service_time_ps: 1, queue_frames: 4096, drop_every: 0, swap_pairs: false },
-    }
+    let mut c = SimConfig::default();
+    c.loadgen.rate = rate;
+    c.loadgen.size = SizeDist::Fixed { bytes };
+    c.reflector = ReflectorConfig { service_time_ps: 1, queue_frames: 4096, ..ReflectorConfig::default() };
+    c
 }
 
 fn pps(v: f64) -> Rate {

@@ -89,27 +89,9 @@ impl FrameBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Interarrival, Rate, RateUnit, SizeDist};
 
-    pub(crate) fn cfg(protocol: Protocol) -> LoadgenConfig {
-        LoadgenConfig {
-            rate: Rate { unit: RateUnit::Percent, value: 100.0 },
-            size: SizeDist::Fixed { bytes: 64 },
-            interarrival: Interarrival::Constant,
-            protocol,
-            flows: 4,
-            tag_offset: None,
-            src_mac: "02:00:00:00:00:01".into(),
-            dst_mac: "02:00:00:00:00:02".into(),
-            src_ip: "10.0.0.1".into(),
-            dst_ip: "10.0.0.2".into(),
-            src_port: 1024,
-            dst_port: 9,
-            capture_tx: None,
-            capture_rx: None,
-            capture_limit: 0,
-            keep_samples: 0,
-        }
+    fn cfg(protocol: Protocol) -> LoadgenConfig {
+        LoadgenConfig { protocol, flows: 4, ..LoadgenConfig::default() }
     }
 
     #[test]
