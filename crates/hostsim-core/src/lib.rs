@@ -14,6 +14,7 @@ pub mod framebuf;
 pub mod link;
 pub mod loadgen;
 pub mod nic;
+pub mod pcie;
 pub mod stack;
 pub mod system;
 pub mod wire;

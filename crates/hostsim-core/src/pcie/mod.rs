@@ -1,0 +1,28 @@
+//! PCIe: the I/O interconnect between a NIC and the host (SPEC §2.5).
+//!
+//! Models per-direction link bandwidth from generation and width after line
+//! encoding and DLLP overhead, TLP framing (24 B per write or read request
+//! with 64-bit addresses, 20 B per completion; payload split at Max Payload
+//! Size, reads at Max Read Request Size, completions at MPS or the read
+//! completion boundary), a one-way latency, posted writes vs non-posted reads
+//! and a limit on outstanding read tags. Small transfers therefore get well
+//! below the link rate, and large reads with few tags become latency-bound.
+//!
+//! * [`config`]: [`PcieConfig`] and presets with sources.
+//! * [`tlp`]: rates, per-transfer byte accounting and the closed-form
+//!   [`effective_bandwidth`] (pcie-bench's model, params.md §2c).
+//! * [`timeline`]: one direction's wire as a booking of busy periods.
+//! * [`link`]: [`PcieLink`], the timed model the NIC and DMA engine call.
+//!
+//! Read first: Neugebauer, Antichi, Zazo, Audzevich, López-Buedo, Moore,
+//! "Understanding PCIe performance for end host networking", SIGCOMM 2018,
+//! and `reference/params.md` §2.
+
+pub mod config;
+pub mod link;
+pub mod timeline;
+pub mod tlp;
+
+pub use config::PcieConfig;
+pub use link::{Dir, DirStats, Kind, PcieLink};
+pub use tlp::{effective_bandwidth, DmaOp};

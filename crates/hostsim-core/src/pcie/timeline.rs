@@ -1,0 +1,139 @@
+//! One direction of a PCIe link as a serializer whose busy periods are
+//! booked arithmetically (no events): a TLP ready at time t takes the first
+//! idle gap of its length at or after t.
+//!
+//! A plain FIFO (`free_at`) is not enough here: read completions are booked
+//! when the read is issued, hundreds of nanoseconds ahead (request, latency
+//! and host time), and a request that waits for a read tag is booked in the
+//! future too. With a FIFO, every later doorbell or packet write would queue
+//! behind those future bookings although the wire is idle now. Booking into
+//! gaps keeps a TLP's start as early as the wire allows; transfers ready at
+//! the same time still go in call order.
+//!
+//! Simplification: busy periods that ended more than [`HISTORY_PS`] before
+//! the latest `now` any caller passed are forgotten, so callers may book up
+//! to that far behind one another (e.g. a write-back chained to a DMA
+//! completion) but not further.
+
+use std::collections::VecDeque;
+
+use crate::engine::time::Ps;
+
+/// How far behind the latest `now` a booking may still see earlier ones (ps).
+pub const HISTORY_PS: Ps = 20_000_000;
+
+#[derive(Debug, Clone, Default)]
+pub struct Timeline {
+    /// Busy periods [start, end): sorted, disjoint, touching ones merged.
+    busy: VecDeque<(Ps, Ps)>,
+    /// Latest `now` seen (drives forgetting).
+    clock: Ps,
+}
+
+impl Timeline {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Tells the timeline the caller's current time; forgets old busy periods.
+    #[inline]
+    pub fn advance(&mut self, now: Ps) {
+        if now > self.clock {
+            self.clock = now;
+            let cutoff = now.saturating_sub(HISTORY_PS);
+            while self.busy.front().is_some_and(|&(_, end)| end < cutoff) {
+                self.busy.pop_front();
+            }
+        }
+    }
+
+    /// Books `dur` ps of wire time at the first gap at or after `ready`;
+    /// returns the start.
+    pub fn book(&mut self, ready: Ps, dur: Ps) -> Ps {
+        if dur == 0 {
+            return ready;
+        }
+        // Fast path: at or after the last busy period.
+        if let Some(last) = self.busy.back_mut() {
+            if ready >= last.0 && ready <= last.1 {
+                let start = last.1;
+                last.1 += dur;
+                return start;
+            }
+        }
+        let mut i = self.busy.partition_point(|&(_, end)| end <= ready);
+        let mut t = ready;
+        while let Some(&(s, e)) = self.busy.get(i) {
+            if t + dur <= s {
+                break;
+            }
+            t = t.max(e);
+            i += 1;
+        }
+        self.insert(i, t, t + dur);
+        t
+    }
+
+    /// Inserts [s, e) before index `i`, merging with touching neighbours.
+    fn insert(&mut self, i: usize, s: Ps, e: Ps) {
+        let joins_prev = i > 0 && self.busy[i - 1].1 == s;
+        let joins_next = self.busy.get(i).is_some_and(|&(ns, _)| ns == e);
+        match (joins_prev, joins_next) {
+            (true, true) => {
+                self.busy[i - 1].1 = self.busy[i].1;
+                self.busy.remove(i);
+            }
+            (true, false) => self.busy[i - 1].1 = e,
+            (false, true) => self.busy[i].0 = s,
+            (false, false) => self.busy.insert(i, (s, e)),
+        }
+    }
+
+    /// End of the last booked period (the wire is idle from then on).
+    pub fn idle_from(&self) -> Ps {
+        self.busy.back().map_or(0, |&(_, e)| e)
+    }
+
+    /// Number of separate busy periods remembered (for tests).
+    pub fn periods(&self) -> usize {
+        self.busy.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fifo_when_booked_in_order() {
+        let mut t = Timeline::new();
+        assert_eq!(t.book(0, 10), 0);
+        assert_eq!(t.book(5, 10), 10);
+        assert_eq!(t.book(5, 10), 20);
+        assert_eq!(t.book(100, 10), 100);
+        assert_eq!(t.periods(), 2);
+        assert_eq!(t.idle_from(), 110);
+    }
+
+    #[test]
+    fn future_booking_leaves_the_present_free() {
+        let mut t = Timeline::new();
+        assert_eq!(t.book(1_000, 100), 1_000); // a completion booked ahead
+        assert_eq!(t.book(0, 50), 0); // a doorbell now does not wait for it
+        assert_eq!(t.book(960, 50), 1_100); // does not fit in [960, 1000): goes after
+        assert_eq!(t.book(50, 950), 50); // exactly fills [50, 1000): all merged
+        assert_eq!(t.periods(), 1);
+        assert_eq!(t.idle_from(), 1_150);
+    }
+
+    #[test]
+    fn old_periods_are_forgotten() {
+        let mut t = Timeline::new();
+        t.book(0, 10);
+        t.book(100, 10);
+        t.advance(HISTORY_PS + 50);
+        assert_eq!(t.periods(), 1);
+        t.advance(HISTORY_PS + 200);
+        assert_eq!(t.periods(), 0);
+    }
+}
