@@ -1,0 +1,186 @@
+//! Parameters of one core's timing model (see [`super::core`] for the
+//! formula they feed), with presets whose every field names its source or
+//! says it is an estimate. Sources: SPEC §4 (machine presets) and
+//! `reference/params.md` §5 (caches), §11 (line-fill buffers).
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ConfigError, Result};
+
+/// Highest clock accepted (Hz); keeps every cycle ↔ picosecond conversion in range.
+pub const MAX_FREQ_HZ: u64 = 100_000_000_000;
+/// Largest base CPI accepted (cycles per instruction).
+pub const MAX_BASE_CPI: f64 = 1000.0;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CoreConfig {
+    /// Core clock (Hz).
+    pub freq_hz: u64,
+    /// Instructions issued per cycle at most; bounds `base_cpi` from below (≥ 1 / issue_width).
+    pub issue_width: u32,
+    /// Cycles per instruction when every access hits in the L1D (branch
+    /// mispredictions, dependences and front-end stalls folded in). Resolution
+    /// 0.001 cycle: the model rounds it to the nearest thousandth.
+    pub base_cpi: f64,
+    /// Out-of-order core: misses overlap, bounded by `rob_entries` and
+    /// `l1d_mshrs`. In-order: every load miss stalls for its full latency.
+    pub out_of_order: bool,
+    /// Reorder-buffer entries (instructions in flight); unused when in-order.
+    pub rob_entries: u32,
+    /// L1D miss-status holding registers (line-fill buffers on Intel): most
+    /// load misses outstanding at once.
+    pub l1d_mshrs: u32,
+}
+
+fn check(ok: bool, field: &str, value: impl ToString, allowed: &str) -> Result<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(ConfigError::new(field, value.to_string(), allowed).into())
+    }
+}
+
+impl CoreConfig {
+    /// Ampere Altra (Arm Neoverse N1), SPEC §4 `altra`.
+    pub fn altra() -> Self {
+        CoreConfig {
+            // SPEC §4: 3 GHz.
+            freq_hz: 3_000_000_000,
+            // SPEC §4: 4-wide (params.md §5: N1 decodes 4 per cycle).
+            issue_width: 4,
+            // Estimate: 0.5 (IPC 2 on packet-processing code); not measured.
+            base_cpi: 0.5,
+            // SPEC §4: out-of-order.
+            out_of_order: true,
+            // SPEC §4: ROB 128.
+            rob_entries: 128,
+            // SPEC §4: L1D 6 MSHRs.
+            l1d_mshrs: 6,
+        }
+    }
+
+    /// The Cortex-A72-class core of SPEC §4 `a72-quad` (one core).
+    pub fn a72() -> Self {
+        CoreConfig {
+            // SPEC §4: 2 GHz.
+            freq_hz: 2_000_000_000,
+            // SPEC §4: 3-wide.
+            issue_width: 3,
+            // Estimate: 0.67 (IPC 1.5, a 3-wide core at half its peak); not measured.
+            base_cpi: 0.67,
+            // SPEC §4 lists ROB/IQ/LQ/SQ: an out-of-order core.
+            out_of_order: true,
+            // SPEC §4: ROB 384 (SPEC's number, kept as given).
+            rob_entries: 384,
+            // SPEC §4: L1D 6 MSHRs.
+            l1d_mshrs: 6,
+        }
+    }
+
+    /// Intel Ivy Bridge at 3.3 GHz (Xeon E3-1230 v2, SPEC §4 `xeon-e3-1230v2`).
+    pub fn ivy_bridge_3_3ghz() -> Self {
+        CoreConfig {
+            // SPEC §4: 3.3 GHz.
+            freq_hz: 3_300_000_000,
+            // 4-wide: Sandy Bridge / Ivy Bridge allocate and retire 4 µops per cycle
+            // (Intel 64 and IA-32 Optimization Reference Manual) [R: recalled, not in params.md].
+            issue_width: 4,
+            // Estimate: 0.5 (IPC 2); not measured.
+            base_cpi: 0.5,
+            // Ivy Bridge is out-of-order.
+            out_of_order: true,
+            // ROB 168 entries, as in Sandy Bridge (same manual) [R: recalled, not in params.md].
+            rob_entries: 168,
+            // params.md §5/§11: ~10 L1D line-fill buffers on Intel server cores of this
+            // era (quoted for Broadwell; Sandy/Ivy Bridge also have 10).
+            l1d_mshrs: 10,
+        }
+    }
+
+    /// The same core made in-order (for comparisons such as issue 3 acceptance 2).
+    pub fn in_order(mut self) -> Self {
+        self.out_of_order = false;
+        self
+    }
+
+    /// Checks every field; errors name the field as `cpu.<name>`.
+    pub fn validate(&self) -> Result<()> {
+        self.validate_at("cpu")
+    }
+
+    /// Checks every field; errors name the field as `<prefix>.<name>`
+    /// (unit suffixes dropped, as in the rest of the config: `cpu.freq`).
+    pub fn validate_at(&self, prefix: &str) -> Result<()> {
+        let f = |name: &str| format!("{prefix}.{name}");
+        check(self.freq_hz > 0, &f("freq"), self.freq_hz, "> 0 Hz")?;
+        check(self.freq_hz <= MAX_FREQ_HZ, &f("freq"), self.freq_hz, "<= 100 GHz")?;
+        check((1..=64).contains(&self.issue_width), &f("issue_width"), self.issue_width, "1..=64")?;
+        let min_cpi = 1.0 / self.issue_width as f64;
+        check(
+            self.base_cpi.is_finite() && self.base_cpi >= min_cpi && self.base_cpi <= MAX_BASE_CPI,
+            &f("base_cpi"),
+            self.base_cpi,
+            &format!("{min_cpi}..={MAX_BASE_CPI} (at least 1 / issue_width)"),
+        )?;
+        check(self.rob_entries >= 1, &f("rob_entries"), self.rob_entries, ">= 1")?;
+        check(self.l1d_mshrs >= 1, &f("l1d_mshrs"), self.l1d_mshrs, ">= 1")?;
+        Ok(())
+    }
+
+    /// Base CPI in thousandths of a cycle, rounded to nearest (the model's resolution).
+    pub fn base_cpi_milli(&self) -> u64 {
+        (self.base_cpi * 1000.0).round() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    fn field_of(r: Result<()>) -> String {
+        match r {
+            Err(Error::Config(e)) => e.field,
+            other => panic!("expected a config error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn presets_are_valid_and_keep_spec_numbers() {
+        for c in [CoreConfig::altra(), CoreConfig::a72(), CoreConfig::ivy_bridge_3_3ghz()] {
+            c.validate().unwrap();
+        }
+        let a = CoreConfig::altra();
+        assert_eq!((a.freq_hz, a.issue_width, a.rob_entries, a.l1d_mshrs, a.out_of_order), (3_000_000_000, 4, 128, 6, true));
+        let b = CoreConfig::a72();
+        assert_eq!((b.freq_hz, b.issue_width, b.rob_entries, b.l1d_mshrs), (2_000_000_000, 3, 384, 6));
+        let i = CoreConfig::ivy_bridge_3_3ghz();
+        assert_eq!((i.freq_hz, i.issue_width, i.rob_entries, i.l1d_mshrs), (3_300_000_000, 4, 168, 10));
+        assert!(!CoreConfig::altra().in_order().out_of_order);
+    }
+
+    #[test]
+    fn errors_name_the_field_value_and_range() {
+        let bad = CoreConfig { freq_hz: 0, ..CoreConfig::altra() };
+        let msg = bad.validate().unwrap_err().to_string();
+        assert_eq!(msg, "cpu.freq: invalid value \"0\" (allowed: > 0 Hz)");
+        assert_eq!(field_of(CoreConfig { issue_width: 0, ..CoreConfig::altra() }.validate()), "cpu.issue_width");
+        // 4-wide cannot retire faster than 0.25 CPI.
+        assert_eq!(field_of(CoreConfig { base_cpi: 0.2, ..CoreConfig::altra() }.validate()), "cpu.base_cpi");
+        assert_eq!(field_of(CoreConfig { base_cpi: f64::NAN, ..CoreConfig::altra() }.validate()), "cpu.base_cpi");
+        assert_eq!(field_of(CoreConfig { rob_entries: 0, ..CoreConfig::altra() }.validate()), "cpu.rob_entries");
+        assert_eq!(field_of(CoreConfig { l1d_mshrs: 0, ..CoreConfig::altra() }.validate()), "cpu.l1d_mshrs");
+        assert_eq!(field_of(CoreConfig { l1d_mshrs: 0, ..CoreConfig::altra() }.validate_at("host0.cpu0")), "host0.cpu0.l1d_mshrs");
+    }
+
+    #[test]
+    fn json_round_trip_rejects_unknown_fields() {
+        let c = CoreConfig::ivy_bridge_3_3ghz();
+        let text = serde_json::to_string(&c).unwrap();
+        assert_eq!(serde_json::from_str::<CoreConfig>(&text).unwrap(), c);
+        let extra = text.replace("{", "{\"smt\":2,");
+        assert!(serde_json::from_str::<CoreConfig>(&extra).is_err());
+        assert_eq!(CoreConfig::a72().base_cpi_milli(), 670);
+    }
+}

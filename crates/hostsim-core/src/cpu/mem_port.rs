@@ -1,0 +1,97 @@
+//! The port through which a core's accesses reach the memory system.
+//!
+//! The core asks, per access, how long it takes and whether it hit in the
+//! L1D; the memory system (caches, coherence, DRAM) implements [`MemPort`]
+//! and updates its own state as a side effect. Cores take `impl MemPort`
+//! (static dispatch: no virtual call per access). Two small implementations
+//! live here for tests and for components built before the real memory
+//! system: [`IdealMemory`] (every access an L1 hit) and [`FixedMissMemory`]
+//! (a fixed latency above an address boundary).
+
+use crate::engine::time::Ps;
+
+/// What one access costs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AccessCost {
+    /// Time from issue until the data is available (ps); ignored on an L1 hit,
+    /// whose cost is folded into the core's base CPI.
+    pub latency_ps: Ps,
+    /// The access hit in the issuing core's L1D.
+    pub l1_hit: bool,
+}
+
+impl AccessCost {
+    pub const L1_HIT: AccessCost = AccessCost { latency_ps: 0, l1_hit: true };
+
+    pub fn miss(latency_ps: Ps) -> Self {
+        AccessCost { latency_ps, l1_hit: false }
+    }
+}
+
+/// The memory system as seen by a core.
+pub trait MemPort {
+    /// Core `core` reads (or, if `write`, writes) the line holding `addr`, issued at `now`.
+    fn access(&mut self, core: usize, addr: u64, write: bool, now: Ps) -> AccessCost;
+}
+
+impl<M: MemPort + ?Sized> MemPort for &mut M {
+    #[inline]
+    fn access(&mut self, core: usize, addr: u64, write: bool, now: Ps) -> AccessCost {
+        (**self).access(core, addr, write, now)
+    }
+}
+
+/// Every access hits in the L1D.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IdealMemory;
+
+impl MemPort for IdealMemory {
+    #[inline]
+    fn access(&mut self, _core: usize, _addr: u64, _write: bool, _now: Ps) -> AccessCost {
+        AccessCost::L1_HIT
+    }
+}
+
+/// Accesses at or above `miss_from_addr` miss with a fixed latency; the rest
+/// hit in the L1D. Records the issue time of every miss, for tests.
+#[derive(Debug, Clone, Default)]
+pub struct FixedMissMemory {
+    pub miss_from_addr: u64,
+    pub miss_latency_ps: Ps,
+    /// (issue time, address, write) of each miss, in order.
+    pub misses: Vec<(Ps, u64, bool)>,
+}
+
+impl FixedMissMemory {
+    pub fn new(miss_from_addr: u64, miss_latency_ps: Ps) -> Self {
+        FixedMissMemory { miss_from_addr, miss_latency_ps, misses: Vec::new() }
+    }
+}
+
+impl MemPort for FixedMissMemory {
+    fn access(&mut self, _core: usize, addr: u64, write: bool, now: Ps) -> AccessCost {
+        if addr >= self.miss_from_addr {
+            self.misses.push((now, addr, write));
+            AccessCost::miss(self.miss_latency_ps)
+        } else {
+            AccessCost::L1_HIT
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fakes_answer_as_documented() {
+        assert_eq!(IdealMemory.access(0, u64::MAX, true, 5), AccessCost::L1_HIT);
+        let mut m = FixedMissMemory::new(0x1000, 100_000);
+        assert_eq!(m.access(0, 0xfff, false, 1), AccessCost::L1_HIT);
+        assert_eq!(m.access(0, 0x1000, true, 2), AccessCost::miss(100_000));
+        // through a &mut, as generic callers hold it
+        let r = &mut m;
+        assert_eq!(MemPort::access(&mut &mut *r, 0, 0x2000, false, 3).latency_ps, 100_000);
+        assert_eq!(m.misses, vec![(2, 0x1000, true), (3, 0x2000, false)]);
+    }
+}

@@ -1,0 +1,163 @@
+//! A unit of work for a core: a [`Category`], a number of instructions, and
+//! the memory accesses those instructions make, each at its position in the
+//! instruction stream (how many of the work's instructions precede it).
+//!
+//! Positions matter to an out-of-order core: two misses can overlap only if
+//! they are fewer than a ROB's worth of instructions apart. Build a work unit
+//! in program order with [`Work::instr`], [`Work::read`], [`Work::write`] and
+//! the per-line helpers; [`Work::reset`] clears it and keeps its buffer, so
+//! one `Work` per component is reused for every packet without allocating.
+//!
+//! Accesses are per cache line: a loop reading eight words of a line is one
+//! access (the other seven hit the line the first brought in, or merge into
+//! its MSHR). The helpers issue one access per 64 B line touched.
+
+use super::accounting::Category;
+
+/// Cache-line size assumed by the per-line helpers (bytes; params.md §5: 64 B on x86 and N1).
+pub const LINE_BYTES: u64 = 64;
+
+/// One memory access of a work unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Access {
+    pub addr: u64,
+    pub write: bool,
+    /// Instructions of the work unit executed before this access.
+    pub at_instr: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Work {
+    category: Category,
+    instructions: u64,
+    accesses: Vec<Access>,
+}
+
+impl Work {
+    pub fn new(category: Category) -> Self {
+        Work { category, instructions: 0, accesses: Vec::new() }
+    }
+
+    /// An empty work unit with room for `accesses` accesses before it allocates.
+    pub fn with_capacity(category: Category, accesses: usize) -> Self {
+        Work { category, instructions: 0, accesses: Vec::with_capacity(accesses) }
+    }
+
+    /// Empties the unit for reuse under `category`; keeps the buffer.
+    #[inline]
+    pub fn reset(&mut self, category: Category) -> &mut Self {
+        self.category = category;
+        self.instructions = 0;
+        self.accesses.clear();
+        self
+    }
+
+    /// Appends `n` instructions that make no (L1-missing) access.
+    #[inline]
+    pub fn instr(&mut self, n: u64) -> &mut Self {
+        self.instructions += n;
+        self
+    }
+
+    /// A load of the line holding `addr`, after the instructions so far.
+    #[inline]
+    pub fn read(&mut self, addr: u64) -> &mut Self {
+        self.accesses.push(Access { addr, write: false, at_instr: self.instructions });
+        self
+    }
+
+    /// A store to the line holding `addr`, after the instructions so far.
+    #[inline]
+    pub fn write(&mut self, addr: u64) -> &mut Self {
+        self.accesses.push(Access { addr, write: true, at_instr: self.instructions });
+        self
+    }
+
+    /// Touches every line of `[addr, addr + len_bytes)`: for each line,
+    /// `instr_per_line` instructions, then one access.
+    pub fn touch_lines(&mut self, addr: u64, len_bytes: u64, write: bool, instr_per_line: u64) -> &mut Self {
+        if len_bytes == 0 {
+            return self;
+        }
+        let first = addr / LINE_BYTES;
+        let last = (addr + len_bytes - 1) / LINE_BYTES;
+        for line in first..=last {
+            self.instructions += instr_per_line;
+            self.accesses.push(Access { addr: line * LINE_BYTES, write, at_instr: self.instructions });
+        }
+        self
+    }
+
+    /// Reads every line of `[addr, addr + len_bytes)` (see [`Self::touch_lines`]).
+    pub fn read_lines(&mut self, addr: u64, len_bytes: u64, instr_per_line: u64) -> &mut Self {
+        self.touch_lines(addr, len_bytes, false, instr_per_line)
+    }
+
+    /// Writes every line of `[addr, addr + len_bytes)` (see [`Self::touch_lines`]).
+    pub fn write_lines(&mut self, addr: u64, len_bytes: u64, instr_per_line: u64) -> &mut Self {
+        self.touch_lines(addr, len_bytes, true, instr_per_line)
+    }
+
+    /// Copies `len_bytes` from `src` to `dst` a line at a time: per 64 B,
+    /// `instr_per_line` instructions, a read of the source and a write of the
+    /// destination (assumes both start at the same offset within a line).
+    pub fn copy_lines(&mut self, src: u64, dst: u64, len_bytes: u64, instr_per_line: u64) -> &mut Self {
+        let mut off = 0;
+        while off < len_bytes {
+            self.instructions += instr_per_line;
+            let at_instr = self.instructions;
+            self.accesses.push(Access { addr: src + off, write: false, at_instr });
+            self.accesses.push(Access { addr: dst + off, write: true, at_instr });
+            off += LINE_BYTES - (src + off) % LINE_BYTES;
+        }
+        self
+    }
+
+    pub fn category(&self) -> Category {
+        self.category
+    }
+
+    pub fn instructions(&self) -> u64 {
+        self.instructions
+    }
+
+    pub fn accesses(&self) -> &[Access] {
+        &self.accesses
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builder_records_positions_in_program_order() {
+        let mut w = Work::new(Category::Rx);
+        w.instr(10).read(0x100).instr(5).write(0x200).instr(3);
+        assert_eq!(w.instructions(), 18);
+        assert_eq!(
+            w.accesses(),
+            &[Access { addr: 0x100, write: false, at_instr: 10 }, Access { addr: 0x200, write: true, at_instr: 15 }]
+        );
+        let cap = w.accesses.capacity();
+        w.reset(Category::Tx);
+        assert_eq!((w.category(), w.instructions(), w.accesses().len()), (Category::Tx, 0, 0));
+        assert_eq!(w.accesses.capacity(), cap);
+    }
+
+    #[test]
+    fn line_helpers_touch_each_line_once() {
+        let mut w = Work::new(Category::App);
+        w.read_lines(0x1000, 1518, 4); // 1518 B from a line start: 24 lines
+        assert_eq!(w.accesses().len(), 24);
+        assert_eq!(w.instructions(), 96);
+        assert_eq!(w.accesses()[23], Access { addr: 0x1000 + 23 * 64, write: false, at_instr: 96 });
+        w.reset(Category::App).write_lines(0x1030, 64, 1); // straddles two lines
+        assert_eq!(w.accesses().iter().map(|a| a.addr).collect::<Vec<_>>(), vec![0x1000, 0x1040]);
+        assert!(w.accesses().iter().all(|a| a.write));
+        w.reset(Category::Copy).copy_lines(0x0, 0x10000, 128, 2);
+        assert_eq!(w.accesses().len(), 4);
+        assert_eq!(w.accesses()[3], Access { addr: 0x10040, write: true, at_instr: 4 });
+        assert_eq!(w.reset(Category::App).read_lines(0x40, 0, 9).accesses().len(), 0);
+    }
+}
