@@ -14,6 +14,7 @@ pub mod error;
 pub mod framebuf;
 pub mod link;
 pub mod loadgen;
+pub mod mem;
 pub mod nic;
 pub mod pcie;
 pub mod stack;

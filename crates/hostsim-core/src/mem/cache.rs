@@ -1,0 +1,316 @@
+//! One set-associative cache of 64 B lines with true LRU replacement.
+//!
+//! The set index is the lowest address bits above the line offset (the set
+//! count is a power of two), so a lookup is a mask and a scan of `ways`
+//! consecutive tags — no hashing, no allocation. Each way keeps the full line
+//! number as its tag and one word of metadata: a last-use stamp from a
+//! per-cache counter in the high bits (the smallest in the set is the LRU
+//! line) and a byte of state flags that the hierarchy interprets (see
+//! [`flag`]) in the low ones, so a hit touches just two arrays. The cache itself knows nothing of
+//! write-back or coherence: `fill` returns the victim with its flags and the
+//! caller decides where it goes.
+//!
+//! Simplified: no sectoring, no hashed set indexing across LLC slices (see
+//! params.md §3c, Sepia, for why that matters), replacement is exact LRU
+//! rather than the pseudo-LRU or RRIP real parts use. Hennessy & Patterson,
+//! *Computer Architecture*, appendix B, is the background reading.
+
+/// Cache-line size (bytes), params.md §5.
+pub const LINE_BYTES: u64 = 64;
+/// log2 of [`LINE_BYTES`].
+pub const LINE_SHIFT: u32 = 6;
+
+/// State bits kept beside each tag.
+pub mod flag {
+    /// The line holds data newer than the level below.
+    pub const DIRTY: u8 = 1;
+    /// Private caches: no other core holds a copy, so a store needs no snoop.
+    pub const EXCL: u8 = 2;
+    /// LLC: the dirty data was last written by the device.
+    pub const DEV_DIRTY: u8 = 4;
+    /// LLC: written by the device and not yet touched by a core.
+    pub const DEV_UNREAD: u8 = 8;
+}
+
+const EMPTY: u64 = u64::MAX;
+
+/// A line pushed out by [`Cache::fill`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Victim {
+    /// Line-aligned byte address.
+    pub addr: u64,
+    pub flags: u8,
+}
+
+impl Victim {
+    pub fn dirty(&self) -> bool {
+        self.flags & flag::DIRTY != 0
+    }
+}
+
+pub struct Cache {
+    ways: usize,
+    set_mask: u64,
+    /// Line number (`addr >> 6`) per way, `EMPTY` when invalid; set-major.
+    tags: Vec<u64>,
+    /// Per way: last-use stamp << 8 | flags.
+    meta: Vec<u64>,
+    clock: u64,
+}
+
+impl Cache {
+    /// A cache of `size_bytes` with `ways` ways. The geometry must already be
+    /// valid (see `MemConfig::validate`); this panics otherwise.
+    pub fn new(size_bytes: u64, ways: u32) -> Cache {
+        assert!((1..=64).contains(&ways), "ways must be 1..=64");
+        let sets = size_bytes / (ways as u64 * LINE_BYTES);
+        assert!(sets.is_power_of_two() && sets * ways as u64 * LINE_BYTES == size_bytes, "bad cache geometry");
+        let n = (sets * ways as u64) as usize;
+        Cache { ways: ways as usize, set_mask: sets - 1, tags: vec![EMPTY; n], meta: vec![0; n], clock: 0 }
+    }
+
+    pub fn sets(&self) -> usize {
+        self.set_mask as usize + 1
+    }
+
+    pub fn ways(&self) -> usize {
+        self.ways
+    }
+
+    /// A mask with a bit for every way.
+    pub fn all_ways(&self) -> u64 {
+        if self.ways == 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.ways) - 1
+        }
+    }
+
+    /// The `n` highest-numbered ways (the ones DDIO allocates into).
+    pub fn top_ways(&self, n: usize) -> u64 {
+        debug_assert!(n <= self.ways);
+        if n == 0 {
+            0
+        } else {
+            self.all_ways() & !((1u64 << (self.ways - n)) - 1)
+        }
+    }
+
+    #[inline(always)]
+    fn base(&self, line: u64) -> usize {
+        (line & self.set_mask) as usize * self.ways
+    }
+
+    /// The slot holding `addr`'s line, without touching LRU state.
+    #[inline(always)]
+    pub fn find(&self, addr: u64) -> Option<usize> {
+        let line = addr >> LINE_SHIFT;
+        let base = self.base(line);
+        self.tags[base..base + self.ways].iter().position(|&t| t == line).map(|w| base + w)
+    }
+
+    /// Like [`find`](Self::find), and marks the line most recently used.
+    #[inline(always)]
+    pub fn lookup(&mut self, addr: u64) -> Option<usize> {
+        let slot = self.find(addr)?;
+        self.touch(slot);
+        Some(slot)
+    }
+
+    #[inline(always)]
+    pub fn touch(&mut self, slot: usize) {
+        self.clock += 1;
+        let m = &mut self.meta[slot];
+        *m = self.clock << 8 | (*m & 0xff);
+    }
+
+    #[inline(always)]
+    pub fn flags(&self, slot: usize) -> u8 {
+        self.meta[slot] as u8
+    }
+
+    #[inline(always)]
+    pub fn set_flags(&mut self, slot: usize, flags: u8) {
+        let m = &mut self.meta[slot];
+        *m = (*m & !0xff) | flags as u64;
+    }
+
+    pub fn contains(&self, addr: u64) -> bool {
+        self.find(addr).is_some()
+    }
+
+    /// Inserts `addr`'s line (which must be absent) as most recently used,
+    /// choosing the way among `way_mask`: an empty one if any, else the LRU
+    /// one, which is returned as the victim.
+    pub fn fill(&mut self, addr: u64, flags: u8, way_mask: u64) -> (usize, Option<Victim>) {
+        let line = addr >> LINE_SHIFT;
+        debug_assert!(self.find(addr).is_none(), "fill of a line already present");
+        debug_assert!(way_mask & self.all_ways() != 0, "empty way mask");
+        let base = self.base(line);
+        let mut pick = usize::MAX;
+        let mut oldest = u64::MAX;
+        for w in 0..self.ways {
+            if way_mask >> w & 1 == 0 {
+                continue;
+            }
+            let s = base + w;
+            if self.tags[s] == EMPTY {
+                pick = s;
+                break;
+            }
+            if self.meta[s] < oldest {
+                oldest = self.meta[s];
+                pick = s;
+            }
+        }
+        let old = self.tags[pick];
+        let victim = (old != EMPTY).then(|| Victim { addr: old << LINE_SHIFT, flags: self.meta[pick] as u8 });
+        self.tags[pick] = line;
+        self.clock += 1;
+        self.meta[pick] = self.clock << 8 | flags as u64;
+        (pick, victim)
+    }
+
+    /// Drops `addr`'s line if present and returns its flags.
+    pub fn invalidate(&mut self, addr: u64) -> Option<u8> {
+        let slot = self.find(addr)?;
+        Some(self.invalidate_slot(slot))
+    }
+
+    pub fn invalidate_slot(&mut self, slot: usize) -> u8 {
+        self.tags[slot] = EMPTY;
+        std::mem::take(&mut self.meta[slot]) as u8
+    }
+
+    /// Valid lines held (for tests and reports; scans the whole array).
+    pub fn occupancy(&self) -> usize {
+        self.tags.iter().filter(|&&t| t != EMPTY).count()
+    }
+}
+
+/// Line-aligned addresses covering `len` bytes from `addr` (none if `len` is 0).
+pub fn lines(addr: u64, len: u64) -> impl Iterator<Item = u64> {
+    let first = addr >> LINE_SHIFT;
+    let end = if len == 0 { first } else { (addr + len - 1) / LINE_BYTES + 1 };
+    (first..end).map(|l| l << LINE_SHIFT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 4 sets × 4 ways = 1 KiB; addresses `k * 256` all map to set 0.
+    fn small() -> Cache {
+        Cache::new(1024, 4)
+    }
+
+    #[test]
+    fn geometry_and_set_index() {
+        let c = small();
+        assert_eq!((c.sets(), c.ways()), (4, 4));
+        assert_eq!(c.base(0x40 >> LINE_SHIFT), 4);
+        assert_eq!(c.base(0x100 >> LINE_SHIFT), 0);
+        assert_eq!(c.all_ways(), 0b1111);
+        assert_eq!(c.top_ways(1), 0b1000);
+        assert_eq!(Cache::new(64 * 64, 64).all_ways(), u64::MAX);
+    }
+
+    #[test]
+    fn working_set_that_fits_hits_after_warmup() {
+        let mut c = small();
+        let (mut hits, mut misses) = (0, 0);
+        for pass in 0..3 {
+            for a in (0..1024u64).step_by(64) {
+                if c.lookup(a).is_some() {
+                    hits += 1;
+                } else {
+                    misses += 1;
+                    assert_eq!(c.fill(a, 0, c.all_ways()).1, None, "no eviction while it fits");
+                }
+            }
+            if pass == 0 {
+                assert_eq!((hits, misses), (0, 16));
+            }
+        }
+        assert_eq!((hits, misses), (32, 16));
+    }
+
+    /// Cycling over k lines of one set: all hits after warm-up when k ≤ ways,
+    /// all misses under LRU when k = ways + 1.
+    #[test]
+    fn one_set_thrashes_exactly_past_the_ways() {
+        for k in [4u64, 5] {
+            let mut c = small();
+            let mut misses = 0;
+            for _ in 0..10 {
+                for i in 0..k {
+                    let a = i * 256;
+                    if c.lookup(a).is_none() {
+                        misses += 1;
+                        c.fill(a, 0, c.all_ways());
+                    }
+                }
+            }
+            assert_eq!(misses, if k == 4 { 4 } else { 50 }, "k = {k}");
+        }
+    }
+
+    #[test]
+    fn lru_order_picks_the_least_recently_used() {
+        let mut c = small();
+        for i in 0..4 {
+            c.fill(i * 256, 0, c.all_ways());
+        }
+        c.lookup(0); // order now 1, 2, 3, 0 (oldest first)
+        assert_eq!(c.fill(4 * 256, 0, c.all_ways()).1.unwrap().addr, 256);
+        c.lookup(512);
+        assert_eq!(c.fill(5 * 256, 0, c.all_ways()).1.unwrap().addr, 768);
+        // find() does not refresh: 0 is now the oldest.
+        c.find(0);
+        assert_eq!(c.fill(6 * 256, 0, c.all_ways()).1.unwrap().addr, 0);
+    }
+
+    #[test]
+    fn dirty_victims_reported_exactly() {
+        let mut c = small();
+        for i in 0..4u64 {
+            c.fill(i * 256, if i % 2 == 0 { flag::DIRTY } else { 0 }, c.all_ways());
+        }
+        let dirty = (4..8u64).filter(|i| c.fill(i * 256, 0, c.all_ways()).1.unwrap().dirty()).count();
+        assert_eq!(dirty, 2);
+        assert_eq!(c.occupancy(), 4);
+    }
+
+    #[test]
+    fn way_mask_confines_fills() {
+        let mut c = small();
+        let top = c.top_ways(2);
+        for i in 0..3u64 {
+            let (slot, _) = c.fill(i * 256, 0, top);
+            assert!(slot == 2 || slot == 3, "slot {slot}");
+        }
+        // Three lines through two ways: the first was evicted though ways 0–1 are empty.
+        assert!(!c.contains(0) && c.contains(256) && c.contains(512));
+        assert_eq!(c.occupancy(), 2);
+        // An unrestricted fill uses an empty way, evicting nothing.
+        assert_eq!(c.fill(3 * 256, 0, c.all_ways()).1, None);
+    }
+
+    #[test]
+    fn invalidate_returns_flags() {
+        let mut c = small();
+        c.fill(0x1000, flag::DIRTY | flag::EXCL, c.all_ways());
+        assert_eq!(c.invalidate(0x1000 + 5), Some(flag::DIRTY | flag::EXCL));
+        assert_eq!(c.invalidate(0x1000), None);
+        assert!(!c.contains(0x1000));
+    }
+
+    #[test]
+    fn lines_cover_the_range() {
+        assert_eq!(lines(0, 0).count(), 0);
+        assert_eq!(lines(10, 1).collect::<Vec<_>>(), vec![0]);
+        assert_eq!(lines(0, 64).collect::<Vec<_>>(), vec![0]);
+        assert_eq!(lines(0, 65).collect::<Vec<_>>(), vec![0, 64]);
+        assert_eq!(lines(60, 1518).count(), 25); // bytes 60..1578 touch lines 0..=24
+    }
+}

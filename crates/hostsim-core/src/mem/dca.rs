@@ -1,0 +1,230 @@
+//! Device (DMA) accesses and direct cache access — Intel's DDIO.
+//!
+//! A device write of a line that is in the LLC updates it in place; one that
+//! is not is allocated into the LLC, but only into the DCA ways (a way mask
+//! on the fill, the highest-numbered ways, as the IIO LLC WAYS register does).
+//! Either way stale copies in the cores' private caches are invalidated.
+//! Without DCA, device writes go to DRAM (using its write bandwidth) and
+//! invalidate every cached copy. A device read is served by a core's dirty
+//! copy if there is one, else by the LLC if the line is there (no allocation
+//! on a miss), else by DRAM. The write returns when the data is globally
+//! visible: an LLC access, or a DRAM write after queueing.
+//!
+//! Every device-written line is tagged "unread" in the LLC until a core
+//! touches it; evicting such a line is a DCA leak ("leaky DMA"): the receive
+//! ring's buffers outgrew the DCA ways and packets go to DRAM before the core
+//! reads them.
+//!
+//! Simplified: partial-line device writes act as whole-line writes; the
+//! device sees the LLC with core 0's latency. Read first: params.md §3
+//! (ddio-bench), Farshin et al., "Reexamining Direct Cache Access to
+//! Optimize I/O Intensive Applications for Multi-hundred-gigabit Networks"
+//! (ATC'20), and Tootoonchian et al., ResQ (NSDI'18).
+
+use crate::engine::time::Ps;
+
+use super::cache::{flag, lines};
+use super::dram::Agent;
+use super::hierarchy::MemSystem;
+
+/// Flags of a line the device has just written.
+const DEVICE_WRITTEN: u8 = flag::DIRTY | flag::DEV_DIRTY | flag::DEV_UNREAD;
+
+impl MemSystem {
+    /// The device writes `len` bytes at `addr` at `now`; returns when the
+    /// last line is globally visible.
+    pub fn device_write(&mut self, addr: u64, len: u32, now: Ps) -> Ps {
+        let mut done = now;
+        for line in lines(addr, len as u64) {
+            self.snoop(None, line, true);
+            let t = if !self.dca_enabled {
+                self.llc.invalidate(line);
+                now + self.dram.write(line, now, Agent::Device)
+            } else if let Some(s) = self.llc.lookup(line) {
+                self.c.llc.device_hits += 1;
+                self.c.dca_updates += 1;
+                let f = self.llc.flags(s);
+                self.llc.set_flags(s, f | DEVICE_WRITTEN);
+                now + self.device_llc_ps
+            } else {
+                self.c.llc.device_misses += 1;
+                self.c.dca_allocs += 1;
+                self.llc_fill(line, DEVICE_WRITTEN, self.dca_mask, now);
+                now + self.device_llc_ps
+            };
+            done = done.max(t);
+        }
+        done
+    }
+
+    /// The device reads `len` bytes at `addr` at `now`; returns when the
+    /// last line has arrived.
+    pub fn device_read(&mut self, addr: u64, len: u32, now: Ps) -> Ps {
+        let mut done = now;
+        for line in lines(addr, len as u64) {
+            let t = if self.dirty_in_a_core(line) {
+                self.c.coherence_transfers += 1;
+                now + self.device_transfer_ps
+            } else if self.llc.lookup(line).is_some() {
+                self.c.llc.device_hits += 1;
+                now + self.device_llc_ps
+            } else {
+                self.c.llc.device_misses += 1;
+                now + self.dram.read(line, now, Agent::Device)
+            };
+            done = done.max(t);
+        }
+        done
+    }
+
+    fn dirty_in_a_core(&self, addr: u64) -> bool {
+        let dirty = |c: &super::cache::Cache| c.find(addr).is_some_and(|s| c.flags(s) & flag::DIRTY != 0);
+        self.l1.iter().any(dirty) || self.l2.iter().any(dirty)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::mem::config::{Inclusion, MemConfig};
+    use crate::mem::hierarchy::tests::{sys, tiny};
+    use crate::mem::hierarchy::Level;
+    use crate::mem::lines;
+
+    fn no_dca(inclusion: Inclusion) -> MemConfig {
+        let mut c = tiny(inclusion);
+        c.llc.dca.enabled = false;
+        c
+    }
+
+    #[test]
+    fn device_write_then_core_read_hits_the_llc() {
+        for inclusion in [Inclusion::Inclusive, Inclusion::NonInclusive] {
+            let mut m = sys(&tiny(inclusion), 1);
+            // A 1518 B frame: 24 lines, visible after one LLC access (30 ns).
+            assert_eq!(m.device_write(0x8000, 1518, 1_000), 31_000);
+            assert_eq!(m.counters().dca_allocs, 24);
+            for a in lines(0x8000, 1518) {
+                assert_eq!(m.core_access(0, a, false, 0).level, Level::Llc);
+            }
+            assert_eq!(m.counters().llc.hits, 24);
+            let d = *m.dram().counters();
+            assert_eq!((d.bytes_read_core, d.bytes_written_device), (0, 0));
+        }
+    }
+
+    #[test]
+    fn without_dca_device_writes_go_to_dram() {
+        let mut m = sys(&no_dca(Inclusion::Inclusive), 1);
+        // One channel at 1 line/ns, 50 ns idle: the 24th line waits 23 ns.
+        assert_eq!(m.device_write(0x8000, 1518, 0), 50_000 + 23_000);
+        assert_eq!(m.dram().counters().bytes_written_device, 24 * 64);
+        assert_eq!(m.counters().dca_allocs, 0);
+        assert!(!m.llc_contains(0x8000));
+        assert_eq!(m.core_access(0, 0x8000, false, 100_000).level, Level::Dram);
+        assert_eq!(m.dram().counters().bytes_read_core, 64);
+    }
+
+    #[test]
+    fn device_write_updates_in_place_and_invalidates_core_copies() {
+        for dca in [true, false] {
+            let mut cfg = tiny(Inclusion::Inclusive);
+            cfg.llc.dca.enabled = dca;
+            let mut m = sys(&cfg, 2);
+            m.core_access(0, 0x40, true, 0);
+            m.core_access(1, 0x40, false, 0);
+            m.device_write(0x40, 64, 0);
+            assert!(!m.core_holds(0, 0x40) && !m.core_holds(1, 0x40), "stale copies dropped");
+            if dca {
+                assert_eq!((m.counters().dca_updates, m.counters().dca_allocs), (1, 0));
+                assert_eq!(m.core_access(0, 0x40, false, 0).level, Level::Llc);
+            } else {
+                assert!(!m.llc_contains(0x40));
+                assert_eq!(m.core_access(0, 0x40, false, 0).level, Level::Dram);
+            }
+        }
+    }
+
+    /// The tiny LLC has 32 sets × 2 DCA ways × 64 B = 4 KiB of DCA capacity.
+    /// A backlogged ring: the device writes every buffer before the core reads any.
+    #[test]
+    fn a_ring_larger_than_the_dca_ways_leaks() {
+        for inclusion in [Inclusion::Inclusive, Inclusion::NonInclusive] {
+            for (bytes, leaks) in [(2048u64, 0u64), (4096, 0), (8192, 64)] {
+                let mut m = sys(&tiny(inclusion), 1);
+                for a in (0..bytes).step_by(64) {
+                    m.device_write(0x10_0000 + a, 64, 0);
+                }
+                let from_dram = (0..bytes)
+                    .step_by(64)
+                    .filter(|a| m.core_access(0, 0x10_0000 + a, false, 1_000_000).level == Level::Dram)
+                    .count() as u64;
+                // Fills use the DCA ways only: the first half of an 8 KiB ring was
+                // evicted unread (written back as device bytes) and is read from DRAM.
+                assert_eq!(m.counters().dca_leaks, leaks, "{bytes} B ring");
+                assert_eq!(from_dram, leaks);
+                let d = m.dram().counters();
+                assert_eq!((d.bytes_written_device, d.bytes_read_core), (leaks * 64, leaks * 64));
+                assert_eq!(m.counters().dca_allocs, bytes / 64);
+            }
+        }
+    }
+
+    /// In a non-inclusive LLC, lines the core has read come back from L2 into
+    /// ordinary ways, so the device later updates them in place instead of
+    /// allocating: the ring spreads beyond the DCA ways.
+    #[test]
+    fn non_inclusive_llc_keeps_read_buffers_beyond_the_dca_ways() {
+        let mut m = sys(&tiny(Inclusion::NonInclusive), 1);
+        for _ in 0..3 {
+            for a in (0..8192u64).step_by(64) {
+                m.device_write(a, 64, 0);
+            }
+            for a in (0..8192u64).step_by(64) {
+                m.core_access(0, a, false, 0);
+            }
+        }
+        assert!(m.counters().llc_victim_fills > 0);
+        assert!(m.counters().dca_updates > 0);
+    }
+
+    #[test]
+    fn more_dca_ways_stop_the_leak() {
+        let run = |ways: u32| {
+            let mut cfg = tiny(Inclusion::NonInclusive);
+            cfg.llc.dca.ways = ways;
+            let mut m = sys(&cfg, 1);
+            for a in (0..8192u64).step_by(64) {
+                m.device_write(a, 64, 0);
+            }
+            m.counters().dca_leaks
+        };
+        assert_eq!([run(2), run(4), run(8)], [64, 0, 0]);
+    }
+
+    #[test]
+    fn device_reads_do_not_allocate() {
+        let mut m = sys(&tiny(Inclusion::Inclusive), 1);
+        assert_eq!(m.device_read(0x40, 64, 0), 50_000);
+        assert!(!m.llc_contains(0x40));
+        assert_eq!(m.dram().counters().bytes_read_device, 64);
+        m.core_access(0, 0x80, false, 0); // now in the LLC (inclusive), clean
+        assert_eq!(m.device_read(0x80, 64, 0), 30_000);
+        assert_eq!((m.counters().llc.device_hits, m.counters().llc.device_misses), (1, 1));
+        // A core's dirty copy supplies the data.
+        m.core_access(0, 0xc0, true, 0);
+        assert_eq!(m.device_read(0xc0, 64, 0), 60_000);
+        assert_eq!(m.counters().coherence_transfers, 1);
+    }
+
+    #[test]
+    fn leaked_device_lines_are_written_back_as_device_bytes() {
+        let mut m = sys(&tiny(Inclusion::Inclusive), 1);
+        // 3 device lines into one LLC set with 2 DCA ways: the first is evicted unread.
+        for i in 0..3u64 {
+            m.device_write(i * 2048, 64, 0);
+        }
+        assert_eq!(m.counters().dca_leaks, 1);
+        assert_eq!(m.dram().counters().bytes_written_device, 64);
+        assert_eq!(m.dram().counters().bytes_written_core, 0);
+    }
+}

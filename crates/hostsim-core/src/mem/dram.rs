@@ -1,0 +1,265 @@
+//! DRAM as independent channels, each a FIFO server of 64 B line transfers.
+//!
+//! Line `n` lives on channel `n % channels` (line interleaving). A transfer
+//! occupies its channel for 64 B / channel bandwidth; a request that finds its
+//! channel busy waits for it. A read's latency is the idle (unloaded)
+//! latency plus that wait, so loaded latency and the bandwidth ceiling —
+//! channels × per-channel bandwidth — emerge from the queueing rather than
+//! being looked up. Write-backs and device writes occupy the same channels.
+//! Channel busy time is kept exactly (whole picoseconds plus a remainder in
+//! units of 1 / bandwidth), so N transfers take exactly N × 64 B / bandwidth.
+//!
+//! Simplified: no banks, rows, refresh or read/write turnaround, so the model
+//! reaches 100 % of peak where real parts sustain 70–85 % (params.md §4,
+//! "Sustained efficiency"); requests are served in the order they are
+//! presented, even if a later call carries an earlier `now`. Jacob, Ng &
+//! Wang, *Memory Systems: Cache, DRAM, Disk*, ch. 7–13, for what is left out.
+
+use serde_json::{json, Value};
+
+use crate::engine::stats::{HasStats, StatSink};
+use crate::engine::time::{Ps, PS_PER_S};
+
+use super::cache::{LINE_BYTES, LINE_SHIFT};
+use super::config::DramConfig;
+
+/// Who caused a DRAM transfer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    Core,
+    Device,
+}
+
+/// When a channel becomes free: `ps` + `rem` / bandwidth picoseconds.
+#[derive(Debug, Clone, Copy, Default)]
+struct Channel {
+    free_ps: Ps,
+    free_rem: u64,
+    busy_ps: Ps,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DramCounters {
+    pub bytes_read_core: u64,
+    pub bytes_read_device: u64,
+    pub bytes_written_core: u64,
+    pub bytes_written_device: u64,
+    /// Sum over requests of the time spent waiting for a busy channel (ps).
+    pub queue_wait_ps: u64,
+}
+
+pub struct Dram {
+    channels: Vec<Channel>,
+    bandwidth: u64,
+    /// One line's transfer time: `xfer_ps` + `xfer_rem` / bandwidth.
+    xfer_ps: Ps,
+    xfer_rem: u64,
+    idle_latency_ps: Ps,
+    counters: DramCounters,
+}
+
+impl Dram {
+    /// From a validated config (at least one channel, non-zero bandwidth).
+    pub fn new(cfg: &DramConfig) -> Dram {
+        let bandwidth = cfg.channel_bandwidth_bytes_per_s;
+        assert!(cfg.channels >= 1 && bandwidth > 0, "invalid DRAM config");
+        let num = LINE_BYTES as u128 * PS_PER_S as u128;
+        Dram {
+            channels: vec![Channel::default(); cfg.channels as usize],
+            bandwidth,
+            xfer_ps: (num / bandwidth as u128) as Ps,
+            xfer_rem: (num % bandwidth as u128) as u64,
+            idle_latency_ps: cfg.idle_latency_ps,
+            counters: DramCounters::default(),
+        }
+    }
+
+    pub fn channels(&self) -> usize {
+        self.channels.len()
+    }
+
+    pub fn idle_latency_ps(&self) -> Ps {
+        self.idle_latency_ps
+    }
+
+    /// Channel of a byte address.
+    #[inline]
+    pub fn channel_of(&self, addr: u64) -> usize {
+        ((addr >> LINE_SHIFT) % self.channels.len() as u64) as usize
+    }
+
+    /// Queues one line transfer at `now`; returns the wait for the channel (ps, rounded up).
+    fn occupy(&mut self, addr: u64, now: Ps) -> Ps {
+        let ch = self.channel_of(addr);
+        let (bw, xfer_ps, xfer_rem) = (self.bandwidth, self.xfer_ps, self.xfer_rem);
+        let c = &mut self.channels[ch];
+        let wait = if now > c.free_ps || (now == c.free_ps && c.free_rem == 0) {
+            c.free_ps = now;
+            c.free_rem = 0;
+            0
+        } else {
+            c.free_ps - now + (c.free_rem > 0) as u64
+        };
+        c.free_ps += xfer_ps;
+        c.free_rem += xfer_rem;
+        if c.free_rem >= bw {
+            c.free_rem -= bw;
+            c.free_ps += 1;
+        }
+        c.busy_ps += xfer_ps;
+        self.counters.queue_wait_ps += wait;
+        wait
+    }
+
+    /// Reads one line; returns its latency (idle latency + channel wait).
+    pub fn read(&mut self, addr: u64, now: Ps, agent: Agent) -> Ps {
+        match agent {
+            Agent::Core => self.counters.bytes_read_core += LINE_BYTES,
+            Agent::Device => self.counters.bytes_read_device += LINE_BYTES,
+        }
+        self.idle_latency_ps + self.occupy(addr, now)
+    }
+
+    /// Writes one line; returns the time until it is in DRAM, measured like a read.
+    pub fn write(&mut self, addr: u64, now: Ps, agent: Agent) -> Ps {
+        match agent {
+            Agent::Core => self.counters.bytes_written_core += LINE_BYTES,
+            Agent::Device => self.counters.bytes_written_device += LINE_BYTES,
+        }
+        self.idle_latency_ps + self.occupy(addr, now)
+    }
+
+    /// The time every channel has finished the transfers queued so far (rounded up).
+    pub fn drained_at(&self) -> Ps {
+        self.channels.iter().map(|c| c.free_ps + (c.free_rem > 0) as u64).max().unwrap_or(0)
+    }
+
+    pub fn counters(&self) -> &DramCounters {
+        &self.counters
+    }
+
+    /// Total time channels spent transferring (ps, summed over channels).
+    pub fn busy_ps(&self) -> Ps {
+        self.channels.iter().map(|c| c.busy_ps).sum()
+    }
+
+    pub fn result_json(&self) -> Value {
+        let c = &self.counters;
+        json!({
+            "bytes_read_core": c.bytes_read_core,
+            "bytes_read_device": c.bytes_read_device,
+            "bytes_written_core": c.bytes_written_core,
+            "bytes_written_device": c.bytes_written_device,
+            "queue_wait_ps": c.queue_wait_ps,
+            "busy_ps": self.busy_ps(),
+        })
+    }
+}
+
+impl HasStats for Dram {
+    fn report_stats(&self, s: &mut StatSink<'_>) {
+        let c = &self.counters;
+        s.add("bytes_read_core", c.bytes_read_core as f64, "Byte", "Bytes read from DRAM for core misses");
+        s.add("bytes_read_device", c.bytes_read_device as f64, "Byte", "Bytes read from DRAM for device (DMA) reads");
+        s.add("bytes_written_core", c.bytes_written_core as f64, "Byte", "Bytes written to DRAM: write-backs of core-written lines");
+        s.add(
+            "bytes_written_device",
+            c.bytes_written_device as f64,
+            "Byte",
+            "Bytes written to DRAM: device writes without DCA and write-backs of device-written lines",
+        );
+        s.add("queue_wait_ps", c.queue_wait_ps as f64, "Picosecond", "Summed time requests waited for a busy channel");
+        s.add("busy_ps", self.busy_ps() as f64, "Picosecond", "Summed time channels spent transferring lines");
+    }
+
+    fn reset_stats(&mut self) {
+        self.counters = DramCounters::default();
+        for c in &mut self.channels {
+            c.busy_ps = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dram(channels: u32, bw: u64) -> Dram {
+        Dram::new(&DramConfig { channels, channel_bandwidth_bytes_per_s: bw, idle_latency_ps: 80_000 })
+    }
+
+    #[test]
+    fn idle_request_costs_idle_latency() {
+        let mut d = dram(4, 19_200_000_000);
+        assert_eq!(d.read(0, 1_000, Agent::Core), 80_000);
+        assert_eq!(d.read(64, 1_000, Agent::Core), 80_000, "next line, next channel");
+        assert_eq!(d.counters().bytes_read_core, 128);
+    }
+
+    #[test]
+    fn one_channel_stream_is_exact() {
+        // 64 GB/s: one line per 1000 ps exactly.
+        let n = 100u64;
+        let mut d = dram(1, 64_000_000_000);
+        let lat: Vec<Ps> = (0..n).map(|i| d.read(i * 64, 0, Agent::Core)).collect();
+        assert_eq!(lat[0], 80_000);
+        assert_eq!(*lat.last().unwrap(), 80_000 + (n - 1) * 1_000);
+        assert_eq!(d.drained_at(), n * 1_000, "N lines occupy the channel for N × 64 B / bandwidth");
+        assert_eq!(d.counters().queue_wait_ps, (0..n).map(|i| i * 1_000).sum::<u64>());
+
+        // 19.2 GB/s: 3333.33… ps per line; the remainder is carried, not lost.
+        let mut d = dram(1, 19_200_000_000);
+        let lat: Vec<Ps> = (0..3).map(|i| d.read(i * 64, 0, Agent::Core)).collect();
+        assert_eq!(lat, vec![80_000, 83_334, 86_667]);
+        assert_eq!(d.drained_at(), 10_000);
+        for i in 3..3000 {
+            d.read(i * 64, 0, Agent::Core);
+        }
+        assert_eq!(d.drained_at(), 10_000_000);
+    }
+
+    #[test]
+    fn channels_raise_the_ceiling_proportionally() {
+        let n = 1024u64;
+        let mut drained = vec![];
+        for ch in [1u32, 2, 4] {
+            let mut d = dram(ch, 19_200_000_000);
+            for i in 0..n {
+                d.read(i * 64, 0, Agent::Core);
+            }
+            drained.push(d.drained_at());
+        }
+        // 1024 lines × 3333.33 ps = 3 413 333.3 ps on one channel, halved per doubling.
+        assert_eq!(drained, vec![3_413_334, 1_706_667, 853_334]);
+        // Throughput = bytes / time: 19.2, 38.4, 76.8 GB/s.
+        let gbps: Vec<f64> = drained.iter().map(|&t| (n * 64) as f64 / t as f64 * 1e3).collect();
+        for (g, want) in gbps.iter().zip([19.2, 38.4, 76.8]) {
+            assert!((g - want).abs() < 1e-3, "{g} vs {want}");
+        }
+    }
+
+    #[test]
+    fn loaded_latency_grows_past_the_ceiling() {
+        // 64 GB/s = 1 line/ns. Offering a line every 2 ns never waits;
+        // a line every 0.5 ns waits longer and longer.
+        let mut d = dram(1, 64_000_000_000);
+        let slow: Vec<Ps> = (0..100).map(|i| d.read(i * 64, i * 2_000, Agent::Core)).collect();
+        assert!(slow.iter().all(|&l| l == 80_000));
+        let mut d = dram(1, 64_000_000_000);
+        let fast: Vec<Ps> = (0..100).map(|i| d.read(i * 64, i * 500, Agent::Core)).collect();
+        assert_eq!(fast[99], 80_000 + 99 * 1_000 - 99 * 500);
+    }
+
+    #[test]
+    fn writes_share_the_channel_and_count_per_agent() {
+        let mut d = dram(1, 64_000_000_000);
+        d.write(0, 0, Agent::Device);
+        d.write(64, 0, Agent::Core);
+        assert_eq!(d.read(128, 0, Agent::Device), 82_000);
+        let c = *d.counters();
+        assert_eq!((c.bytes_written_device, c.bytes_written_core, c.bytes_read_device), (64, 64, 64));
+        d.reset_stats();
+        assert_eq!(*d.counters(), DramCounters::default());
+        assert_eq!(d.read(0, 0, Agent::Core), 83_000, "reset keeps the queue");
+    }
+}

@@ -1,0 +1,26 @@
+//! The memory system: per-core L1D and L2, a shared LLC with direct cache
+//! access (DDIO) for device writes, snooping coherence between cores, and
+//! channelled DRAM with queueing (SPEC §2.6).
+//!
+//! [`MemSystem`] is the one entry point: `core_access` for a core's load or
+//! store of one line, `device_write` / `device_read` for DMA. Every call
+//! takes the current time and returns a latency or a completion time, so the
+//! model runs inside any event loop and is unit-tested without one. Counters
+//! come out through `HasStats` and `result_json`.
+//!
+//! Files: `cache` (one set-associative LRU array), `hierarchy` (core
+//! accesses, fills, victims, coherence), `dca` (device accesses), `dram`
+//! (channels and queueing), `config` (parameters and presets), `stats`
+//! (reporting). Read params.md §3–§5 for where the numbers come from.
+
+pub mod cache;
+pub mod config;
+mod dca;
+pub mod dram;
+pub mod hierarchy;
+mod stats;
+
+pub use cache::{lines, Cache, LINE_BYTES};
+pub use config::{CacheConfig, DcaConfig, DramConfig, Inclusion, LlcConfig, MemConfig};
+pub use dram::{Agent, Dram, DramCounters};
+pub use hierarchy::{Access, Level, LevelCounters, MemCounters, MemSystem};
