@@ -483,6 +483,31 @@ mod tests {
     }
 
     #[test]
+    fn addressing_and_completion_boundary_change_the_tlps() {
+        let host = 50_000;
+        // 32-bit addresses: 20 B per request and write.
+        let mut l = link(PcieConfig { addr64: false, ..PcieConfig::gen3_x16() });
+        assert_eq!(l.dma_write(0, 64, Kind::Payload), l.serialization_ps(84) + LAT);
+        // Completions at RCB 64: a 256 B read comes back as four 84 B TLPs.
+        let mut r = link(PcieConfig { cpl_split_at_rcb: true, ..PcieConfig::gen3_x16() });
+        let want = r.serialization_ps(24) + LAT + host + 4 * r.serialization_ps(84) + LAT;
+        assert_eq!(r.dma_read(0, 256, host, Kind::Payload), want);
+        assert_eq!(r.stats(Dir::Down).tlps, 4);
+        // A 1500 B read at MRRS 512 takes three tags; with three, each request of a second read waits.
+        let mut t = link(PcieConfig { read_tags: 3, ..PcieConfig::gen3_x16() });
+        let first = t.dma_read(0, 1500, host, Kind::Payload);
+        assert_eq!(t.read_requests, 3);
+        assert_eq!(t.tags_in_use(0), 3);
+        assert_eq!(t.tags_in_use(first), 0);
+        assert!(t.dma_read(0, 1500, host, Kind::Payload) > first + 2 * LAT + host);
+        assert_eq!(t.tag_stalls, 3);
+        // Nothing to move: no time, no TLPs.
+        assert_eq!(t.dma_write(7, 0, Kind::Payload), 7);
+        assert_eq!(t.dma_read(7, 0, host, Kind::Payload), 7);
+        assert_eq!(t.stats(Dir::Up).tlps, 6);
+    }
+
+    #[test]
     fn doorbell_is_not_held_behind_future_completions() {
         let mut l = link(PcieConfig::gen3_x16());
         l.dma_read(0, 4096, 80_000, Kind::Payload); // completions booked ~480 ns ahead
