@@ -198,7 +198,7 @@ fn check_cache(prefix: &str, size_bytes: u64, ways: u32) -> Result<()> {
     check((1..=64).contains(&ways), &field("ways"), ways, "1..=64")?;
     let way_set_bytes = ways as u64 * LINE_BYTES;
     check(
-        size_bytes > 0 && size_bytes % way_set_bytes == 0,
+        size_bytes > 0 && size_bytes.is_multiple_of(way_set_bytes),
         &field("size_bytes"),
         size_bytes,
         &format!("a positive multiple of ways × 64 B ({way_set_bytes})"),
