@@ -124,6 +124,23 @@ mod tests {
         assert_eq!(m.dram().counters().bytes_read_core, 64);
     }
 
+    /// Acceptance 5 in miniature: without DCA, a stream of 1518 B device writes
+    /// is DRAM-bound, and 1 → 2 → 4 channels halve the time each step.
+    #[test]
+    fn without_dca_channels_set_the_write_ceiling() {
+        let times: Vec<u64> = [1u32, 2, 4]
+            .iter()
+            .map(|&ch| {
+                let mut cfg = no_dca(Inclusion::NonInclusive);
+                cfg.dram.channels = ch;
+                let mut m = sys(&cfg, 1);
+                // 256 frames offered at once: 6144 lines, 6.144 µs of one channel.
+                (0..256u64).map(|i| m.device_write(i * 2048, 1518, 0)).max().unwrap() - 50_000
+            })
+            .collect();
+        assert_eq!(times, vec![6_143_000, 3_071_000, 1_535_000]);
+    }
+
     #[test]
     fn device_write_updates_in_place_and_invalidates_core_copies() {
         for dca in [true, false] {
