@@ -135,10 +135,7 @@ mod tests {
         let mut w = Work::new(Category::Rx);
         w.instr(10).read(0x100).instr(5).write(0x200).instr(3);
         assert_eq!(w.instructions(), 18);
-        assert_eq!(
-            w.accesses(),
-            &[Access { addr: 0x100, write: false, at_instr: 10 }, Access { addr: 0x200, write: true, at_instr: 15 }]
-        );
+        assert_eq!(w.accesses(), &[Access { addr: 0x100, write: false, at_instr: 10 }, Access { addr: 0x200, write: true, at_instr: 15 }]);
         let cap = w.accesses.capacity();
         w.reset(Category::Tx);
         assert_eq!((w.category(), w.instructions(), w.accesses().len()), (Category::Tx, 0, 0));
