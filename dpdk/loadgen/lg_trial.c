@@ -51,8 +51,17 @@ lg_rx_one(struct lg_ctx *c, struct lg_rx_state *rs, struct lg_trial *t,
 	uint64_t tx_tsc;
 	uint32_t seq;
 
-	if (!c->src.tag ||
-	    rte_pktmbuf_data_len(m) < c->src.tag_off + HS_TAG_LEN) {
+	if (!c->src.tag) {
+		/* untagged traffic: count arrivals, nothing to match */
+		if (rs->measuring) {
+			t->rx_packets++;
+			t->rx_bytes += rte_pktmbuf_pkt_len(m) + HS_FCS_LEN;
+		} else {
+			t->unmatched_packets++;
+		}
+		return;
+	}
+	if (rte_pktmbuf_data_len(m) < c->src.tag_off + HS_TAG_LEN) {
 		t->unmatched_packets++;
 		return;
 	}
