@@ -107,7 +107,8 @@ def _ask_memcached(port: int) -> dict[int, list[tuple[int, int, bytes]]]:
 def memcached_port():
     exe = shutil.which("memcached")
     if exe is None:
-        pytest.skip("memcached is not installed (apt-get install memcached)")
+        pytest.fail("memcached is not installed (apt-get install memcached); "
+                    "it is the real peer kvs is checked against")
     port = _free_udp_port()
     proc = subprocess.Popen([exe, "-U", str(port), "-p", "0", "-l",
                              "127.0.0.1", "-u", "root", "-t", "1"],

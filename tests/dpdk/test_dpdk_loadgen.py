@@ -60,6 +60,24 @@ def test_imix_flows_and_tag_layout(dpdk_bin, tmp_path):
     assert run.result["sim"]["seed"] == 7
 
 
+def test_poisson_inter_arrival(dpdk_bin, tmp_path):
+    run, frames = _pcap_loadgen(dpdk_bin, tmp_path, [
+        "--rate", "20kpps", "--duration", "0.5", "--dist", "poisson",
+        "--seed", "3"])
+    stamps = [_tag(f)[3] for f in frames]
+    gaps = [b - a for a, b in zip(stamps, stamps[1:])]
+    mean = sum(gaps) / len(gaps)
+    std = (sum((g - mean) ** 2 for g in gaps) / len(gaps)) ** 0.5
+    assert abs(len(frames) - 10000) < 600
+    assert 40e3 < mean < 60e3                   # 50 us at 20 kpps
+    # exponential gaps, unlike constant ones, spread widely
+    # (exponential: 9.5 % of gaps below mean/10, 13.5 % above 2 x mean);
+    # scheduling noise on a busy machine only widens the spread
+    assert std / mean > 0.6
+    assert sum(g < 0.1 * mean for g in gaps) > 0.05 * len(gaps)
+    assert 0.07 < sum(g > 2 * mean for g in gaps) / len(gaps) < 0.3
+
+
 def test_trace_replay_keeps_frames_and_timing(dpdk_bin, tmp_path):
     trace = []
     for i in range(40):
