@@ -77,8 +77,11 @@ def test_rxptx_spends_the_processing_time(dpdk_bin, tmp_path):
     spin = run.result["rxptx"]["proc_cycles"]
     assert spin == round(20000e-9 * cyc["tsc_hz"]) or \
         abs(spin - 20000e-9 * cyc["tsc_hz"]) <= 1
-    # every packet costs at least its spin, and not wildly more
-    assert spin <= cyc["cycles_per_packet"] < 3 * spin
+    # Every packet costs at least its spin, and not several spins (a spin
+    # per burst would break the first bound, one per retry the second).
+    # The bound is loose: on a loaded 2-core machine preemption mid-poll
+    # has been seen to add about twice the spin.
+    assert spin <= cyc["cycles_per_packet"] < 6 * spin
 
 
 def test_kvs_answers_a_request_pcap(dpdk_bin, tmp_path):
