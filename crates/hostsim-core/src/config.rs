@@ -30,6 +30,9 @@ pub struct SimConfig {
     pub loadgen: LoadgenConfig,
     #[serde(default)]
     pub reflector: ReflectorConfig,
+    /// The simulated host, for every application but `reflector`.
+    #[serde(default)]
+    pub host: Option<crate::host::HostConfig>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -175,6 +178,7 @@ impl Default for SimConfig {
             link: LinkConfig { rate_bps: 100_000_000_000, propagation_ps: 1_000_000 },
             loadgen: LoadgenConfig::default(),
             reflector: ReflectorConfig::default(),
+            host: None,
         }
     }
 }
@@ -216,7 +220,7 @@ impl Default for ReflectorConfig {
     }
 }
 
-pub const APPS: &[&str] = &["reflector"];
+pub const APPS: &[&str] = &["reflector", "testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd"];
 
 fn check(ok: bool, field: &str, value: impl ToString, allowed: &str) -> Result<()> {
     if ok {
@@ -237,6 +241,12 @@ impl SimConfig {
     /// Checks every field against its allowed range.
     pub fn validate(&self) -> Result<()> {
         check(APPS.contains(&self.app.as_str()), "app", &self.app, &format!("one of {}", APPS.join(", ")))?;
+        if self.app != "reflector" {
+            match &self.host {
+                Some(h) => h.validate()?,
+                None => check(false, "host", "none", &format!("a host config for app {}", self.app))?,
+            }
+        }
         let s = &self.sim;
         check(s.duration_ps > 0, "sim.duration", s.duration_ps, "> 0")?;
         check(s.warmup_ps < s.duration_ps, "sim.warmup", s.warmup_ps, "< sim.duration")?;

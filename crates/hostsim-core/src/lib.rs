@@ -12,6 +12,7 @@ pub mod dev;
 pub mod engine;
 pub mod error;
 pub mod framebuf;
+pub mod host;
 pub mod link;
 pub mod loadgen;
 pub mod mem;

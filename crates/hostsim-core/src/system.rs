@@ -20,6 +20,7 @@ use crate::dev::reflector::{Arrival, Reflector};
 use crate::engine::stats::{HasStats, Stat, StatSink};
 use crate::engine::time::{ps_to_s, Ps};
 use crate::engine::EventQueue;
+use crate::host::{Host, HostEvent};
 use crate::error::Result;
 use crate::framebuf::{FrameId, FramePool};
 use crate::link::Link;
@@ -39,6 +40,14 @@ enum Event {
     ReflectorDone,
     /// Warm-up ends: reset statistics.
     WarmupEnd,
+    /// An event of the simulated host.
+    Host(HostEvent),
+}
+
+/// The device under test.
+pub enum Dut {
+    Reflector(Reflector),
+    Host(Box<Host>),
 }
 
 pub struct System {
@@ -47,7 +56,7 @@ pub struct System {
     pool: FramePool,
     links: [Link; 2],
     pub loadgen: Loadgen,
-    pub reflector: Reflector,
+    pub dut: Dut,
     out: Vec<FrameId>,
 }
 
@@ -63,7 +72,10 @@ impl System {
             pool,
             links: [link(), link()],
             loadgen,
-            reflector: Reflector::new(&cfg.reflector, cfg.seed),
+            dut: match &cfg.host {
+                Some(h) if cfg.app != "reflector" => Dut::Host(Box::new(Host::new(cfg, h)?)),
+                _ => Dut::Reflector(Reflector::new(&cfg.reflector, cfg.seed)),
+            },
             out: Vec::with_capacity(2),
         })
     }
@@ -76,6 +88,7 @@ impl System {
         if self.cfg.sim.warmup_ps > 0 {
             self.q.schedule(self.cfg.sim.warmup_ps, Event::WarmupEnd);
         }
+        self.drain_host();
         let limit = self.cfg.sim.duration_ps.saturating_add(self.cfg.sim.drain_ps).saturating_add(2 * self.cfg.link.propagation_ps);
         while let Some((now, ev)) = self.q.pop_until(limit) {
             self.dispatch(now, ev);
@@ -101,16 +114,25 @@ impl System {
                     self.q.schedule(t, Event::LinkArrival(dir));
                 }
                 if dir == TO_DUT {
-                    if let Arrival::Serving(done) = self.reflector.arrive(&mut self.pool, id, now) {
-                        self.q.schedule(done, Event::ReflectorDone);
+                    match &mut self.dut {
+                        Dut::Reflector(r) => {
+                            if let Arrival::Serving(done) = r.arrive(&mut self.pool, id, now) {
+                                self.q.schedule(done, Event::ReflectorDone);
+                            }
+                        }
+                        Dut::Host(h) => {
+                            h.frame_arrival(&mut self.pool, id, now);
+                            self.drain_host();
+                        }
                     }
                 } else {
                     self.loadgen.receive(&mut self.pool, id, now);
                 }
             }
             Event::ReflectorDone => {
+                let Dut::Reflector(r) = &mut self.dut else { return };
                 let mut out = std::mem::take(&mut self.out);
-                let next = self.reflector.complete(&mut self.pool, now, &mut out);
+                let next = r.complete(&mut self.pool, now, &mut out);
                 for id in out.drain(..) {
                     self.send(TO_GEN, now, id);
                 }
@@ -120,6 +142,30 @@ impl System {
                 }
             }
             Event::WarmupEnd => self.reset_stats(),
+            Event::Host(ev) => {
+                if let Dut::Host(h) = &mut self.dut {
+                    h.handle(now, ev, &mut self.pool);
+                    self.drain_host();
+                }
+            }
+        }
+    }
+
+    /// Queues what the host produced: its events, frames for the wire, frames it consumed.
+    #[inline]
+    fn drain_host(&mut self) {
+        let Dut::Host(h) = &mut self.dut else { return };
+        for (t, ev) in h.out_events.drain(..) {
+            self.q.schedule(t, Event::Host(ev));
+        }
+        for (t, id) in h.out_frames.drain(..) {
+            let sent = self.links[TO_GEN].send(t, id, self.pool.frame_bytes(id));
+            if sent.is_head {
+                self.q.schedule(sent.arrival, Event::LinkArrival(TO_GEN));
+            }
+        }
+        for (t, id) in h.consumed.drain(..) {
+            self.loadgen.consume(&mut self.pool, id, t);
         }
     }
 
@@ -133,7 +179,10 @@ impl System {
 
     fn reset_stats(&mut self) {
         self.loadgen.reset_stats();
-        self.reflector.reset_stats();
+        match &mut self.dut {
+            Dut::Reflector(r) => r.reset_stats(),
+            Dut::Host(h) => h.reset_stats(),
+        }
         self.links.iter_mut().for_each(|l| l.reset_stats());
     }
 
@@ -143,7 +192,10 @@ impl System {
         let mut root = StatSink::new(&mut v);
         let mut sys = root.scope("system");
         self.loadgen.report_stats(&mut sys.scope("loadgen"));
-        self.reflector.report_stats(&mut sys.scope("reflector"));
+        match &self.dut {
+            Dut::Reflector(r) => r.report_stats(&mut sys.scope("reflector")),
+            Dut::Host(h) => h.report_stats(&mut sys.scope("host")),
+        }
         self.links[TO_DUT].report_stats(&mut sys.scope("link_to_dut"));
         self.links[TO_GEN].report_stats(&mut sys.scope("link_to_gen"));
         v
@@ -178,9 +230,9 @@ pub fn run(cfg: &SimConfig) -> Result<Value> {
     }
     let stats = sys.stats();
     let total_tx = sys.loadgen.total_tx;
-    Ok(json!({
+    let window_ps = cfg.sim.duration_ps - cfg.sim.warmup_ps;
+    let mut out = json!({
         "loadgen": sys.loadgen.result_json(),
-        "reflector": sys.reflector.result_json(),
         "capture": {"tx_frames": cap_tx, "rx_frames": cap_rx},
         "sim": {
             "simulated_ps": end,
@@ -195,5 +247,14 @@ pub fn run(cfg: &SimConfig) -> Result<Value> {
         },
         "stats": stats,
         "warnings": warnings,
-    }))
+    });
+    match &sys.dut {
+        Dut::Reflector(r) => out["reflector"] = r.result_json(),
+        Dut::Host(h) => {
+            if let (Value::Object(o), Value::Object(parts)) = (&mut out, h.result_json(window_ps)) {
+                o.extend(parts);
+            }
+        }
+    }
+    Ok(out)
 }

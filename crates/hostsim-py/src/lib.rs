@@ -46,6 +46,20 @@ fn validate(config_json: &str) -> PyResult<()> {
     hostsim_core::config::SimConfig::from_json(config_json).map(|_| ()).map_err(to_py_err)
 }
 
+/// The resolved host config of a named preset, as JSON; raises `ValueError`
+/// for a preset without a host model.
+#[pyfunction]
+fn host_preset(name: &str) -> PyResult<String> {
+    let cfg = hostsim_core::host::HostConfig::preset(name).map_err(to_py_err)?;
+    serde_json::to_string(&cfg).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// Names of the presets that have a host model.
+#[pyfunction]
+fn host_presets() -> Vec<&'static str> {
+    hostsim_core::host::config::HOST_PRESETS.to_vec()
+}
+
 /// The core's version string.
 #[pyfunction]
 fn version() -> &'static str {
@@ -57,6 +71,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(host_preset, m)?)?;
+    m.add_function(wrap_pyfunction!(host_presets, m)?)?;
     m.add("__version__", hostsim_core::VERSION)?;
     Ok(())
 }

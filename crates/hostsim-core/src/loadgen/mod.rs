@@ -117,11 +117,18 @@ impl Loadgen {
     /// A frame came back at `now`; the generator frees it after measuring.
     #[inline]
     pub fn receive(&mut self, pool: &mut FramePool, id: FrameId, now: Ps) {
+        if let Some(c) = self.capture_rx.as_mut() {
+            c.write(now, pool.data(id));
+        }
+        self.consume(pool, id, now);
+    }
+
+    /// A frame reached its end at `now` without coming back (an application
+    /// that drops what it receives): measured as delivered, not captured.
+    #[inline]
+    pub fn consume(&mut self, pool: &mut FramePool, id: FrameId, now: Ps) {
         self.total_rx += 1;
         let data = pool.data(id);
-        if let Some(c) = self.capture_rx.as_mut() {
-            c.write(now, data);
-        }
         let off = self.builder.tag_offset();
         match data.get(off..).map(tag::Repr::parse) {
             Some(Ok(t)) => match self.widen(t.seq) {

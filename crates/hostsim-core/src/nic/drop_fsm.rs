@@ -4,10 +4,13 @@
 //! A frame dropped at the FIFO is a **TxDrop** if the TX ring is full, or was
 //! full in the chain of back-pressure that led here (the core stalled on a
 //! full TX ring, so the RX ring filled, so the FIFO overflowed); a
-//! **CoreDrop** if the RX ring is full (software is not refilling it fast
-//! enough); otherwise a **DmaDrop** (the DMA path could not drain the FIFO).
-//! The chain is remembered until the RX ring has room again with the TX ring
-//! not full. One FSM per NIC port — not global, unlike gem5's model.
+//! **CoreDrop** if the RX ring is full, or was full since the FIFO last had
+//! room (software did not refill it fast enough, and the backlog it left has
+//! not drained — while it drains, the DMA engine briefly has descriptors
+//! again, but the overflow is still the core's); otherwise a **DmaDrop**
+//! (both rings had room all along: the DMA path could not drain the FIFO).
+//! An episode ends at an arrival that finds room in the FIFO with both rings
+//! free. One FSM per NIC port — not global, unlike gem5's model.
 
 use crate::engine::stats::{HasStats, StatSink};
 
@@ -20,10 +23,12 @@ pub enum DropCause {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum State {
-    /// No back-pressure from the transmit side.
+    /// No back-pressure from software.
     #[default]
     Normal,
-    /// The TX ring was full and the RX ring has not drained since.
+    /// The RX ring was full during this overflow episode.
+    CoreChain,
+    /// The TX ring was full during this episode.
     TxChain,
 }
 
@@ -40,20 +45,20 @@ impl DropFsm {
     /// (`fifo_full`), classifies and counts the drop.
     #[inline]
     pub fn on_arrival(&mut self, fifo_full: bool, rx_ring_full: bool, tx_ring_full: bool) -> Option<DropCause> {
-        self.state = match (self.state, tx_ring_full, rx_ring_full) {
-            (_, true, _) => State::TxChain,
-            (State::TxChain, false, true) => State::TxChain,
-            _ => State::Normal,
+        self.state = match (self.state, tx_ring_full, rx_ring_full, fifo_full) {
+            (_, true, _, _) => State::TxChain,
+            (State::TxChain, false, true, _) => State::TxChain,
+            (_, false, true, _) => State::CoreChain,
+            (_, false, false, false) => State::Normal,
+            (s, false, false, true) => s,
         };
         if !fifo_full {
             return None;
         }
-        let cause = if self.state == State::TxChain {
-            DropCause::Tx
-        } else if rx_ring_full {
-            DropCause::Core
-        } else {
-            DropCause::Dma
+        let cause = match self.state {
+            State::TxChain => DropCause::Tx,
+            State::CoreChain => DropCause::Core,
+            State::Normal => DropCause::Dma,
         };
         match cause {
             DropCause::Dma => self.dma += 1,
@@ -105,5 +110,16 @@ mod tests {
         // RX ring drained: chain over; a later full RX ring is the core's fault.
         f.on_arrival(false, false, false);
         assert_eq!(f.on_arrival(true, true, false), Some(DropCause::Core));
+    }
+
+    #[test]
+    fn core_episode_lasts_while_the_fifo_stays_full() {
+        let mut f = DropFsm::default();
+        assert_eq!(f.on_arrival(true, true, false), Some(DropCause::Core));
+        // Software refilled: the ring has room, but the backlog still overflows.
+        assert_eq!(f.on_arrival(true, false, false), Some(DropCause::Core));
+        // The FIFO had room with both rings free: a new overflow is the DMA path's.
+        assert_eq!(f.on_arrival(false, false, false), None);
+        assert_eq!(f.on_arrival(true, false, false), Some(DropCause::Dma));
     }
 }

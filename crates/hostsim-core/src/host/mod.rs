@@ -1,0 +1,629 @@
+//! A simulated host (SPEC 2.4–2.8): one NIC port with one RX/TX queue pair,
+//! PCIe, the memory system with DCA, one core running a poll-mode driver and
+//! an application, run to completion.
+//!
+//! ```text
+//! wire ─▶ RX FIFO ─▶ DMA engine ──PCIe──▶ mbuf (mem/DCA) ─▶ descriptor write-back
+//!                       ▲ descriptor prefetch ◀── RX ring ◀── refill + tail doorbell ◀─┐
+//!                                                                                      │ core: rx_burst,
+//! wire ◀─ link queue ◀─ payload DMA read ◀─ TX descriptor fetch ◀── tail doorbell ◀────┤ app, tx_burst
+//!                        └─▶ completion write-back (every tx_rs_thresh) ──▶ tx_free ───┘
+//! ```
+//!
+//! The NIC and the DMA engine are event driven; the core runs one loop
+//! iteration (rx_burst, the application on each packet, tx_burst) per event,
+//! its timing from the core model over the memory accesses each step makes at
+//! real simulated addresses. The driver's state is read at the start of the
+//! iteration; the memory system sees its accesses at their issue times.
+//!
+//! Simplified: the TX FIFO is the link's queue, unbounded (payload reads are
+//! limited by PCIe read tags, not FIFO space); one DMA write engine handles
+//! frames in order; an idle core skips its empty polls arithmetically (same
+//! cost and phase as polling) until the next write-back can be seen.
+
+pub mod app;
+pub mod config;
+pub mod rings;
+
+use serde_json::{json, Value};
+
+use crate::config::SimConfig;
+use crate::cpu::{AccessCost, Category, Core, MemPort, Work};
+use crate::engine::stats::{HasStats, StatSink};
+use crate::engine::time::{Ps, PS_PER_S};
+use crate::error::{Error, Result};
+use crate::framebuf::{FrameId, FramePool};
+use crate::mem::{Level, MemSystem};
+use crate::nic::config::DESC_BYTES;
+use crate::nic::{DropFsm, RxDescCache, RxFifo};
+use crate::pcie::{Kind, PcieLink};
+use crate::stack::pmd::Mempool;
+use crate::wire::ethernet::{parse_mac, Mac, FCS_LEN};
+use app::AppKind;
+pub use config::HostConfig;
+use rings::{RxRing, Slot, TxRing};
+
+/// Simulated physical addresses of the driver's structures.
+const RX_RING_BASE: u64 = 0x1000_0000;
+const TX_RING_BASE: u64 = 0x1010_0000;
+const MEMPOOL_BASE: u64 = 0x2000_0000;
+const CORE: usize = 0;
+
+/// The host's own events; the system builder queues them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostEvent {
+    /// The RX DMA engine may take the next frame from the FIFO.
+    RxDma,
+    /// A prefetch of RX descriptors arrived.
+    RxDescFetched(u64),
+    /// RX descriptors up to this position are written back (visible to software).
+    RxWbDone(u64),
+    /// The RX write-back timer fires.
+    RxWbTimer,
+    /// An RX tail doorbell reaches the NIC.
+    RxDoorbell(u64),
+    /// The core runs one loop iteration.
+    CoreLoop,
+    /// A TX tail doorbell reaches the NIC.
+    TxDoorbell(u64),
+    /// TX descriptors up to this position arrived at the NIC.
+    TxDescFetched(u64),
+    /// TX descriptors up to this position are written back as done.
+    TxWbDone(u64),
+}
+
+impl MemPort for MemSystem {
+    #[inline]
+    fn access(&mut self, core: usize, addr: u64, write: bool, now: Ps) -> AccessCost {
+        let a = self.core_access(core, addr, write, now);
+        AccessCost { latency_ps: a.latency_ps, l1_hit: a.level == Level::L1 }
+    }
+}
+
+/// NIC and driver counters, named as DPDK's xstats name them.
+#[derive(Debug, Default, Clone)]
+struct Counters {
+    rx_packets: u64,
+    rx_bytes: u64,
+    rx_missed_errors: u64,
+    rx_nombuf: u64,
+    tx_packets: u64,
+    tx_bytes: u64,
+    /// Packets the application could not transmit because the TX ring was full.
+    tx_ring_full_drops: u64,
+    /// Packets consumed by the application (rxonly, touchdrop).
+    app_consumed: u64,
+    empty_polls: u64,
+    /// XOR of the touch digests of every packet read whole (touchfwd, touchdrop).
+    touch_digest: u64,
+    /// rx_burst calls by number of packets returned.
+    burst_hist: Vec<u64>,
+}
+
+pub struct Host {
+    cfg: HostConfig,
+    app: AppKind,
+    port_mac: Mac,
+    peer_mac: Mac,
+    pub core: Core,
+    pub mem: MemSystem,
+    pub pcie: PcieLink,
+    pool: Mempool,
+    // NIC receive side
+    fifo: RxFifo,
+    desc: RxDescCache,
+    fsm: DropFsm,
+    dma_free_at: Ps,
+    dma_scheduled: bool,
+    wb_timer_armed: bool,
+    /// Write-backs scheduled but not yet visible (earliest first).
+    wb_pending: std::collections::VecDeque<Ps>,
+    // NIC transmit side
+    nic_tx_tail: u64,
+    tx_fetched: u64,
+    tx_fetch_busy: bool,
+    /// TX descriptors whose frames the NIC has started to read.
+    tx_sent: u64,
+    tx_last_ready: Ps,
+    // driver
+    rx: RxRing,
+    tx: TxRing,
+    tx_ring_full: bool,
+    core_sleeping: bool,
+    poll_ps: Ps,
+    work: Work,
+    mbufs: Vec<u32>,
+    touched: Vec<u64>,
+    batch: Vec<Slot>,
+    counters: Counters,
+    /// Events to queue, frames to put on the wire, frames the application consumed.
+    pub out_events: Vec<(Ps, HostEvent)>,
+    pub out_frames: Vec<(Ps, FrameId)>,
+    pub consumed: Vec<(Ps, FrameId)>,
+}
+
+impl Host {
+    pub fn new(sim: &SimConfig, cfg: &HostConfig) -> Result<Host> {
+        cfg.validate()?;
+        let app = AppKind::from_config(&sim.app, &cfg.app)?;
+        let core = Core::new(CORE, &cfg.cpu)?;
+        let cycle_ps = PS_PER_S / cfg.cpu.freq_hz.max(1);
+        let mem = MemSystem::new(&cfg.mem, 1, &[cycle_ps])?;
+        let pcie = PcieLink::new(&cfg.pcie)?;
+        let p = &cfg.pmd;
+        let mut pool = Mempool::new(&p.mempool, 1, MEMPOOL_BASE);
+        let max_frame = crate::config::MAX_FRAME_BYTES as u64 - FCS_LEN as u64;
+        if pool.data_room() < max_frame.min(sim.min_frame_bytes() as u64) {
+            return Err(Error::Config(crate::error::ConfigError::new("pmd.mempool.buf_bytes", p.mempool.buf_bytes.to_string(), "room for the largest frame")));
+        }
+        // The driver arms every RX slot at start (rte_eth_dev_start).
+        let (mut mbufs, mut touched) = (Vec::new(), Vec::new());
+        if !pool.get_bulk(CORE, p.rxd as usize, &mut mbufs, &mut touched) {
+            return Err(crate::error::ConfigError::new("pmd.mempool.mbufs", p.mempool.mbufs.to_string(), "enough mbufs to fill the RX ring").into());
+        }
+        let rx = RxRing::new(RX_RING_BASE, p.rxd, &mbufs);
+        let n = &cfg.nic;
+        let desc = RxDescCache::new(p.rxd, n.rx_desc_cache, n.rx_prefetch_threshold, n.rx_wb_threshold, rx.tail());
+        let mac = |s: &str| parse_mac(s).unwrap_or_default();
+        let mut h = Host {
+            cfg: cfg.clone(),
+            app,
+            port_mac: mac(&sim.loadgen.dst_mac),
+            peer_mac: mac(&sim.loadgen.src_mac),
+            core,
+            mem,
+            pcie,
+            pool,
+            fifo: RxFifo::new(n.rx_fifo_bytes),
+            desc,
+            fsm: DropFsm::default(),
+            dma_free_at: 0,
+            dma_scheduled: false,
+            wb_timer_armed: false,
+            wb_pending: Default::default(),
+            nic_tx_tail: 0,
+            tx_fetched: 0,
+            tx_fetch_busy: false,
+            tx_sent: 0,
+            tx_last_ready: 0,
+            rx,
+            tx: TxRing::new(TX_RING_BASE, p.txd),
+            tx_ring_full: false,
+            core_sleeping: false,
+            poll_ps: 1,
+            work: Work::with_capacity(Category::Rx, 4096),
+            mbufs: Vec::with_capacity(p.burst as usize),
+            touched: Vec::with_capacity(256),
+            batch: Vec::with_capacity(p.burst as usize),
+            counters: Counters { burst_hist: vec![0; p.burst as usize + 1], ..Default::default() },
+            out_events: Vec::with_capacity(16),
+            out_frames: Vec::with_capacity(p.burst as usize),
+            consumed: Vec::with_capacity(p.burst as usize),
+        };
+        h.prefetch_rx_descs(0);
+        h.out_events.push((0, HostEvent::CoreLoop));
+        Ok(h)
+    }
+
+    #[inline]
+    fn schedule(&mut self, t: Ps, ev: HostEvent) {
+        self.out_events.push((t, ev));
+    }
+
+    /// A frame arrived whole from the wire at `now`.
+    pub fn frame_arrival(&mut self, pool: &mut FramePool, id: FrameId, now: Ps) {
+        let bytes = pool.frame_bytes(id);
+        let fits = self.fifo.fits(bytes);
+        if self.fsm.on_arrival(!fits, self.desc.ring_full(), self.tx_ring_full).is_some() {
+            self.counters.rx_missed_errors += 1;
+            pool.free(id);
+            return;
+        }
+        self.fifo.push(id, bytes);
+        self.kick_rx_dma(now);
+    }
+
+    fn kick_rx_dma(&mut self, now: Ps) {
+        if !self.dma_scheduled && !self.fifo.is_empty() {
+            self.dma_scheduled = true;
+            self.schedule(now.max(self.dma_free_at), HostEvent::RxDma);
+        }
+    }
+
+    pub fn handle(&mut self, now: Ps, ev: HostEvent, pool: &mut FramePool) {
+        match ev {
+            HostEvent::RxDma => self.rx_dma(now),
+            HostEvent::RxDescFetched(n) => {
+                self.desc.prefetch_done(n);
+                self.prefetch_rx_descs(now);
+                self.kick_rx_dma(now);
+            }
+            HostEvent::RxWbDone(upto) => {
+                self.rx.done = self.rx.done.max(upto);
+                self.wb_pending.pop_front();
+            }
+            HostEvent::RxWbTimer => self.rx_wb_timer(now),
+            HostEvent::RxDoorbell(tail) => {
+                self.desc.doorbell(tail);
+                self.prefetch_rx_descs(now);
+                self.kick_rx_dma(now);
+            }
+            HostEvent::CoreLoop => self.core_loop(now, pool),
+            HostEvent::TxDoorbell(tail) => {
+                self.nic_tx_tail = self.nic_tx_tail.max(tail);
+                self.fetch_tx_descs(now);
+            }
+            HostEvent::TxDescFetched(upto) => self.tx_descs_arrived(now, upto, pool),
+            HostEvent::TxWbDone(upto) => self.tx.done = self.tx.done.max(upto),
+        }
+    }
+
+    /// Time the host needs to answer a device read of [addr, addr+len) that
+    /// reaches it at `at`.
+    fn host_read_time(&mut self, addr: u64, len: u32, at: Ps) -> Ps {
+        self.mem.device_read(addr, len, at).saturating_sub(at)
+    }
+
+    /// Reads `n` descriptors from `pos` of a ring (two pieces if it wraps).
+    fn ring_read_time(&mut self, base_pos_addr: impl Fn(u64) -> u64, ring: u64, pos: u64, n: u64, at: Ps) -> Ps {
+        let first = (ring - pos % ring).min(n);
+        let mut t = self.host_read_time(base_pos_addr(pos), (first * DESC_BYTES) as u32, at);
+        if n > first {
+            t = t.max(self.host_read_time(base_pos_addr(pos + first), ((n - first) * DESC_BYTES) as u32, at));
+        }
+        t
+    }
+
+    fn prefetch_rx_descs(&mut self, now: Ps) {
+        let Some((first, n)) = self.desc.start_prefetch() else { return };
+        let at = now + self.cfg.pcie.latency_ps;
+        let base = self.rx.base;
+        let ring = self.cfg.pmd.rxd as u64;
+        let host = self.ring_read_time(|p| base + (p % ring) * DESC_BYTES, ring, first, n, at);
+        let done = self.pcie.dma_read(now, (n * DESC_BYTES) as u32, host, Kind::Descriptor);
+        self.schedule(done, HostEvent::RxDescFetched(n));
+    }
+
+    /// The DMA engine moves the FIFO's head frame into its mbuf.
+    fn rx_dma(&mut self, now: Ps) {
+        self.dma_scheduled = false;
+        let Some((id, bytes)) = self.fifo.head() else { return };
+        let Some(pos) = self.desc.take() else {
+            // No descriptor: wait for a prefetch or a doorbell to kick the engine.
+            self.prefetch_rx_descs(now);
+            return;
+        };
+        self.fifo.pop();
+        let slot = self.rx.slot(pos);
+        self.rx.slots[slot].frame = id;
+        let len = bytes - FCS_LEN as u32;
+        let addr = self.pool.data_addr(self.rx.slots[slot].mbuf);
+        let arrive = self.pcie.dma_write(now, len, Kind::Payload);
+        let visible = self.mem.device_write(addr, len, arrive);
+        self.dma_free_at = arrive.saturating_sub(self.cfg.pcie.latency_ps).max(now);
+        self.counters.rx_packets += 1;
+        self.counters.rx_bytes += bytes as u64;
+        if let Some((first, n)) = self.desc.complete(now) {
+            self.write_back_rx(now, first, n, visible);
+        } else if !self.wb_timer_armed {
+            if let Some(t) = self.desc.wb_deadline(self.cfg.nic.rx_wb_timer_ps) {
+                self.wb_timer_armed = true;
+                self.schedule(t, HostEvent::RxWbTimer);
+            }
+        }
+        self.prefetch_rx_descs(now);
+        self.kick_rx_dma(now);
+    }
+
+    fn write_back_rx(&mut self, now: Ps, first: u64, n: u64, data_visible: Ps) {
+        let arrive = self.pcie.dma_write(now, (n * DESC_BYTES) as u32, Kind::Descriptor);
+        let ring = self.cfg.pmd.rxd as u64;
+        let head = (ring - first % ring).min(n);
+        let mut visible = self.mem.device_write(self.rx.desc_addr(first), (head * DESC_BYTES) as u32, arrive);
+        if n > head {
+            visible = visible.max(self.mem.device_write(self.rx.desc_addr(first + head), ((n - head) * DESC_BYTES) as u32, arrive));
+        }
+        let t = visible.max(data_visible);
+        self.wb_pending.push_back(t);
+        self.schedule(t, HostEvent::RxWbDone(first + n));
+        if self.core_sleeping {
+            self.wake_core(t);
+        }
+    }
+
+    fn rx_wb_timer(&mut self, now: Ps) {
+        self.wb_timer_armed = false;
+        match self.desc.wb_deadline(self.cfg.nic.rx_wb_timer_ps) {
+            Some(t) if t <= now => {
+                if let Some((first, n)) = self.desc.start_writeback() {
+                    self.write_back_rx(now, first, n, now);
+                }
+            }
+            Some(t) => {
+                self.wb_timer_armed = true;
+                self.schedule(t, HostEvent::RxWbTimer);
+            }
+            None => {}
+        }
+    }
+
+    /// Wakes a sleeping core at the first poll boundary at or after `t`,
+    /// charging the polls it skipped as idle.
+    fn wake_core(&mut self, t: Ps) {
+        self.core_sleeping = false;
+        let now = self.core.now();
+        let polls = t.saturating_sub(now).div_ceil(self.poll_ps);
+        self.counters.empty_polls += polls;
+        let wake = now + polls * self.poll_ps;
+        self.core.idle_until(wake);
+        self.schedule(wake, HostEvent::CoreLoop);
+    }
+
+    fn core_loop(&mut self, now: Ps, pool: &mut FramePool) {
+        self.core.idle_until(now);
+        let burst = self.cfg.pmd.burst as u64;
+        let n = self.rx.ready().min(burst) as usize;
+        if n == 0 {
+            self.empty_poll();
+            return;
+        }
+        let c = self.cfg.pmd.costs.clone();
+        // rx_burst: read the written-back descriptors and the mbuf headers.
+        self.work.reset(Category::Rx).instr(c.rx_burst_instr as u64);
+        self.batch.clear();
+        for i in 0..n as u64 {
+            let pos = self.rx.next + i;
+            let s = self.rx.slots[self.rx.slot(pos)];
+            self.work.read(self.rx.desc_addr(pos)).instr(c.rx_pkt_instr as u64).write(self.pool.mbuf_addr(s.mbuf));
+            self.batch.push(s);
+        }
+        self.core.exec(&self.work, &mut self.mem);
+        // Refill the slots with fresh mbufs.
+        self.mbufs.clear();
+        self.touched.clear();
+        if !self.pool.get_bulk(CORE, n, &mut self.mbufs, &mut self.touched) {
+            self.counters.rx_nombuf += 1;
+            self.empty_poll();
+            return;
+        }
+        self.exec_touched(Category::Mempool, n as u64 * c.mempool_instr as u64);
+        self.work.reset(Category::Rx);
+        for i in 0..n {
+            let pos = self.rx.next + i as u64;
+            let slot = self.rx.slot(pos);
+            self.rx.slots[slot].mbuf = self.mbufs[i];
+            self.work.instr(c.refill_instr as u64).write(self.rx.desc_addr(pos));
+        }
+        self.core.exec(&self.work, &mut self.mem);
+        self.rx.next += n as u64;
+        self.rx.hold += n as u32;
+        self.counters.burst_hist[n] += 1;
+        self.core.account_mut().add_packets(n as u64);
+        self.run_app(pool);
+        if self.rx.hold > self.cfg.pmd.rx_free_thresh {
+            self.rx.hold = 0;
+            let t = self.pcie.mmio_write(self.core.now(), 4);
+            self.schedule(t, HostEvent::RxDoorbell(self.rx.tail()));
+        }
+        self.schedule(self.core.now(), HostEvent::CoreLoop);
+    }
+
+    fn empty_poll(&mut self) {
+        let addr = self.rx.desc_addr(self.rx.next);
+        let before = self.core.now();
+        let after = self.core.empty_poll(self.cfg.pmd.costs.empty_poll_instr as u64, addr, &mut self.mem);
+        self.poll_ps = (after - before).max(1);
+        self.counters.empty_polls += 1;
+        match self.wb_pending.front().copied() {
+            // A write-back is on its way: poll until it is visible.
+            Some(t) => {
+                let polls = t.saturating_sub(after) / self.poll_ps;
+                self.counters.empty_polls += polls;
+                let resume = self.core.idle_until(after + polls * self.poll_ps);
+                self.schedule(resume, HostEvent::CoreLoop);
+            }
+            // Nothing in flight: sleep until a write-back is issued.
+            None => self.core_sleeping = true,
+        }
+    }
+
+    /// Charges the mempool's touched addresses as one work unit.
+    fn exec_touched(&mut self, cat: Category, instr: u64) {
+        self.work.reset(cat).instr(instr);
+        for &a in &self.touched {
+            self.work.write(a);
+        }
+        self.core.exec(&self.work, &mut self.mem);
+    }
+
+    /// The application on the received batch, then tx_burst or free.
+    fn run_app(&mut self, pool: &mut FramePool) {
+        let c = self.cfg.pmd.costs.clone();
+        self.work.reset(Category::App);
+        let batch = std::mem::take(&mut self.batch);
+        for s in &batch {
+            self.counters.touch_digest ^= app::process(self.app, &c, &mut self.work, self.pool.data_addr(s.mbuf), pool.data_mut(s.frame), self.port_mac, self.peer_mac);
+        }
+        self.core.exec(&self.work, &mut self.mem);
+        if let AppKind::RxpTx { proc_time_ps } = self.app {
+            self.core.spin_ps(proc_time_ps * batch.len() as u64);
+        }
+        if self.app.forwards() {
+            self.tx_burst(&batch, pool);
+        } else {
+            let t = self.core.now();
+            self.counters.app_consumed += batch.len() as u64;
+            self.consumed.extend(batch.iter().map(|s| (t, s.frame)));
+            self.free_mbufs(batch.iter().map(|s| s.mbuf));
+        }
+        self.batch = batch;
+    }
+
+    fn free_mbufs(&mut self, mbufs: impl Iterator<Item = u32>) {
+        self.mbufs.clear();
+        self.mbufs.extend(mbufs);
+        self.touched.clear();
+        let n = self.mbufs.len() as u64;
+        let m = std::mem::take(&mut self.mbufs);
+        self.pool.put_bulk(CORE, &m, &mut self.touched);
+        self.mbufs = m;
+        self.exec_touched(Category::Mempool, n * self.cfg.pmd.costs.mempool_instr as u64);
+    }
+
+    /// tx_burst with ixgbe semantics: free done mbufs when short of
+    /// descriptors, write descriptors, one tail doorbell per burst.
+    fn tx_burst(&mut self, batch: &[Slot], pool: &mut FramePool) {
+        let p = self.cfg.pmd.clone();
+        let rs = p.tx_rs_thresh as u64;
+        if self.tx.free() < p.tx_free_thresh as u64 && self.tx.done >= self.tx.freed + rs {
+            // The descriptor with the RS bit says the whole batch is done.
+            self.work.reset(Category::Tx).instr(rs * p.costs.tx_free_instr as u64).read(self.tx.desc_addr(self.tx.freed + rs - 1));
+            self.core.exec(&self.work, &mut self.mem);
+            let first = self.tx.freed;
+            let mbufs: Vec<u32> = (first..first + rs).map(|pos| self.tx.slots[self.tx.slot(pos)].mbuf).collect();
+            self.tx.freed += rs;
+            self.free_mbufs(mbufs.into_iter());
+        }
+        let k = (batch.len() as u64).min(self.tx.free()) as usize;
+        self.work.reset(Category::Tx).instr(p.costs.tx_burst_instr as u64);
+        for s in &batch[..k] {
+            let pos = self.tx.tail;
+            let slot = self.tx.slot(pos);
+            self.tx.slots[slot] = *s;
+            self.work.instr(p.costs.tx_pkt_instr as u64).write(self.tx.desc_addr(pos));
+            self.tx.tail += 1;
+        }
+        self.core.exec(&self.work, &mut self.mem);
+        if k > 0 {
+            let t = self.pcie.mmio_write(self.core.now(), 4);
+            self.schedule(t, HostEvent::TxDoorbell(self.tx.tail));
+        }
+        self.tx_ring_full = k < batch.len();
+        if self.tx_ring_full {
+            // testpmd frees what it could not send.
+            let dropped = &batch[k..];
+            self.counters.tx_ring_full_drops += dropped.len() as u64;
+            for s in dropped {
+                pool.free(s.frame);
+            }
+            self.free_mbufs(dropped.iter().map(|s| s.mbuf));
+        }
+    }
+
+    fn fetch_tx_descs(&mut self, now: Ps) {
+        if self.tx_fetch_busy || self.tx_fetched >= self.nic_tx_tail {
+            return;
+        }
+        let n = (self.nic_tx_tail - self.tx_fetched).min(self.cfg.nic.tx_fetch_batch as u64);
+        let at = now + self.cfg.pcie.latency_ps;
+        let base = self.tx.base;
+        let ring = self.tx.size();
+        let host = self.ring_read_time(|p| base + (p % ring) * DESC_BYTES, ring, self.tx_fetched, n, at);
+        let done = self.pcie.dma_read(now, (n * DESC_BYTES) as u32, host, Kind::Descriptor);
+        self.tx_fetched += n;
+        self.tx_fetch_busy = true;
+        self.schedule(done, HostEvent::TxDescFetched(self.tx_fetched));
+    }
+
+    /// Descriptors arrived: read each frame over PCIe and queue it on the wire.
+    fn tx_descs_arrived(&mut self, now: Ps, upto: u64, pool: &FramePool) {
+        self.tx_fetch_busy = false;
+        let rs = self.cfg.pmd.tx_rs_thresh as u64;
+        for pos in self.tx_sent..upto {
+            let s = self.tx.slots[self.tx.slot(pos)];
+            let bytes = pool.frame_bytes(s.frame);
+            let len = bytes - FCS_LEN as u32;
+            let at = now + self.cfg.pcie.latency_ps;
+            let host = self.host_read_time(self.pool.data_addr(s.mbuf), len, at);
+            let done = self.pcie.dma_read(now, len, host, Kind::Payload);
+            let ready = done.max(self.tx_last_ready);
+            self.tx_last_ready = ready;
+            self.out_frames.push((ready, s.frame));
+            self.counters.tx_packets += 1;
+            self.counters.tx_bytes += bytes as u64;
+            if (pos + 1) % rs == 0 {
+                let arrive = self.pcie.dma_write(ready, DESC_BYTES as u32, Kind::Descriptor);
+                let visible = self.mem.device_write(self.tx.desc_addr(pos), DESC_BYTES as u32, arrive);
+                self.schedule(visible, HostEvent::TxWbDone(pos + 1));
+            }
+        }
+        self.tx_sent = upto;
+        self.fetch_tx_descs(now);
+    }
+}
+
+impl Host {
+    /// The host's part of the JSON result, over a measured window of `window_ps`.
+    pub fn result_json(&self, window_ps: Ps) -> Value {
+        let k = &self.counters;
+        let acct = self.core.account();
+        let cpp = acct.cycles_per_packet(acct.packets());
+        let cat = |c: Category| cpp.get(c);
+        json!({
+            "nic": {
+                "rx_packets": k.rx_packets,
+                "rx_bytes": k.rx_bytes,
+                "rx_missed_errors": k.rx_missed_errors,
+                "rx_nombuf": k.rx_nombuf,
+                "tx_packets": k.tx_packets,
+                "tx_bytes": k.tx_bytes,
+                "rx_fifo_max_bytes": self.fifo.max_used_bytes(),
+            },
+            "drops": {
+                "dma": self.fsm.dma,
+                "core": self.fsm.core,
+                "tx": self.fsm.tx + k.tx_ring_full_drops,
+                "fifo_tx": self.fsm.tx,
+                "tx_ring_full": k.tx_ring_full_drops,
+            },
+            "cpu": {
+                "cycles_per_packet": {
+                    "rx": cat(Category::Rx),
+                    "tx": cat(Category::Tx),
+                    "mempool": cat(Category::Mempool),
+                    "app": cat(Category::App),
+                    "idle": cat(Category::Idle),
+                    "total": cpp.total,
+                },
+                "packets": acct.packets(),
+                "core0": self.core.result_json(),
+            },
+            "pmd": {
+                "rx_burst_packets": k.burst_hist,
+                "empty_polls": k.empty_polls,
+                "app_consumed": k.app_consumed,
+                "touch_digest": k.touch_digest,
+                "mempool_available": self.pool.available(),
+            },
+            "mem": self.mem.result_json(),
+            "pcie": self.pcie.result_json(window_ps),
+        })
+    }
+}
+
+impl HasStats for Host {
+    fn report_stats(&self, s: &mut StatSink<'_>) {
+        let k = &self.counters;
+        let mut nic = s.scope("nic0");
+        nic.count("rx_packets", k.rx_packets, "Frames DMA'd to host memory");
+        nic.count("rx_missed_errors", k.rx_missed_errors, "Frames dropped because the RX FIFO was full");
+        nic.count("rx_nombuf", k.rx_nombuf, "rx_burst calls that found no mbuf to refill with");
+        nic.count("tx_packets", k.tx_packets, "Frames read from host memory for transmission");
+        self.fsm.report_stats(&mut nic);
+        let mut pmd = s.scope("pmd");
+        pmd.count("tx_ring_full_drops", k.tx_ring_full_drops, "Packets freed because the TX ring was full");
+        pmd.count("empty_polls", k.empty_polls, "rx_burst calls that returned nothing");
+        self.core.report_stats(&mut s.scope("cpu0"));
+        self.mem.report_stats(&mut s.scope("mem"));
+        self.pcie.report_stats(&mut s.scope("pcie"));
+    }
+
+    fn reset_stats(&mut self) {
+        let hist = vec![0; self.counters.burst_hist.len()];
+        self.counters = Counters { burst_hist: hist, ..Default::default() };
+        self.fsm.reset_stats();
+        self.core.reset_stats();
+        self.mem.reset_stats();
+        self.pcie.reset_stats();
+    }
+}

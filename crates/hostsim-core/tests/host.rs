@@ -1,0 +1,51 @@
+//! Seeded whole-system checks of the simulated host: conservation of frames,
+//! the calibration target of `testpmd io`, and the drop attribution.
+
+use hostsim_core::config::*;
+use hostsim_core::host::config::ForwardMode;
+use hostsim_core::host::HostConfig;
+use hostsim_core::system::run;
+use serde_json::Value;
+
+const US: u64 = 1_000_000;
+
+fn host_cfg(app: &str, bytes: u32, mpps: f64) -> SimConfig {
+    let mut c = SimConfig::default();
+    c.app = app.into();
+    c.host = Some(HostConfig::preset("altra").unwrap());
+    c.loadgen.size = SizeDist::Fixed { bytes };
+    c.loadgen.rate = Rate { unit: RateUnit::Pps, value: mpps * 1e6 };
+    c.sim.duration_ps = 300 * US;
+    c
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+#[test]
+fn every_frame_is_returned_or_counted_in_one_drop_counter() {
+    for (app, bytes, mpps) in [("testpmd", 64, 5.0), ("testpmd", 64, 60.0), ("touchfwd", 1518, 8.0), ("touchdrop", 512, 20.0)] {
+        let r = run(&host_cfg(app, bytes, mpps)).unwrap();
+        let lg = &r["loadgen"];
+        let d = &r["drops"];
+        let drops = u(&d["dma"]) + u(&d["core"]) + u(&d["tx"]);
+        assert_eq!(u(&lg["tx_packets"]), u(&lg["rx_packets"]) + drops, "{app} {bytes} B at {mpps} Mpps: {d}");
+        assert_eq!(u(&lg["duplicate_packets"]) + u(&lg["invalid_packets"]), 0);
+    }
+}
+
+#[test]
+fn testpmd_io_cycles_fall_in_the_published_dpdk_range() {
+    // Calibration target (issue 3 acceptance 6; params.md §6b): RX + TX +
+    // mempool ≈ 60–120 cycles per packet on a 3 GHz core, below the knee.
+    let mut c = host_cfg("testpmd", 64, 10.0);
+    c.host.as_mut().unwrap().app.forward_mode = ForwardMode::Io;
+    c.sim.warmup_ps = 50 * US;
+    let r = run(&c).unwrap();
+    assert_eq!(r["loadgen"]["drop_rate"], 0.0);
+    let cpp = &r["cpu"]["cycles_per_packet"];
+    let sum = cpp["rx"].as_f64().unwrap() + cpp["tx"].as_f64().unwrap() + cpp["mempool"].as_f64().unwrap();
+    assert!((60.0..=120.0).contains(&sum), "rx+tx+mempool = {sum} cycles: {cpp}");
+    assert_eq!(cpp["app"].as_f64().unwrap(), 0.0, "io touches no packet");
+}
