@@ -4,7 +4,8 @@
 //! 100 GbE line rate (148.8 million frames).
 //!
 //! Run with `make bench` (or `cargo bench -p hostsim-core --bench speed`).
-//! `HOSTSIM_BENCH_QUICK=1` shortens the long run to 0.1 s simulated.
+//! `HOSTSIM_BENCH_QUICK=1` shortens the long run to 0.1 s simulated. The last
+//! rows run the full host model (NIC, PCIe, caches with DCA, DRAM, core, PMD).
 
 use std::time::Instant;
 
@@ -44,6 +45,16 @@ fn bench(name: &str, cfg: &SimConfig) {
     );
 }
 
+fn host(app: &str, bytes: u32, mpps: f64, duration_ps: u64) -> SimConfig {
+    let mut c = SimConfig::default();
+    c.app = app.into();
+    c.host = Some(hostsim_core::host::HostConfig::preset("altra").expect("preset"));
+    c.sim.duration_ps = duration_ps;
+    c.loadgen.size = SizeDist::Fixed { bytes };
+    c.loadgen.rate = Rate { unit: RateUnit::Pps, value: mpps * 1e6 };
+    c
+}
+
 fn main() {
     let quick = std::env::var("HOSTSIM_BENCH_QUICK").is_ok();
     let ms = 1_000_000_000u64;
@@ -52,4 +63,7 @@ fn main() {
     // 100 % of line rate into a 6 ns server (utilisation 0.89), one simulated second.
     let long = if quick { 100 * ms } else { 1000 * ms };
     bench(&format!("64 B, 100% line rate, reflector 6 ns, {} ms", long / ms), &config(100.0, 6_000, long));
+    // The host, full model: testpmd macswap on altra near its 64 B MSB, and touchfwd at 1518 B.
+    bench("altra testpmd macswap 64 B, 27 Mpps, 20 ms", &host("testpmd", 64, 27.0, 20 * ms));
+    bench("altra touchfwd 1518 B, 4 Mpps, 20 ms", &host("touchfwd", 1518, 4.0, 20 * ms));
 }

@@ -12,6 +12,7 @@ fn main() {
     c.loadgen.size = SizeDist::Fixed { bytes: size };
     c.loadgen.rate = Rate { unit: RateUnit::Pps, value: mpps * 1e6 };
     c.sim.warmup_ps = 100_000_000;
+    if let Some(ms) = args.get(5) { c.sim.duration_ps = ms.parse::<u64>().unwrap() * 1_000_000_000; }
     let t = std::time::Instant::now();
     let r = hostsim_core::system::run(&c).unwrap();
     let mut lg = r["loadgen"].clone();

@@ -223,10 +223,17 @@ impl Host {
         self.kick_rx_dma(now);
     }
 
+    /// Starts the DMA engine on the FIFO's head: at once if it is free (no
+    /// event needed), else when it becomes free.
     fn kick_rx_dma(&mut self, now: Ps) {
-        if !self.dma_scheduled && !self.fifo.is_empty() {
+        if self.dma_scheduled || self.fifo.is_empty() {
+            return;
+        }
+        if self.dma_free_at <= now {
+            self.rx_dma(now);
+        } else {
             self.dma_scheduled = true;
-            self.schedule(now.max(self.dma_free_at), HostEvent::RxDma);
+            self.schedule(self.dma_free_at, HostEvent::RxDma);
         }
     }
 
