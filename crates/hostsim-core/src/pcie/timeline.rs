@@ -60,6 +60,13 @@ impl Timeline {
                 last.1 += dur;
                 return start;
             }
+            if ready > last.1 {
+                self.busy.push_back((ready, ready + dur));
+                return ready;
+            }
+        } else {
+            self.busy.push_back((ready, ready + dur));
+            return ready;
         }
         let mut i = self.busy.partition_point(|&(_, end)| end <= ready);
         let mut t = ready;
