@@ -214,7 +214,7 @@ impl Host {
     pub fn frame_arrival(&mut self, pool: &mut FramePool, id: FrameId, now: Ps) {
         let bytes = pool.frame_bytes(id);
         let fits = self.fifo.fits(bytes);
-        if self.fsm.on_arrival(!fits, self.desc.ring_full(), self.tx_ring_full).is_some() {
+        if self.fsm.on_arrival(!fits, self.fifo.is_empty(), self.desc.ring_full(), self.tx_ring_full).is_some() {
             self.counters.rx_missed_errors += 1;
             pool.free(id);
             return;

@@ -23,7 +23,9 @@ pub struct NicConfig {
     /// (82599 RXDCTL.PTHRESH; DPDK ixgbe default 8, params.md §6a).
     pub rx_prefetch_threshold: u32,
     /// Write completed RX descriptors back once this many have accumulated
-    /// (RXDCTL.WTHRESH; the literature's added parameter, SPEC 2.4).
+    /// (RXDCTL.WTHRESH; the literature's added parameter, SPEC 2.4). Default
+    /// 1: the 82599 writes back each RX descriptor (params.md §2d; DPDK's
+    /// ixgbe sets WTHRESH 0, params.md §6a).
     pub rx_wb_threshold: u32,
     /// … or when the oldest completed descriptor has waited this long
     /// (82599 EITR-driven write-back; estimate).
@@ -39,7 +41,7 @@ impl Default for NicConfig {
             tx_fifo_bytes: 160 * 1024,
             rx_desc_cache: 32,
             rx_prefetch_threshold: 8,
-            rx_wb_threshold: 8,
+            rx_wb_threshold: 1,
             rx_wb_timer_ps: 2_000_000,
             tx_fetch_batch: 40,
         }
