@@ -83,10 +83,10 @@ impl Default for PmdCosts {
     /// estimates tuned to that target, not measurements.
     fn default() -> Self {
         PmdCosts {
-            rx_burst_instr: 60,
+            rx_burst_instr: 30,
             rx_pkt_instr: 40,
             refill_instr: 12,
-            tx_burst_instr: 60,
+            tx_burst_instr: 30,
             tx_pkt_instr: 28,
             tx_free_instr: 8,
             mempool_instr: 6,
