@@ -14,3 +14,12 @@ def validate(config_json: str) -> None:
 
 def version() -> str:
     """The core's version string."""
+
+def host_preset(name: str) -> str:
+    """The full host config (``HostConfig``) of preset ``name`` as JSON, in base units.
+
+    Raises ValueError for a preset without a host model.
+    """
+
+def host_presets() -> list[str]:
+    """Names of the presets that have a host model."""

@@ -8,6 +8,11 @@ every quantity in base units (``*_ps`` picoseconds, ``rate_bps``, bytes),
 every field present, nothing else. Precedence, lowest first: defaults,
 preset, config file, command-line flags, ``--set`` overrides.
 
+The ``host`` section is different: the machine a host application runs on
+belongs to the core, which hands out each preset's full host config; the
+user's ``host`` overrides are a nested dict merged into it at resolution
+(see :mod:`hostsim.host`).
+
 Every value is checked here, with an error naming the field, the value and
 what is allowed; the core checks again, so a config built by hand gets the
 same protection.
@@ -26,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
+from . import host as _host
 from . import presets as _presets
 from .units import (
     ConfigError,
@@ -38,7 +44,7 @@ from .units import (
     parse_time_ps,
 )
 
-APPS = ("reflector",)
+APPS = ("reflector",) + _host.HOST_APPS
 MIN_FRAME_BYTES = 64
 MAX_FRAME_BYTES = 9216
 #: Per-frame overhead on the wire besides the frame: preamble, SFD and inter-frame gap.
@@ -374,6 +380,8 @@ class Config(_Strict):
     link: Link = field(default_factory=Link)
     loadgen: Loadgen = field(default_factory=Loadgen)
     reflector: Reflector = field(default_factory=Reflector)
+    #: Overrides of the preset's host model, nested, in user names and units (``{"cpu": {"freq": "2GHz"}}``).
+    host: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Config":
@@ -392,12 +400,24 @@ class Config(_Strict):
                     raise ConfigError.invalid(key, value, f"a table of {', '.join(section_fields(key))}")
                 for name, inner in value.items():
                     self.set(f"{key}.{name}", inner)
+            elif key == "host":
+                self.set("host", value)
             else:
                 self.set(str(key), value)
         return self
 
     def set(self, dotted: str, value: Any) -> "Config":
-        """Sets one field by dotted name (``"reflector.service_time"``)."""
+        """Sets one field by dotted name (``"reflector.service_time"``, ``"host.cpu.freq"``)."""
+        path = _host_path(dotted)
+        if path is not None:
+            if not path and not isinstance(value, Mapping):
+                raise ConfigError.invalid("host", value, "a table of host fields (cpu, mem, pcie, nic, pmd, app)")
+            if path:
+                _host.set_override(self.host, path, value)
+            else:
+                for name, inner in value.items():
+                    _host.set_override(self.host, [str(name)], inner)
+            return self
         section, name = _split_field(dotted)
         target = self if section is None else getattr(self, section)
         setattr(target, name, value)
@@ -405,6 +425,9 @@ class Config(_Strict):
 
     def get(self, dotted: str) -> Any:
         """The value the user set for a field (``None`` when unset)."""
+        path = _host_path(dotted)
+        if path is not None:
+            return _host.get_override(self.host, path) if path else copy.deepcopy(self.host) or None
         section, name = _split_field(dotted)
         return getattr(self if section is None else getattr(self, section), name)
 
@@ -422,6 +445,8 @@ class Config(_Strict):
             }
             if values:
                 out[section] = values
+        if self.host:
+            out["host"] = copy.deepcopy(self.host)
         return out
 
     def preset_name(self) -> str:
@@ -441,6 +466,7 @@ class Config(_Strict):
                 for f in dataclasses.fields(kind)
             }
         out["preset"] = self.preset_name()
+        out["host"] = copy.deepcopy(self.host)  # overrides only: the host model itself lives in the core
         return out
 
     def resolve(self) -> Dict[str, Any]:
@@ -485,6 +511,18 @@ def field_docs() -> Dict[str, str]:
     return docs
 
 
+def _host_path(dotted: Any) -> Optional[List[str]]:
+    """``"host.cpu.freq"`` → ``["cpu", "freq"]``; ``None`` for a name outside the host section."""
+    if not isinstance(dotted, str):
+        return None
+    parts = dotted.strip().split(".")
+    if parts[0] != "host":
+        return None
+    if any(not p for p in parts[1:]):
+        raise ConfigError(dotted.strip(), "empty part in a dotted field name")
+    return parts[1:]
+
+
 def _split_field(dotted: Any) -> Tuple[Optional[str], str]:
     if not isinstance(dotted, str):
         raise ConfigError.invalid("field", dotted, "a dotted field name")
@@ -524,8 +562,19 @@ def resolve(config: Union[Config, Mapping[str, Any]]) -> Dict[str, Any]:
         for f in dataclasses.fields(kind):
             dotted = f"{section}.{f.name}"
             out[section][f.metadata["key"]] = f.metadata["parse"](values[section][f.name], dotted)
+    _resolve_host(out, cfg, values["preset"])
     _cross_checks(out, values)
     return out
+
+
+def _resolve_host(out: Dict[str, Any], cfg: Config, preset: str) -> None:
+    """Adds ``host`` for a host application; the reflector takes no host overrides."""
+    if out["app"] in _host.HOST_APPS:
+        out["host"] = _host.resolve_host(preset, cfg.host)
+    elif cfg.host:
+        first = next(iter(_host.flatten(cfg.host)))
+        raise ConfigError(first, f"the {out['app']} has no host model; host fields apply to the host "
+                                 f"applications ({', '.join(_host.HOST_APPS)})")
 
 
 def _cross_checks(out: Dict[str, Any], values: Dict[str, Any]) -> None:

@@ -75,12 +75,17 @@ SIZE_UNITS: Dict[str, int] = {
     "GiB": 2**30,
 }
 
+BYTE_RATE_UNITS: Dict[str, int] = {
+    unit + "/s": scale for unit, scale in SIZE_UNITS.items()
+}
+
 RATE_UNITS = ("bps", "pps", "percent")
 
 ALLOWED_TIME = "a time like '200ns', '1.5us' or '1ms' (units: ps, ns, us, ms, s)"
 ALLOWED_RATE = "a rate like '10Gbps', '5Mpps' or '50%'"
 ALLOWED_BIT_RATE = "a bit rate like '100Gbps' (units: bps, Kbps, Mbps, Gbps, Tbps)"
 ALLOWED_FREQUENCY = "a frequency like '3GHz' (units: Hz, kHz, MHz, GHz)"
+ALLOWED_BYTE_RATE = "a byte rate like '19.2GB/s' (units: B/s, KB/s, MB/s, GB/s, KiB/s, MiB/s, GiB/s)"
 ALLOWED_SIZE = "a size like 64, '2MiB' or '1.5KB' (units: B, KB, MB, GB, KiB, MiB, GiB)"
 
 
@@ -218,6 +223,22 @@ def parse_frequency_hz(value: Any, field: str) -> float:
         raise ConfigError.invalid(field, value, ALLOWED_FREQUENCY)
     _check_sign(number, value, field, ALLOWED_FREQUENCY, positive=True)
     return float(number * scale)
+
+
+def parse_byte_rate(value: Any, field: str) -> int:
+    """A memory bandwidth in integer bytes per second: ``"19.2GB/s"`` → 19 200 000 000.
+
+    A bare number is bytes per second; GB/s is decimal, GiB/s binary.
+    """
+    number, unit = split_quantity(value, field, ALLOWED_BYTE_RATE)
+    scale = BYTE_RATE_UNITS.get(unit) if unit else 1
+    if scale is None:
+        raise ConfigError.invalid(field, value, ALLOWED_BYTE_RATE)
+    _check_sign(number, value, field, ALLOWED_BYTE_RATE, positive=True)
+    total = number * scale
+    if total != total.to_integral_value() or total == 0:
+        raise ConfigError.invalid(field, value, ALLOWED_BYTE_RATE + ", a whole number of bytes per second above 0")
+    return int(total)
 
 
 def parse_size_bytes(value: Any, field: str, positive: bool = True) -> int:

@@ -1,0 +1,226 @@
+"""The simulated host: the core's preset machine plus the user's overrides.
+
+Host applications (testpmd, touchfwd, touchdrop, rxptx, l2fwd) run on a
+host model — core, caches and DRAM, PCIe, NIC, poll-mode driver and the
+application's own knobs. The core owns the machine parameters: each preset's
+full ``HostConfig`` comes from ``hostsim._core.host_preset(name)`` (base
+units, every field, sources cited in the Rust constructors). This module
+deep-merges the user's ``host`` overrides into it.
+
+Overrides may name a field by its stem and give a unit string: a field whose
+core name ends in a unit suffix (``freq_hz``, ``latency_ps``,
+``rx_fifo_bytes``, ``channel_bandwidth_bytes_per_s``) is also settable as
+``freq="2GHz"``, ``latency="200ns"``, ``rx_fifo="512KiB"``,
+``channel_bandwidth="19.2GB/s"``; the suffixed name keeps working and takes
+the same strings or a bare number in base units. A name the preset does not
+have is an error naming the field, so a typo never reaches the core.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+
+from .units import (
+    ConfigError,
+    parse_bool,
+    parse_byte_rate,
+    parse_choice,
+    parse_frequency_hz,
+    parse_int,
+    parse_size_bytes,
+    parse_time_ps,
+)
+
+#: Applications that run on the host model (everything but the reflector).
+HOST_APPS = ("testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd")
+#: testpmd's ``--forward-mode`` choices the core implements.
+FORWARD_MODES = ("io", "mac", "macswap", "rxonly")
+
+Parser = Callable[[Any, str], Any]
+
+
+def _freq(v: Any, f: str) -> int:
+    hz = parse_frequency_hz(v, f)
+    if hz != int(hz):
+        raise ConfigError.invalid(f, v, "a whole number of hertz, e.g. '2.5GHz'")
+    return int(hz)
+
+
+def _time(v: Any, f: str) -> int:
+    return parse_time_ps(v, f, positive=False)
+
+
+def _size(v: Any, f: str) -> int:
+    return parse_size_bytes(v, f, positive=False)
+
+
+#: Unit suffixes of core field names, longest first, and the parser of each.
+SUFFIXES: Tuple[Tuple[str, Parser], ...] = (
+    ("_bytes_per_s", parse_byte_rate),
+    ("_bytes", _size),
+    ("_hz", _freq),
+    ("_ps", _time),
+)
+
+#: Fields whose value is one of a fixed set of words.
+CHOICES: Dict[str, Tuple[str, ...]] = {
+    "app.forward_mode": FORWARD_MODES,
+    "mem.llc.inclusion": ("inclusive", "non_inclusive"),
+}
+
+
+def _core() -> Any:
+    from .runner import core
+
+    return core()
+
+
+def host_presets() -> List[str]:
+    """Presets that have a host model (the core's list)."""
+    return list(_core().host_presets())
+
+
+def preset_host(name: str) -> Optional[Dict[str, Any]]:
+    """The full host config of preset ``name`` in base units, or ``None`` if it has none."""
+    if name not in host_presets():
+        return None
+    return json.loads(_core().host_preset(name))
+
+
+def no_host_model(preset: str) -> ConfigError:
+    return ConfigError("preset", f"'{preset}' has no host model yet (host applications run on: "
+                                 f"{', '.join(host_presets())})")
+
+
+def resolve_host(preset: str, overrides: Mapping[str, Any]) -> Dict[str, Any]:
+    """The preset's host with ``overrides`` (user names and units) merged in, in base units."""
+    base = preset_host(preset)
+    if base is None:
+        raise no_host_model(preset)
+    _merge(base, overrides, "host")
+    return base
+
+
+def _merge(tree: Dict[str, Any], overrides: Mapping[str, Any], path: str) -> None:
+    for name, value in overrides.items():
+        dotted = f"{path}.{name}"
+        key, parse = _field(tree, str(name), dotted)
+        if isinstance(tree[key], dict):
+            if not isinstance(value, Mapping):
+                raise ConfigError(dotted, f"is a section; set one of its fields ({', '.join(tree[key])})")
+            _merge(tree[key], value, f"{path}.{key}")
+        else:
+            tree[key] = parse(value, dotted)
+
+
+def _field(tree: Mapping[str, Any], name: str, dotted: str) -> Tuple[str, Parser]:
+    """The core key ``name`` stands for in ``tree`` and the parser of its values."""
+    section = dotted.split(".", 1)[1]
+    if name in tree:
+        for suffix, parse in SUFFIXES:
+            if name.endswith(suffix):
+                return name, _base_or(parse)
+        return name, _typed(tree[name], section)
+    for key in tree:
+        for suffix, parse in SUFFIXES:
+            if key.endswith(suffix) and key[: -len(suffix)] == name:
+                return key, parse
+            if key.endswith(suffix):
+                break
+    raise _unknown(tree, name, dotted)
+
+
+def _base_or(parse: Parser) -> Parser:
+    """A suffixed name takes a bare integer in its base unit, or a unit string."""
+
+    def parse_raw(v: Any, f: str) -> Any:
+        if isinstance(v, int) and not isinstance(v, bool):
+            return parse_int(v, f, 0, 2**64 - 1)
+        return parse(v, f)
+
+    return parse_raw
+
+
+def _typed(default: Any, section: str) -> Parser:
+    """A parser for a field without a unit suffix, from the type of the preset's value."""
+    if section in CHOICES:
+        choices = CHOICES[section]
+        return lambda v, f: parse_choice(v, f, choices)
+    if isinstance(default, bool):
+        return parse_bool
+    if isinstance(default, int):
+        return lambda v, f: parse_int(v, f, 0, 2**64 - 1)
+    if isinstance(default, float):
+        return _number
+    return lambda v, f: v
+
+
+def _number(v: Any, f: str) -> float:
+    if isinstance(v, bool):
+        raise ConfigError.invalid(f, v, "a number")
+    try:
+        number = float(v)
+    except (TypeError, ValueError):
+        raise ConfigError.invalid(f, v, "a number") from None
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ConfigError.invalid(f, v, "a finite number")
+    return number
+
+
+def user_names(tree: Mapping[str, Any]) -> List[str]:
+    """The names a user may write for the keys of ``tree``: stems beside suffixed names."""
+    names = []
+    for key in tree:
+        names.append(key)
+        for suffix, _ in SUFFIXES:
+            if key.endswith(suffix):
+                names.append(key[: -len(suffix)])
+                break
+    return names
+
+
+def _unknown(tree: Mapping[str, Any], name: str, dotted: str) -> ConfigError:
+    known = user_names(tree)
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean '{dotted.rsplit('.', 1)[0]}.{close[0]}'? " if close else ""
+    return ConfigError(dotted, f"unknown field '{dotted}' ({hint}known: {', '.join(known)})")
+
+
+def set_override(overrides: Dict[str, Any], path: List[str], value: Any) -> None:
+    """Sets ``value`` at ``path`` in a nested overrides dict; a mapping value merges."""
+    node = overrides
+    for part in path[:-1]:
+        if not isinstance(node.get(part), dict):
+            node[part] = {}
+        node = node[part]
+    leaf = path[-1]
+    if isinstance(value, Mapping):
+        if not isinstance(node.get(leaf), dict):
+            node[leaf] = {}
+        for k, v in value.items():
+            set_override(node, [leaf, str(k)], v)
+    else:
+        node[leaf] = copy.deepcopy(value)
+
+
+def get_override(overrides: Mapping[str, Any], path: List[str]) -> Any:
+    node: Any = overrides
+    for part in path:
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return copy.deepcopy(node)
+
+
+def flatten(tree: Mapping[str, Any], prefix: str = "host") -> Dict[str, Any]:
+    """``{"cpu": {"freq_hz": 3}}`` → ``{"host.cpu.freq_hz": 3}``."""
+    out: Dict[str, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, Mapping):
+            out.update(flatten(value, f"{prefix}.{key}"))
+        else:
+            out[f"{prefix}.{key}"] = value
+    return out
