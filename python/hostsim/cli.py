@@ -14,8 +14,9 @@ import json
 import sys
 from typing import Any, Dict, List, Optional, Sequence
 
+from . import host as _host
 from . import presets as _presets
-from .config import Config, apply_assignments, field_docs, read_config_file, resolve, size_label
+from .config import APPS, Config, apply_assignments, field_docs, read_config_file, resolve, size_label
 from .units import ConfigError
 
 #: Common flags and the config field each one sets.
@@ -32,6 +33,12 @@ FLAG_FIELDS = (
     ("protocol", "loadgen.protocol"),
     ("capture_tx", "loadgen.capture_tx"),
     ("capture_rx", "loadgen.capture_rx"),
+    ("forward_mode", "host.app.forward_mode"),
+    ("burst", "host.pmd.burst"),
+    ("rxd", "host.pmd.rxd"),
+    ("txd", "host.pmd.txd"),
+    ("freq", "host.cpu.freq"),
+    ("proc_time", "host.app.proc_time"),
 )
 
 EXIT_USAGE = 2
@@ -42,7 +49,7 @@ def _config_flags() -> argparse.ArgumentParser:
     g = p.add_argument_group("configuration")
     g.add_argument("--config", metavar="FILE", help="TOML, YAML or JSON config file")
     g.add_argument("--preset", help="machine preset (see `hostsim presets`; default altra)")
-    g.add_argument("--app", help="device under test (reflector)")
+    g.add_argument("--app", help="device under test: " + ", ".join(APPS))
     g.add_argument("--size", help="frame size(s): 64, 64,128,256, imix or uniform:64-1518")
     g.add_argument("--rate", help="offered load: 10Gbps, 5Mpps or 50%% of line rate")
     g.add_argument("--duration", help="transmit time, warm-up included (e.g. 1ms)")
@@ -53,8 +60,16 @@ def _config_flags() -> argparse.ArgumentParser:
     g.add_argument("--protocol", help="udp or raw")
     g.add_argument("--capture-tx", dest="capture_tx", metavar="FILE", help="write transmitted frames to pcap")
     g.add_argument("--capture-rx", dest="capture_rx", metavar="FILE", help="write received frames to pcap")
+    h = p.add_argument_group("host (host applications; names as in testpmd)")
+    h.add_argument("--forward-mode", dest="forward_mode", help="testpmd forwarding mode: " + ", ".join(_host.FORWARD_MODES))
+    h.add_argument("--burst", help="packets per rx_burst/tx_burst (host.pmd.burst)")
+    h.add_argument("--rxd", help="RX ring descriptors (host.pmd.rxd)")
+    h.add_argument("--txd", help="TX ring descriptors (host.pmd.txd)")
+    h.add_argument("--freq", help="core clock, e.g. 2GHz (host.cpu.freq)")
+    h.add_argument("--proc-time", dest="proc_time", help="rxptx processing time per packet, e.g. 1us (host.app.proc_time)")
     g.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="set any config field, e.g. reflector.service_time=100ns (repeatable)")
+                   help="set any config field, e.g. reflector.service_time=100ns or host.mem.dram.channels=2 "
+                        "(repeatable)")
     return p
 
 
@@ -165,8 +180,10 @@ def cmd_msb(args: argparse.Namespace) -> int:
 
 def cmd_presets(args: argparse.Namespace) -> int:
     width = max(len(n) for n in _presets.names())
+    hosts = set(_host.host_presets())
     for name in _presets.names():
         mark = " (default)" if name == _presets.DEFAULT_PRESET else ""
+        mark += " [host model]" if name in hosts else ""
         print(f"{name:<{width}}  {_presets.PRESETS[name].description}{mark}")
     return 0
 
@@ -177,16 +194,35 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         width = max(len(k) for k in docs)
         for name, doc in docs.items():
             print(f"{name:<{width}}  {doc}")
+        _print_host_fields(_presets.DEFAULT_PRESET if args.preset is None else args.preset)
         return 0
     cfg = config_from_args(args)
     resolved = resolve(cfg)
     if args.preset is not None:
         preset = _presets.get(cfg.preset_name())
         out: Dict[str, Any] = {"preset": preset.name, "config": resolved, "machine": preset.machine_dict()}
+        if "host" in resolved:
+            out["host"] = resolved["host"]
+        elif preset.name in _host.host_presets():
+            out["host"] = _host.resolve_host(preset.name, cfg.host)
         print(json.dumps(out, indent=2))
     else:
         print(json.dumps(resolved, indent=2))
     return 0
+
+
+def _print_host_fields(preset: str) -> None:
+    """The host model's fields with the preset's values (the core owns them)."""
+    host = _host.preset_host(preset)
+    if host is None:
+        print(f"(preset {preset} has no host model; host fields: see a preset among {', '.join(_host.host_presets())})")
+        return
+    print(f"host fields (values of preset {preset}; a *_hz/_ps/_bytes/_bytes_per_s field also takes its stem "
+          "and a unit string, e.g. host.cpu.freq=2GHz):")
+    fields = _host.flatten(host)
+    width = max(len(k) for k in fields)
+    for name, value in fields.items():
+        print(f"{name:<{width}}  {value!r}")
 
 
 def _write_outputs(result: Any, args: argparse.Namespace) -> None:
@@ -233,31 +269,73 @@ def format_run(data: Dict[str, Any]) -> str:
         ["simulated", f"{sim['simulated_ps'] / 1e9:.4f} ms in {sim['wall_s']:.3f} s wall"
                       f" ({sim['packets_per_wall_s'] / 1e6:.2f} M packets/s)"],
     ]
+    if "drops" in data:
+        rows[-1:-1] = host_rows(data)
     head = (f"hostsim run: {cfg['app']}, {size_label(cfg['loadgen']['size'])}, "
             f"preset {data.get('preset', '?')}, seed {sim['seed']}")
     body = "\n".join("  " + line for line in _rows(rows, [False, False]).splitlines())
     return "\n".join([head, body] + [f"warning: {w}" for w in data.get("warnings", [])])
 
 
+def _pct(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.1f} %" if whole else "-"
+
+
+def host_rows(data: Dict[str, Any]) -> List[List[str]]:
+    """Table rows for a host application: NIC, drop breakdown, cycles, memory and PCIe."""
+    nic, drops, cpu, pmd = data["nic"], data["drops"], data["cpu"], data["pmd"]
+    mem, pcie = data.get("mem", {}), data.get("pcie", {})
+    lost = drops["dma"] + drops["core"] + drops["tx"]
+    cpp = cpu["cycles_per_packet"]
+    calls = pmd["rx_burst_packets"]
+    burst_calls = sum(calls)
+    burst_mean = sum(i * n for i, n in enumerate(calls)) / burst_calls if burst_calls else 0.0
+    dram = mem.get("dram", {})
+    return [
+        ["NIC rx / tx", f"{nic['rx_packets']:,} / {nic['tx_packets']:,} packets"
+                        f"  rx_missed_errors {nic['rx_missed_errors']:,}  rx_nombuf {nic['rx_nombuf']:,}"],
+        ["drops", f"DmaDrops {drops['dma']:,} ({_pct(drops['dma'], lost)})  CoreDrops {drops['core']:,} "
+                  f"({_pct(drops['core'], lost)})  TxDrops {drops['tx']:,} ({_pct(drops['tx'], lost)})"],
+        ["cycles/packet", "  ".join(f"{k} {cpp[k]:.1f}" for k in ("rx", "tx", "mempool", "app", "idle", "total"))],
+        ["rx_burst", f"{burst_mean:.1f} packets per call (mean of {burst_calls:,} calls, "
+                     f"{pmd['empty_polls']:,} empty polls)"],
+        ["DCA", f"allocs {mem.get('dca_allocs', 0):,}  updates {mem.get('dca_updates', 0):,}"
+                f"  leaks {mem.get('dca_leaks', 0):,}"],
+        ["DRAM bytes", f"device read {dram.get('bytes_read_device', 0):,} written {dram.get('bytes_written_device', 0):,}"
+                       f"  core read {dram.get('bytes_read_core', 0):,} written {dram.get('bytes_written_core', 0):,}"],
+        ["PCIe utilisation", f"up {pcie.get('up_util', 0.0) * 100:.1f} %  down {pcie.get('down_util', 0.0) * 100:.1f} %"],
+    ]
+
+
+def _curve_cells(p: Dict[str, Any], host: bool) -> List[str]:
+    cells = [
+        f"{p['offered_bps'] / 1e9:.4f}",
+        f"{p['offered_pps'] / 1e6:.4f}",
+        f"{p['achieved_bps'] / 1e9:.4f}",
+        f"{p['drop_rate'] * 100:.3f}",
+        _ns(p["latency_ns"].get("p50")),
+        _ns(p["latency_ns"].get("p99")),
+    ]
+    if host:
+        d = p.get("drops", {})
+        cells.append(f"{d.get('dma', 0)}/{d.get('core', 0)}/{d.get('tx', 0)}")
+    return cells + ["pass" if p["passed"] else "fail"]
+
+
 def format_msb(data: Dict[str, Any]) -> str:
     """The curve table and MSB line ``hostsim msb`` prints."""
     m, cfg = data["msb"], data["config"]
+    host = any("drops" in p for p in m["curve"])
     rows = [["offered Gbps", "offered Mpps", "achieved Gbps", "drop %", "p50 ns", "p99 ns", ""]]
+    if host:
+        rows[0][-1:-1] = ["dma/core/tx drops"]
     for p in m["curve"]:
-        rows.append([
-            f"{p['offered_bps'] / 1e9:.4f}",
-            f"{p['offered_pps'] / 1e6:.4f}",
-            f"{p['achieved_bps'] / 1e9:.4f}",
-            f"{p['drop_rate'] * 100:.3f}",
-            _ns(p["latency_ns"].get("p50")),
-            _ns(p["latency_ns"].get("p99")),
-            "pass" if p["passed"] else "fail",
-        ])
+        rows.append(_curve_cells(p, host))
     size = size_label(cfg["loadgen"]["size"])
     line = (f"MSB: {m['pps'] / 1e6:.2f} Mpps = {m['bps'] / 1e9:.2f} Gbps "
             f"({size}, threshold {m['threshold'] * 100:g}%, {m['trials']} trials, "
             f"{data['sim']['wall_s']:.2f} s wall)")
-    out = [_rows(rows, [True] * 6 + [False]), line]
+    out = [_rows(rows, [True] * (len(rows[0]) - 1) + [False]), line]
     out += [f"warning: {w}" for w in data.get("warnings", [])]
     return "\n".join(out)
 

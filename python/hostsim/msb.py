@@ -11,7 +11,9 @@ is deterministic.
 
 The MSB is reported from the best passing trial (its measured offered rate),
 with the knee (that trial and the first failing one above it) and the whole
-curve of every trial run, sorted by offered rate. ``points=N`` adds N evenly
+curve of every trial run, sorted by offered rate. For a host application
+each curve point also carries the trial's drop breakdown (``drops``: DmaDrops,
+CoreDrops, TxDrops as ``dma``, ``core``, ``tx``). ``points=N`` adds N evenly
 spaced trials across (0, line rate] to the curve for a fuller picture.
 """
 
@@ -54,7 +56,7 @@ def curve_point(result: Mapping[str, Any], threshold: float) -> Dict[str, Any]:
     """One trial's entry in the curve."""
     lg = result["loadgen"]
     lat = lg["latency_ns"]
-    return {
+    point: Dict[str, Any] = {
         "requested_pps": lg.get("requested_pps"),
         "offered_bps": lg["offered_bps"],
         "offered_pps": lg["offered_pps"],
@@ -66,6 +68,9 @@ def curve_point(result: Mapping[str, Any], threshold: float) -> Dict[str, Any]:
         "passed": lg["drop_rate"] <= threshold,
         "latency_ns": {k: lat.get(k) for k in ("p50", "p99", "mean", "max")},
     }
+    if "drops" in result:
+        point["drops"] = dict(result["drops"])
+    return point
 
 
 class _Search:
