@@ -1,0 +1,153 @@
+"""The host section: preset host models, overrides by unit stem, errors, CLI shortcuts, inspect and run tables."""
+
+import json
+
+import pytest
+
+from hostsim import _core
+from hostsim.config import Config, apply_assignments, load_config, resolve
+from hostsim.units import ConfigError, parse_byte_rate
+
+ALTRA = json.loads(_core.host_preset("altra"))
+FAST = ["--duration", "300us", "--warmup", "50us", "--set", "sim.drain=100us", "--set", "link.propagation=1us"]
+
+
+def host_of(**cfg):
+    return resolve(dict({"app": "testpmd"}, **cfg))["host"]
+
+
+def test_host_app_starts_from_the_core_preset():
+    assert host_of() == ALTRA
+    assert host_of(preset="xeon-e3-1230v2") == json.loads(_core.host_preset("xeon-e3-1230v2"))
+    assert "host" not in resolve({})  # the reflector has no host
+
+
+@pytest.mark.parametrize("dotted,value,path,expected", [
+    ("host.cpu.freq", "2GHz", ("cpu", "freq_hz"), 2 * 10**9),
+    ("host.pcie.latency", "250ns", ("pcie", "latency_ps"), 250_000),
+    ("host.app.proc_time", "1us", ("app", "proc_time_ps"), 10**6),
+    ("host.nic.rx_fifo", "256KiB", ("nic", "rx_fifo_bytes"), 256 * 1024),
+    ("host.mem.dram.idle_latency", "90ns", ("mem", "dram", "idle_latency_ps"), 90_000),
+    ("host.mem.dram.channel_bandwidth", "25.6GB/s", ("mem", "dram", "channel_bandwidth_bytes_per_s"), 256 * 10**8),
+    # The suffixed names keep working, with a base-unit number or a unit string.
+    ("host.cpu.freq_hz", 2500000000, ("cpu", "freq_hz"), 25 * 10**8),
+    ("host.pcie.latency_ps", "1us", ("pcie", "latency_ps"), 10**6),
+    ("host.mem.llc.size_bytes", "8MiB", ("mem", "llc", "size_bytes"), 8 * 2**20),
+])
+def test_unit_strings_by_stem(dotted, value, path, expected):
+    cfg = Config(app="testpmd").set(dotted, value)
+    node = resolve(cfg)["host"]
+    for key in path:
+        node = node[key]
+    assert node == expected
+    # Everything else still comes from the preset.
+    assert resolve(cfg)["host"]["pmd"] == ALTRA["pmd"]
+
+
+def test_nested_host_overrides_merge_deeply_and_set_strings_parse():
+    cfg = load_config({"app": "touchfwd", "host": {"mem": {"llc": {"dca": {"enabled": False}}}}})
+    apply_assignments(cfg, ["host.cpu.out_of_order=false", "host.mem.dram.channels=2"])
+    host = resolve(cfg)["host"]
+    assert host["mem"]["llc"]["dca"] == {"enabled": False, "ways": ALTRA["mem"]["llc"]["dca"]["ways"]}
+    assert host["cpu"]["out_of_order"] is False and host["mem"]["dram"]["channels"] == 2
+    assert host["mem"]["llc"]["size_bytes"] == ALTRA["mem"]["llc"]["size_bytes"]
+    assert cfg.get("host.mem.dram.channels") == 2
+    assert cfg.to_dict()["host"]["cpu"] == {"out_of_order": False}
+
+
+def test_byte_rate_units():
+    assert parse_byte_rate("19.2GB/s", "f") == 19_200_000_000
+    assert parse_byte_rate("1GiB/s", "f") == 2**30
+    with pytest.raises(ConfigError, match=r"^f: invalid value '19.2Gbps'"):
+        parse_byte_rate("19.2Gbps", "f")
+
+
+@pytest.mark.parametrize("dotted,value,message", [
+    ("host.cpu.frq", "2GHz", r"^host\.cpu\.frq: unknown field 'host\.cpu\.frq' \(did you mean 'host\.cpu\.freq'\?"),
+    ("host.gpu.freq", "2GHz", r"^host\.gpu: unknown field 'host\.gpu'"),
+    ("host.mem.dram.channel_count", 2, r"^host\.mem\.dram\.channel_count: unknown field"),
+    ("host.cpu", 3, r"^host\.cpu: is a section"),
+    ("host.cpu.freq", "2Gbps", r"^host\.cpu\.freq: invalid value '2Gbps'"),
+    ("host.pcie.latency", "200", r"^host\.pcie\.latency: invalid value"),
+    ("host.app.forward_mode", "5tuple", r"^host\.app\.forward_mode: invalid value '5tuple' \(allowed: one of io, mac"),
+    ("host.cpu.out_of_order", "maybe", r"^host\.cpu\.out_of_order: invalid value"),
+    ("host.pmd.burst", -1, r"^host\.pmd\.burst: invalid value"),
+])
+def test_bad_host_fields_are_named_before_the_core_sees_them(dotted, value, message):
+    with pytest.raises(ConfigError, match=message):
+        resolve(Config(app="testpmd").set(dotted, value))
+
+
+def test_host_app_on_a_preset_without_host_model():
+    with pytest.raises(ConfigError) as e:
+        resolve({"app": "touchdrop", "preset": "a72-quad"})
+    assert str(e.value) == ("preset: 'a72-quad' has no host model yet "
+                            "(host applications run on: altra, xeon-e3-1230v2)")
+
+
+def test_reflector_refuses_host_overrides_and_bad_app_lists_the_apps():
+    with pytest.raises(ConfigError, match=r"^host\.cpu\.freq: the reflector has no host model"):
+        resolve({"host": {"cpu": {"freq": "2GHz"}}})
+    with pytest.raises(ConfigError, match=r"^app: invalid value 'memcached' .*reflector, testpmd, touchfwd, "
+                                          r"touchdrop, rxptx, l2fwd"):
+        resolve({"app": "memcached"})
+
+
+def test_cli_shortcuts_reach_the_resolved_config(cli):
+    proc = cli("inspect", "--app", "rxptx", "--forward-mode", "io", "--burst", "64", "--rxd", "1024",
+               "--txd", "2048", "--freq", "2.5GHz", "--proc-time", "250ns", "--set", "host.mem.dram.channels=2",
+               check=True)
+    host = json.loads(proc.stdout)["host"]
+    assert host["app"] == {"forward_mode": "io", "proc_time_ps": 250_000}
+    assert (host["pmd"]["burst"], host["pmd"]["rxd"], host["pmd"]["txd"]) == (64, 1024, 2048)
+    assert host["cpu"]["freq_hz"] == 2_500_000_000 and host["mem"]["dram"]["channels"] == 2
+
+
+def test_cli_host_errors_exit_2_naming_the_field(cli):
+    proc = cli("run", "--app", "testpmd", "--preset", "a72-quad")
+    assert proc.returncode == 2 and "has no host model yet" in proc.stderr
+    proc = cli("run", "--app", "testpmd", "--set", "host.nic.rx_fifo_size=1MiB")
+    assert proc.returncode == 2 and "host.nic.rx_fifo_size: unknown field" in proc.stderr
+    proc = cli("run", "--app", "testpmd", "--forward-mode", "txonly")
+    assert proc.returncode == 2 and "host.app.forward_mode: invalid value 'txonly'" in proc.stderr
+
+
+def test_inspect_preset_shows_the_resolved_host(cli):
+    out = json.loads(cli("inspect", "--preset", "altra", check=True).stdout)
+    assert out["host"] == ALTRA and "host" not in out["config"]
+    out = json.loads(cli("inspect", "--preset", "altra", "--app", "testpmd", "--freq", "2GHz", check=True).stdout)
+    assert out["host"] == out["config"]["host"] and out["host"]["cpu"]["freq_hz"] == 2 * 10**9
+    out = json.loads(cli("inspect", "--preset", "a72-quad", check=True).stdout)
+    assert "host" not in out
+    fields = cli("inspect", "--fields", check=True).stdout
+    assert "host.mem.llc.dca.enabled" in fields and "host.cpu.freq_hz" in fields
+
+
+def test_run_prints_host_rows_and_json_has_host_counters(cli, tmp_path):
+    proc = cli("run", "--app", "testpmd", "--size", "64", "--rate", "100%", *FAST, "--json", "r.json",
+               "--stats", "stats.txt", check=True)
+    data = json.loads((tmp_path / "r.json").read_text())
+    for label in ("NIC rx / tx", "rx_missed_errors", "DmaDrops", "CoreDrops", "TxDrops", "cycles/packet",
+                  "rx_burst", "packets per call", "DCA", "leaks", "DRAM bytes", "PCIe utilisation"):
+        assert label in proc.stdout, label
+    d = data["drops"]
+    lost = d["dma"] + d["core"] + d["tx"]
+    assert lost > 0 and f"DmaDrops {d['dma']:,} ({100 * d['dma'] / lost:.1f} %)" in proc.stdout
+    assert f"{data['nic']['rx_missed_errors']:,}" in proc.stdout
+    assert data["config"]["host"]["cpu"]["freq_hz"] == ALTRA["cpu"]["freq_hz"]
+    assert "Begin Simulation Statistics" in (tmp_path / "stats.txt").read_text()
+
+
+def test_msb_curve_points_carry_the_drop_breakdown(cli, tmp_path):
+    proc = cli("msb", "--app", "testpmd", "--size", "1518", *FAST, "--resolution", "5%", "--no-progress",
+               "--json", "m.json", check=True)
+    curve = json.loads((tmp_path / "m.json").read_text())["msb"]["curve"]
+    assert all(set(p["drops"]) >= {"dma", "core", "tx"} for p in curve)
+    assert any(p["drops"]["dma"] + p["drops"]["core"] + p["drops"]["tx"] > 0 for p in curve)
+    assert "dma/core/tx drops" in proc.stdout
+    # The reflector's curve has no host breakdown.
+    proc = cli("msb", "--preset", "a72-quad", "--duration", "200us", "--warmup", "50us", "--set", "sim.drain=10us",
+               "--set", "reflector.service_time=100ns", "--resolution", "10%", "--no-progress", "--json", "r.json",
+               check=True)
+    assert all("drops" not in p for p in json.loads((tmp_path / "r.json").read_text())["msb"]["curve"])
+    assert "dma/core/tx" not in proc.stdout
