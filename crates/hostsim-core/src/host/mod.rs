@@ -56,8 +56,6 @@ pub enum HostEvent {
     RxDma,
     /// A prefetch of RX descriptors arrived.
     RxDescFetched(u64),
-    /// RX descriptors up to this position are written back (visible to software).
-    RxWbDone(u64),
     /// The RX write-back timer fires.
     RxWbTimer,
     /// An RX tail doorbell reaches the NIC.
@@ -68,8 +66,6 @@ pub enum HostEvent {
     TxDoorbell(u64),
     /// TX descriptors up to this position arrived at the NIC.
     TxDescFetched(u64),
-    /// TX descriptors up to this position are written back as done.
-    TxWbDone(u64),
 }
 
 impl MemPort for MemSystem {
@@ -116,8 +112,11 @@ pub struct Host {
     dma_free_at: Ps,
     dma_scheduled: bool,
     wb_timer_armed: bool,
-    /// Write-backs scheduled but not yet visible (earliest first).
-    wb_pending: std::collections::VecDeque<Ps>,
+    /// RX write-backs issued: (time visible, descriptors done up to), in order.
+    /// Software reads them when it polls, so they need no events.
+    wb_pending: std::collections::VecDeque<(Ps, u64)>,
+    /// TX completion write-backs issued, likewise.
+    tx_wb_pending: std::collections::VecDeque<(Ps, u64)>,
     // NIC transmit side
     nic_tx_tail: u64,
     tx_fetched: u64,
@@ -181,6 +180,7 @@ impl Host {
             dma_scheduled: false,
             wb_timer_armed: false,
             wb_pending: Default::default(),
+            tx_wb_pending: Default::default(),
             nic_tx_tail: 0,
             tx_fetched: 0,
             tx_fetch_busy: false,
@@ -245,10 +245,6 @@ impl Host {
                 self.prefetch_rx_descs(now);
                 self.kick_rx_dma(now);
             }
-            HostEvent::RxWbDone(upto) => {
-                self.rx.done = self.rx.done.max(upto);
-                self.wb_pending.pop_front();
-            }
             HostEvent::RxWbTimer => self.rx_wb_timer(now),
             HostEvent::RxDoorbell(tail) => {
                 self.desc.doorbell(tail);
@@ -261,7 +257,6 @@ impl Host {
                 self.fetch_tx_descs(now);
             }
             HostEvent::TxDescFetched(upto) => self.tx_descs_arrived(now, upto, pool),
-            HostEvent::TxWbDone(upto) => self.tx.done = self.tx.done.max(upto),
         }
     }
 
@@ -331,8 +326,8 @@ impl Host {
             visible = visible.max(self.mem.device_write(self.rx.desc_addr(first + head), ((n - head) * DESC_BYTES) as u32, arrive));
         }
         let t = visible.max(data_visible);
-        self.wb_pending.push_back(t);
-        self.schedule(t, HostEvent::RxWbDone(first + n));
+        let t = t.max(self.wb_pending.back().map_or(0, |w| w.0));
+        self.wb_pending.push_back((t, first + n));
         if self.core_sleeping {
             self.wake_core(t);
         }
@@ -368,6 +363,21 @@ impl Host {
 
     fn core_loop(&mut self, now: Ps, pool: &mut FramePool) {
         self.core.idle_until(now);
+        // What the NIC has written back by now is what the poll can see.
+        while let Some(&(t, upto)) = self.wb_pending.front() {
+            if t > now {
+                break;
+            }
+            self.rx.done = upto;
+            self.wb_pending.pop_front();
+        }
+        while let Some(&(t, upto)) = self.tx_wb_pending.front() {
+            if t > now {
+                break;
+            }
+            self.tx.done = upto;
+            self.tx_wb_pending.pop_front();
+        }
         let burst = self.cfg.pmd.burst as u64;
         let n = self.rx.ready().min(burst) as usize;
         if n == 0 {
@@ -421,7 +431,7 @@ impl Host {
         let after = self.core.empty_poll(self.cfg.pmd.costs.empty_poll_instr as u64, addr, &mut self.mem);
         self.poll_ps = (after - before).max(1);
         self.counters.empty_polls += 1;
-        match self.wb_pending.front().copied() {
+        match self.wb_pending.front().map(|w| w.0) {
             // A write-back is on its way: poll until it is visible.
             Some(t) => {
                 let polls = t.saturating_sub(after) / self.poll_ps;
@@ -551,7 +561,8 @@ impl Host {
             if (pos + 1) % rs == 0 {
                 let arrive = self.pcie.dma_write(ready, DESC_BYTES as u32, Kind::Descriptor);
                 let visible = self.mem.device_write(self.tx.desc_addr(pos), DESC_BYTES as u32, arrive);
-                self.schedule(visible, HostEvent::TxWbDone(pos + 1));
+                let t = visible.max(self.tx_wb_pending.back().map_or(0, |w| w.0));
+                self.tx_wb_pending.push_back((t, pos + 1));
             }
         }
         self.tx_sent = upto;
