@@ -139,7 +139,7 @@ def test_run_prints_host_rows_and_json_has_host_counters(cli, tmp_path):
 
 
 def test_msb_curve_points_carry_the_drop_breakdown(cli, tmp_path):
-    proc = cli("msb", "--app", "testpmd", "--size", "1518", *FAST, "--resolution", "5%", "--no-progress",
+    proc = cli("msb", "--app", "testpmd", "--size", "64", *FAST, "--resolution", "5%", "--no-progress",
                "--json", "m.json", check=True)
     curve = json.loads((tmp_path / "m.json").read_text())["msb"]["curve"]
     assert all(set(p["drops"]) >= {"dma", "core", "tx"} for p in curve)

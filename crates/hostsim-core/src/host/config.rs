@@ -152,7 +152,7 @@ impl HostConfig {
                 mem: MemConfig::altra(),
                 // A 100 GbE ConnectX-5-class NIC sits on PCIe 3.0 x16 (SPEC §4, i9-7940x-cx5); estimate for the Altra.
                 pcie: PcieConfig::gen3_x16(),
-                nic: NicConfig::default(),
+                nic: NicConfig::nic_100g(),
                 pmd: PmdConfig::default(),
                 app: AppConfig::default(),
             }),
@@ -169,13 +169,24 @@ impl HostConfig {
         }
     }
 
+    /// Validates every component; errors name the field from `host.`, as
+    /// the user wrote it (`host.pmd.rxd`).
     pub fn validate(&self) -> Result<()> {
-        self.cpu.validate()?;
-        self.mem.validate()?;
-        self.pcie.validate()?;
-        self.nic.validate()?;
-        self.pmd.validate()?;
-        self.pmd.mempool.validate()
+        let all = || -> Result<()> {
+            self.cpu.validate()?;
+            self.mem.validate()?;
+            self.pcie.validate()?;
+            self.nic.validate()?;
+            self.pmd.validate()?;
+            self.pmd.mempool.validate()
+        };
+        all().map_err(|e| match e {
+            crate::error::Error::Config(mut c) if !c.field.starts_with("host.") => {
+                c.field = format!("host.{}", c.field);
+                crate::error::Error::Config(c)
+            }
+            other => other,
+        })
     }
 }
 

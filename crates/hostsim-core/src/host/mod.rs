@@ -153,12 +153,12 @@ impl Host {
         let mut pool = Mempool::new(&p.mempool, 1, MEMPOOL_BASE);
         let max_frame = crate::config::MAX_FRAME_BYTES as u64 - FCS_LEN as u64;
         if pool.data_room() < max_frame.min(sim.min_frame_bytes() as u64) {
-            return Err(Error::Config(crate::error::ConfigError::new("pmd.mempool.buf_bytes", p.mempool.buf_bytes.to_string(), "room for the largest frame")));
+            return Err(Error::Config(crate::error::ConfigError::new("host.pmd.mempool.buf_bytes", p.mempool.buf_bytes.to_string(), "room for the largest frame")));
         }
         // The driver arms every RX slot at start (rte_eth_dev_start).
         let (mut mbufs, mut touched) = (Vec::new(), Vec::new());
         if !pool.get_bulk(CORE, p.rxd as usize, &mut mbufs, &mut touched) {
-            return Err(crate::error::ConfigError::new("pmd.mempool.mbufs", p.mempool.mbufs.to_string(), "enough mbufs to fill the RX ring").into());
+            return Err(crate::error::ConfigError::new("host.pmd.mempool.mbufs", p.mempool.mbufs.to_string(), "enough mbufs to fill the RX ring").into());
         }
         let rx = RxRing::new(RX_RING_BASE, p.rxd, &mbufs);
         let n = &cfg.nic;

@@ -48,6 +48,18 @@ impl Default for NicConfig {
     }
 }
 
+impl NicConfig {
+    /// A 100 GbE NIC. Its RX descriptor cache is sized by the bandwidth-delay
+    /// product rather than copied from the 10 GbE 82599: keeping 148.8 Mpps
+    /// (64 B at line rate) flowing across a descriptor fetch round trip of
+    /// about 1 µs (params.md §2e) needs ~150 descriptors fetched ahead, so the
+    /// cache holds 256 and prefetches below 128 (estimate; the on-chip sizes
+    /// of 100 GbE NICs are not published). FIFOs as the 82599 (estimate).
+    pub fn nic_100g() -> Self {
+        NicConfig { rx_desc_cache: 256, rx_prefetch_threshold: 128, ..NicConfig::default() }
+    }
+}
+
 fn err(field: &str, value: impl ToString, allowed: &str) -> crate::error::Error {
     ConfigError::new(field, value.to_string(), allowed).into()
 }

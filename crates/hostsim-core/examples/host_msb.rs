@@ -1,0 +1,63 @@
+//! Quick MSB probe of the host model from Rust (bisection on drop rate ≤ 1 %),
+//! for exploring parameters: `cargo run --release --example host_msb -- APP SIZE [key=value ...]`
+//! with keys freq_ghz, ooo, dca, channels, rxd, burst, proc_ns, mode.
+use hostsim_core::config::*;
+use hostsim_core::host::HostConfig;
+use serde_json::Value;
+
+fn trial(base: &SimConfig, pps: f64) -> Value {
+    let mut c = base.clone();
+    c.loadgen.rate = Rate { unit: RateUnit::Pps, value: pps };
+    hostsim_core::system::run(&c).expect("valid")
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut c = SimConfig::default();
+    c.app = args[0].clone();
+    c.sim.duration_ps = SimConfig::default().sim.duration_ps;
+    let size: u32 = args[1].parse().unwrap();
+    let mut h = HostConfig::preset("altra").unwrap();
+    for kv in &args[2..] {
+        let (k, v) = kv.split_once('=').unwrap();
+        match k {
+            "freq_ghz" => h.cpu.freq_hz = (v.parse::<f64>().unwrap() * 1e9) as u64,
+            "ooo" => h.cpu.out_of_order = v == "1",
+            "dca" => h.mem.llc.dca.enabled = v == "1",
+            "channels" => h.mem.dram.channels = v.parse().unwrap(),
+            "rxd" => h.pmd.rxd = v.parse().unwrap(),
+            "burst" => h.pmd.burst = v.parse().unwrap(),
+            "proc_ns" => h.app.proc_time_ps = v.parse::<u64>().unwrap() * 1000,
+            "fifo_kib" => h.nic.rx_fifo_bytes = v.parse::<u64>().unwrap() * 1024,
+            "dur_ms" => c.sim.duration_ps = v.parse::<u64>().unwrap() * 1_000_000_000,
+            "mode" => h.app.forward_mode = serde_json::from_str(&format!("\"{v}\"")).unwrap(),
+            _ => panic!("unknown key {k}"),
+        }
+    }
+    if h.pmd.rxd > 1024 {
+        h.pmd.mempool.mbufs = 16384;
+    }
+    c.host = Some(h);
+    c.loadgen.size = SizeDist::Fixed { bytes: size };
+    if c.sim.duration_ps == SimConfig::default().sim.duration_ps {
+        c.sim.duration_ps = 600_000_000;
+    }
+    c.sim.warmup_ps = c.sim.duration_ps / 5;
+    let line = 100e9 / ((size as f64 + 20.0) * 8.0);
+    let (mut lo, mut hi) = (0.0, line);
+    let mut knee = Value::Null;
+    let r = trial(&c, line);
+    if r["loadgen"]["drop_rate"].as_f64().unwrap() <= 0.01 {
+        lo = line;
+    } else {
+        knee = r["drops"].clone();
+        while hi - lo > 0.01 * hi {
+            let mid = (lo + hi) / 2.0;
+            let r = trial(&c, mid);
+            if r["loadgen"]["drop_rate"].as_f64().unwrap() <= 0.01 { lo = mid } else { hi = mid; knee = r["drops"].clone(); }
+        }
+    }
+    let r = trial(&c, lo);
+    println!("{} {} B: MSB {:.3} Mpps = {:.2} Gbps  knee drops {}  mem.dca_leaks {} dram_dev_wr {}", c.app, size, lo / 1e6, lo * size as f64 * 8.0 / 1e9, knee,
+        r["mem"]["dca_leaks"], r["mem"]["dram"]["bytes_written_device"]);
+}
