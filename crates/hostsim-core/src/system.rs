@@ -100,11 +100,19 @@ impl System {
     fn dispatch(&mut self, now: Ps, ev: Event) {
         match ev {
             Event::GenDeparture => {
-                let bytes = self.loadgen.next_size();
-                let start = now.max(self.links[TO_DUT].free_at());
-                let id = self.loadgen.emit(&mut self.pool, start, bytes);
-                self.send(TO_DUT, start, id);
-                if let Some(t) = self.loadgen.next_departure() {
+                // The generator is open loop and nothing it sends can reach the
+                // device before one propagation delay: every departure due by
+                // then is sent now, in order, with its own start time.
+                let horizon = now.saturating_add(self.cfg.link.propagation_ps);
+                let mut due = Some(now);
+                while let Some(t) = due.filter(|&t| t <= horizon) {
+                    let bytes = self.loadgen.next_size();
+                    let start = t.max(self.links[TO_DUT].free_at());
+                    let id = self.loadgen.emit(&mut self.pool, start, bytes);
+                    self.send(TO_DUT, start, id);
+                    due = self.loadgen.next_departure();
+                }
+                if let Some(t) = due {
                     self.q.schedule(t, Event::GenDeparture);
                 }
             }
