@@ -141,7 +141,7 @@ impl Default for AppConfig {
 }
 
 /// Names of the host presets.
-pub const HOST_PRESETS: &[&str] = &["altra", "xeon-e3-1230v2"];
+pub const HOST_PRESETS: &[&str] = &["altra", "a72-quad", "xeon-e3-1230v2"];
 
 impl HostConfig {
     /// The host of a named preset.
@@ -153,6 +153,17 @@ impl HostConfig {
                 // A 100 GbE ConnectX-5-class NIC sits on PCIe 3.0 x16 (SPEC §4, i9-7940x-cx5); estimate for the Altra.
                 pcie: PcieConfig::gen3_x16(),
                 nic: NicConfig::nic_100g(),
+                pmd: PmdConfig::default(),
+                app: AppConfig::default(),
+            }),
+            "a72-quad" => Ok(HostConfig {
+                // SPEC §4: four cores, one used for now.
+                cpu: CoreConfig::a72(),
+                mem: MemConfig::a72_quad(),
+                // A 200 GbE NIC needs PCIe 4.0 x16 (params.md §13 baseline); estimate.
+                pcie: PcieConfig::gen4_x16(),
+                // Sized as the 100 GbE NIC for twice the rate (see NicConfig::nic_100g); estimate.
+                nic: NicConfig { rx_desc_cache: 512, rx_prefetch_threshold: 256, ..NicConfig::nic_100g() },
                 pmd: PmdConfig::default(),
                 app: AppConfig::default(),
             }),

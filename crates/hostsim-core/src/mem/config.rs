@@ -126,6 +126,41 @@ impl MemConfig {
         }
     }
 
+    /// The `a72-quad` preset (SPEC §4): gem5's Cortex-A72 configuration. It
+    /// has no L3; devices reach memory through an I/O cache, which stands in
+    /// for the LLC here: device writes allocate into it (all its ways), and
+    /// cores find device-written lines there. Simplified: as a non-inclusive
+    /// LLC it also takes the L2's victims, which gem5's I/O cache does not.
+    pub fn a72_quad() -> MemConfig {
+        MemConfig {
+            l1d: CacheConfig {
+                size_bytes: 64 * KIB, // SPEC §4 "L1D 64 KiB 2-way"
+                ways: 2,              // SPEC §4
+                latency_cycles: 2,    // SPEC §4 "L1I/L1D/L2 latency 1/2/12"
+                mshrs: 6,             // SPEC §4 "2/6/16 MSHRs"
+            },
+            l2: CacheConfig {
+                size_bytes: 2 * MIB, // SPEC §4 "L2 2 MiB 16-way"
+                ways: 16,            // SPEC §4
+                latency_cycles: 12,  // SPEC §4
+                mshrs: 16,           // SPEC §4
+            },
+            llc: LlcConfig {
+                size_bytes: 64 * KIB,                        // estimate: the I/O cache's size is not given
+                ways: 16,                                    // estimate
+                latency_cycles: 24,                          // SPEC §4 "I/O cache 24 cycles"
+                inclusion: Inclusion::NonInclusive,          // see the doc comment
+                dca: DcaConfig { enabled: true, ways: 16 }, // device writes allocate into the whole I/O cache
+            },
+            dram: DramConfig {
+                channels: 1, // estimate: "DDR4-3200 (8×8)" read as one 64-bit channel of eight x8 devices
+                channel_bandwidth_bytes_per_s: 25_600_000_000, // params §4 "DDR4-3200" 25.6 GB/s per channel
+                idle_latency_ps: 81_000,                       // estimate: as params §4 "Graviton2 (N1)" 81 ns
+            },
+            transfer_cycles: 150, // estimate, as altra
+        }
+    }
+
     /// The `xeon-e3-1230v2` preset (SPEC §4): a 3.3 GHz Ivy Bridge with DDIO.
     pub fn xeon_e3_1230v2() -> MemConfig {
         MemConfig {
