@@ -37,7 +37,7 @@ from .units import (
 #: Applications that run on the host model (everything but the reflector).
 HOST_APPS = ("testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd")
 #: testpmd's ``--forward-mode`` choices the core implements.
-FORWARD_MODES = ("io", "mac", "macswap", "rxonly")
+FORWARD_MODES = ("io", "mac", "macswap", "rxonly", "txonly")
 
 Parser = Callable[[Any, str], Any]
 

@@ -98,7 +98,7 @@ def test_cli_shortcuts_reach_the_resolved_config(cli):
                "--txd", "2048", "--freq", "2.5GHz", "--proc-time", "250ns", "--set", "host.mem.dram.channels=2",
                check=True)
     host = json.loads(proc.stdout)["host"]
-    assert host["app"] == {"forward_mode": "io", "proc_time_ps": 250_000}
+    assert host["app"] == {"forward_mode": "io", "proc_time_ps": 250_000, "tx_frame_bytes": 64}
     assert (host["pmd"]["burst"], host["pmd"]["rxd"], host["pmd"]["txd"]) == (64, 1024, 2048)
     assert host["cpu"]["freq_hz"] == 2_500_000_000 and host["mem"]["dram"]["channels"] == 2
 
@@ -108,8 +108,8 @@ def test_cli_host_errors_exit_2_naming_the_field(cli):
     assert proc.returncode == 2 and "has no host model yet" in proc.stderr
     proc = cli("run", "--app", "testpmd", "--set", "host.nic.rx_fifo_size=1MiB")
     assert proc.returncode == 2 and "host.nic.rx_fifo_size: unknown field" in proc.stderr
-    proc = cli("run", "--app", "testpmd", "--forward-mode", "txonly")
-    assert proc.returncode == 2 and "host.app.forward_mode: invalid value 'txonly'" in proc.stderr
+    proc = cli("run", "--app", "testpmd", "--forward-mode", "5tuple")
+    assert proc.returncode == 2 and "host.app.forward_mode: invalid value '5tuple'" in proc.stderr
 
 
 def test_inspect_preset_shows_the_resolved_host(cli):

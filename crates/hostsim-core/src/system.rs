@@ -64,7 +64,9 @@ impl System {
     pub fn new(cfg: &SimConfig) -> Result<Self> {
         cfg.validate()?;
         let loadgen = Loadgen::new(cfg)?;
-        let pool = FramePool::new(loadgen.max_frame_bytes());
+        // Frame buffers hold the largest frame anyone builds: the generator, or testpmd txonly.
+        let host_frames = cfg.host.as_ref().map_or(0, |h| h.app.tx_frame_bytes);
+        let pool = FramePool::new(loadgen.max_frame_bytes().max(host_frames));
         let link = || Link::new(cfg.link.rate_bps, cfg.link.propagation_ps);
         Ok(System {
             cfg: cfg.clone(),

@@ -4,7 +4,8 @@
 //! core's work unit; the timing comes from the core model.
 //!
 //! * `testpmd` — forward modes io (no packet access), mac (rewrite both MACs),
-//!   macswap (swap them), rxonly (free);
+//!   macswap (swap them), rxonly (free), txonly (build frames and send them,
+//!   without polling RX; in `Host::tx_only`);
 //! * `touchfwd` — read every byte, then macswap and forward;
 //! * `touchdrop` — read every byte, then free;
 //! * `rxptx` — spend a processing time per packet (a spin), macswap, forward;
@@ -45,6 +46,38 @@ impl AppKind {
     }
 }
 
+/// The frames testpmd's txonly engine sends: Ethernet/IPv4/UDP from the
+/// port to its peer (the load generator), no load-generator tag; the IPv4
+/// identification field carries a running count.
+pub struct TxTemplate {
+    header: [u8; 42],
+}
+
+impl TxTemplate {
+    pub fn new(port: Mac, peer: Mac, src_ip: std::net::Ipv4Addr, dst_ip: std::net::Ipv4Addr) -> Self {
+        use crate::wire::{ipv4, udp};
+        let mut header = [0u8; 42];
+        ethernet::Repr { dst: peer, src: port, ethertype: ethernet::ETHERTYPE_IPV4 }.emit(&mut ethernet::Packet::new_unchecked(&mut header[..]));
+        ipv4::Repr { src: src_ip, dst: dst_ip, protocol: ipv4::PROTO_UDP, payload_len: 0, ttl: 64 }
+            .emit(&mut ipv4::Packet::new_unchecked(&mut header[14..]));
+        udp::Repr { src_port: 9, dst_port: 1024, payload_len: 0 }.emit(&mut udp::Packet::new_unchecked(&mut header[34..]));
+        TxTemplate { header }
+    }
+
+    /// Writes a frame of `frame_bytes` (FCS included) into `buf` (without FCS).
+    pub fn build(&self, buf: &mut [u8], frame_bytes: u32, count: u64) {
+        use crate::wire::{ipv4, udp};
+        debug_assert_eq!(buf.len() + ethernet::FCS_LEN, frame_bytes as usize);
+        buf[..42].copy_from_slice(&self.header);
+        let ip_len = buf.len() - ethernet::HEADER_LEN;
+        let mut ip = ipv4::Packet::new_unchecked(&mut buf[14..]);
+        ip.set_total_len(ip_len as u16);
+        ip.set_ident(count as u16);
+        ip.fill_checksum();
+        udp::Packet::new_unchecked(&mut buf[34..]).set_len((ip_len - ipv4::HEADER_LEN) as u16);
+    }
+}
+
 /// Reads every byte of the frame: a word-wise XOR fold, so the bytes are really read.
 #[inline]
 fn touch(frame: &[u8]) -> u64 {
@@ -69,7 +102,7 @@ pub fn process(app: AppKind, c: &PmdCosts, work: &mut Work, data_addr: u64, fram
         ethernet::Packet::new_unchecked(frame).swap_macs();
     };
     match app {
-        AppKind::Testpmd(ForwardMode::Io) | AppKind::Testpmd(ForwardMode::Rxonly) => 0,
+        AppKind::Testpmd(ForwardMode::Io) | AppKind::Testpmd(ForwardMode::Rxonly) | AppKind::Testpmd(ForwardMode::Txonly) => 0,
         AppKind::Testpmd(ForwardMode::Mac) | AppKind::L2Fwd => {
             work.instr(c.header_instr as u64).write(data_addr);
             let mut p = ethernet::Packet::new_unchecked(frame);
@@ -122,5 +155,15 @@ mod tests {
         assert_eq!(&frame[6..12], &port.0);
         assert!(!AppKind::TouchDrop.forwards() && AppKind::TouchFwd.forwards());
         assert!(AppKind::from_config("nope", &AppConfig::default()).unwrap_err().to_string().starts_with("app"));
+        // txonly frames parse as Ethernet/IPv4/UDP from the port to the peer.
+        let t = TxTemplate::new(port, peer, "10.0.0.2".parse().unwrap(), "10.0.0.1".parse().unwrap());
+        let mut buf = vec![0u8; 124];
+        t.build(&mut buf, 128, 7);
+        let p = etherparse::SlicedPacket::from_ethernet(&buf).unwrap();
+        let Some(etherparse::NetSlice::Ipv4(ip)) = p.net else { panic!("not ipv4") };
+        assert_eq!(ip.header().total_len(), 110);
+        assert_eq!(ip.header().identification(), 7);
+        assert_eq!(ip.header().to_header().calc_header_checksum(), ip.header().header_checksum());
+        assert_eq!(&buf[..6], &peer.0);
     }
 }

@@ -121,6 +121,8 @@ pub enum ForwardMode {
     #[default]
     Macswap,
     Rxonly,
+    /// Generate packets and transmit them; the RX queue is not polled.
+    Txonly,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -132,11 +134,19 @@ pub struct AppConfig {
     /// rxptx: processing time per packet (ps).
     #[serde(default)]
     pub proc_time_ps: Ps,
+    /// testpmd txonly: length of the generated frames, FCS included
+    /// (testpmd `--txpkts`, default 64).
+    #[serde(default = "default_tx_frame_bytes")]
+    pub tx_frame_bytes: u32,
+}
+
+fn default_tx_frame_bytes() -> u32 {
+    64
 }
 
 impl Default for AppConfig {
     fn default() -> Self {
-        AppConfig { forward_mode: ForwardMode::Macswap, proc_time_ps: 1_000_000 }
+        AppConfig { forward_mode: ForwardMode::Macswap, proc_time_ps: 1_000_000, tx_frame_bytes: default_tx_frame_bytes() }
     }
 }
 
@@ -189,6 +199,10 @@ impl HostConfig {
             self.pcie.validate()?;
             self.nic.validate()?;
             self.pmd.validate()?;
+            let len = self.app.tx_frame_bytes;
+            if !(crate::config::MIN_FRAME_BYTES..=crate::config::MAX_FRAME_BYTES).contains(&len) {
+                return Err(invalid("app.tx_frame_bytes", len, "64..=9216"));
+            }
             self.pmd.mempool.validate()
         };
         all().map_err(|e| match e {

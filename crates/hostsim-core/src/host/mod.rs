@@ -39,7 +39,8 @@ use crate::nic::{DropFsm, RxDescCache, RxFifo};
 use crate::pcie::{Kind, PcieLink};
 use crate::stack::pmd::Mempool;
 use crate::wire::ethernet::{parse_mac, Mac, FCS_LEN};
-use app::AppKind;
+use app::{AppKind, TxTemplate};
+use config::ForwardMode;
 pub use config::HostConfig;
 use rings::{RxRing, Slot, TxRing};
 
@@ -89,6 +90,9 @@ struct Counters {
     tx_ring_full_drops: u64,
     /// Packets consumed by the application (rxonly, touchdrop).
     app_consumed: u64,
+    /// testpmd txonly: frames built, and frames freed because the TX ring was full.
+    txonly_built: u64,
+    txonly_unsent: u64,
     empty_polls: u64,
     /// XOR of the touch digests of every packet read whole (touchfwd, touchdrop).
     touch_digest: u64,
@@ -134,6 +138,7 @@ pub struct Host {
     mbufs: Vec<u32>,
     touched: Vec<u64>,
     batch: Vec<Slot>,
+    tx_template: TxTemplate,
     counters: Counters,
     /// Events to queue, frames to put on the wire, frames the application consumed.
     pub out_events: Vec<(Ps, HostEvent)>,
@@ -195,6 +200,12 @@ impl Host {
             mbufs: Vec::with_capacity(p.burst as usize),
             touched: Vec::with_capacity(256),
             batch: Vec::with_capacity(p.burst as usize),
+            tx_template: TxTemplate::new(
+                mac(&sim.loadgen.dst_mac),
+                mac(&sim.loadgen.src_mac),
+                sim.loadgen.dst_ip.parse().unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
+                sim.loadgen.src_ip.parse().unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
+            ),
             counters: Counters { burst_hist: vec![0; p.burst as usize + 1], ..Default::default() },
             out_events: Vec::with_capacity(16),
             out_frames: Vec::with_capacity(p.burst as usize),
@@ -363,6 +374,10 @@ impl Host {
 
     fn core_loop(&mut self, now: Ps, pool: &mut FramePool) {
         self.core.idle_until(now);
+        if self.app == AppKind::Testpmd(ForwardMode::Txonly) {
+            self.tx_only(now, pool);
+            return;
+        }
         // What the NIC has written back by now is what the poll can see.
         while let Some(&(t, upto)) = self.wb_pending.front() {
             if t > now {
@@ -422,6 +437,45 @@ impl Host {
             let t = self.pcie.mmio_write(self.core.now(), 4);
             self.schedule(t, HostEvent::RxDoorbell(self.rx.tail()));
         }
+        self.schedule(self.core.now(), HostEvent::CoreLoop);
+    }
+
+    /// testpmd's txonly engine: take a burst of mbufs, write a frame into
+    /// each (Ethernet/IPv4/UDP from the port to its peer), transmit.
+    fn tx_only(&mut self, now: Ps, pool: &mut FramePool) {
+        while let Some(&(t, upto)) = self.tx_wb_pending.front() {
+            if t > now {
+                break;
+            }
+            self.tx.done = upto;
+            self.tx_wb_pending.pop_front();
+        }
+        let n = self.cfg.pmd.burst as usize;
+        self.mbufs.clear();
+        self.touched.clear();
+        if !self.pool.get_bulk(CORE, n, &mut self.mbufs, &mut self.touched) {
+            self.counters.rx_nombuf += 1;
+            self.empty_poll();
+            return;
+        }
+        self.exec_touched(Category::Mempool, n as u64 * self.cfg.pmd.costs.mempool_instr as u64);
+        let bytes = self.cfg.app.tx_frame_bytes;
+        let c = self.cfg.pmd.costs.clone();
+        self.work.reset(Category::App);
+        let mut batch = std::mem::take(&mut self.batch);
+        batch.clear();
+        for i in 0..n {
+            let frame = pool.alloc(bytes);
+            self.tx_template.build(pool.data_mut(frame), bytes, self.counters.txonly_built);
+            self.counters.txonly_built += 1;
+            let addr = self.pool.data_addr(self.mbufs[i]);
+            self.work.instr(c.header_instr as u64).write_lines(addr, crate::loadgen::frame::header_len(crate::config::Protocol::Udp) as u64, 0);
+            batch.push(Slot { mbuf: self.mbufs[i], frame });
+        }
+        self.core.exec(&self.work, &mut self.mem);
+        self.core.account_mut().add_packets(n as u64);
+        self.tx_burst(&batch, pool);
+        self.batch = batch;
         self.schedule(self.core.now(), HostEvent::CoreLoop);
     }
 
@@ -519,7 +573,11 @@ impl Host {
         if self.tx_ring_full {
             // testpmd frees what it could not send.
             let dropped = &batch[k..];
-            self.counters.tx_ring_full_drops += dropped.len() as u64;
+            if self.app == AppKind::Testpmd(ForwardMode::Txonly) {
+                self.counters.txonly_unsent += dropped.len() as u64;
+            } else {
+                self.counters.tx_ring_full_drops += dropped.len() as u64;
+            }
             for s in dropped {
                 pool.free(s.frame);
             }
@@ -610,6 +668,8 @@ impl Host {
                 "rx_burst_packets": k.burst_hist,
                 "empty_polls": k.empty_polls,
                 "app_consumed": k.app_consumed,
+                "txonly_built": k.txonly_built,
+                "txonly_unsent": k.txonly_unsent,
                 "touch_digest": k.touch_digest,
                 "mempool_available": self.pool.available(),
             },
