@@ -138,6 +138,126 @@ pub struct LoadgenConfig {
     /// Keep the first N raw (sequence, latency) samples in the result, for tests.
     #[serde(default)]
     pub keep_samples: u64,
+    /// Replay a pcap/pcapng file instead of synthetic traffic.
+    #[serde(default)]
+    pub trace: Option<TraceConfig>,
+}
+
+/// Where trace departures come from.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum TraceTiming {
+    /// The trace's own timestamps, relative to its first frame, times `time_scale`.
+    Trace,
+    /// `loadgen.rate` and `loadgen.interarrival`; the trace gives only the frames.
+    Rate,
+}
+
+/// What to do with a frame larger than `max_frame_bytes`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum OnOversize {
+    /// Leave it out, count it (`loadgen.trace_oversize_frames`) and warn.
+    Skip,
+    /// Refuse the trace.
+    Error,
+}
+
+/// How often the trace is played: `false` once, `true` until `sim.duration`
+/// ends, a count N for N passes in all (as `tcpreplay --loop=N`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum TraceLoop {
+    Forever(bool),
+    Passes(u64),
+}
+
+impl TraceLoop {
+    /// Passes in all; `None` for no limit.
+    pub fn passes(self) -> Option<u64> {
+        match self {
+            TraceLoop::Forever(false) => Some(1),
+            TraceLoop::Forever(true) => None,
+            TraceLoop::Passes(n) => Some(n),
+        }
+    }
+}
+
+/// Trace replay (`loadgen.trace.*`; SPEC 2.3 trace mode).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TraceConfig {
+    /// The pcap (µs or ns, either byte order) or pcapng file; Ethernet link type only.
+    pub path: String,
+    #[serde(default = "TraceConfig::default_timing")]
+    pub timing: TraceTiming,
+    /// Multiplies the trace's gaps (0.5 replays twice as fast); `timing = trace` only.
+    #[serde(default = "TraceConfig::default_time_scale")]
+    pub time_scale: f64,
+    #[serde(default = "TraceConfig::default_loop", rename = "loop")]
+    pub repeat: TraceLoop,
+    /// Keep only UDP datagrams (IPv4 or IPv6) to this destination port.
+    #[serde(default)]
+    pub udp_port: Option<u16>,
+    /// Largest frame replayed, FCS included (a captured length L is an L + 4 B frame).
+    #[serde(default = "TraceConfig::default_max_frame_bytes")]
+    pub max_frame_bytes: u32,
+    #[serde(default = "TraceConfig::default_on_oversize")]
+    pub on_oversize: OnOversize,
+    /// Also rewrite the IPv4 destination to `loadgen.dst_ip` and the UDP
+    /// destination port to `loadgen.dst_port` (IPv4 checksum fixed, UDP checksum 0).
+    #[serde(default)]
+    pub rewrite_ip: bool,
+    /// Write the measurement tag into the last 16 B of a frame when they lie
+    /// after the end of its IP packet (Ethernet padding), never over payload.
+    #[serde(default)]
+    pub tag: bool,
+}
+
+impl TraceConfig {
+    fn default_timing() -> TraceTiming {
+        TraceTiming::Trace
+    }
+    fn default_time_scale() -> f64 {
+        1.0
+    }
+    fn default_loop() -> TraceLoop {
+        TraceLoop::Forever(false)
+    }
+    fn default_max_frame_bytes() -> u32 {
+        1518
+    }
+    fn default_on_oversize() -> OnOversize {
+        OnOversize::Skip
+    }
+
+    /// A trace of `path` with every other field at its default.
+    pub fn new(path: &str) -> Self {
+        TraceConfig {
+            path: path.to_string(),
+            timing: Self::default_timing(),
+            time_scale: Self::default_time_scale(),
+            repeat: Self::default_loop(),
+            udp_port: None,
+            max_frame_bytes: Self::default_max_frame_bytes(),
+            on_oversize: Self::default_on_oversize(),
+            rewrite_ip: false,
+            tag: false,
+        }
+    }
+
+    /// Checks every field against its allowed range.
+    pub fn validate(&self) -> Result<()> {
+        check(!self.path.trim().is_empty(), "loadgen.trace.path", &self.path, "a pcap or pcapng file")?;
+        check(self.time_scale.is_finite() && self.time_scale > 0.0, "loadgen.trace.time_scale", self.time_scale, "> 0")?;
+        check(
+            (MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&self.max_frame_bytes),
+            "loadgen.trace.max_frame_bytes",
+            self.max_frame_bytes,
+            &format!("{MIN_FRAME_BYTES}..={MAX_FRAME_BYTES} bytes (FCS included)"),
+        )?;
+        check(self.repeat != TraceLoop::Passes(0), "loadgen.trace.loop", 0, "true, false or a number of passes >= 1")
+    }
 }
 
 impl Default for LoadgenConfig {
@@ -162,6 +282,7 @@ impl Default for LoadgenConfig {
             capture_rx: None,
             capture_limit: 0,
             keep_samples: 0,
+            trace: None,
         }
     }
 }
@@ -272,6 +393,9 @@ impl SimConfig {
             offset,
             &format!("tag end + 4 B FCS <= smallest frame ({min} B), i.e. <= {}", min.saturating_sub(4 + crate::wire::tag::TAG_LEN as u32)),
         )?;
+        if let Some(t) = &lg.trace {
+            t.validate()?;
+        }
         let r = &self.reflector;
         check(r.queue_frames >= 1, "reflector.queue_frames", r.queue_frames, ">= 1")?;
         Ok(())

@@ -238,6 +238,7 @@ pub fn run(cfg: &SimConfig) -> Result<Value> {
             sys.loadgen.result_json()["mean_frame_bytes"].as_f64().unwrap_or(0.0)
         ));
     }
+    warnings.extend(sys.loadgen.warnings());
     let stats = sys.stats();
     let total_tx = sys.loadgen.total_tx;
     let window_ps = cfg.sim.duration_ps - cfg.sim.warmup_ps;

@@ -31,6 +31,9 @@ pub struct Measure {
     pub rx_warmup: u64,
     /// Frames without a valid tag, or with a sequence number never sent.
     pub rx_invalid: u64,
+    /// Frames received without a tag in trace mode (counted in `rx_packets`
+    /// when they arrive after warm-up; no latency).
+    pub rx_untagged: u64,
     /// One past the highest sequence number received.
     seq_hi: u64,
     seen: Vec<u64>,
@@ -59,6 +62,7 @@ impl Measure {
             duplicates: 0,
             rx_warmup: 0,
             rx_invalid: 0,
+            rx_untagged: 0,
             seq_hi: 0,
             seen: vec![0; (WINDOW / 64) as usize],
             hist,
@@ -126,7 +130,7 @@ impl Measure {
         self.hist.saturating_record(lat.max(1));
         self.lat_min = self.lat_min.min(lat);
         self.lat_max = self.lat_max.max(lat);
-        let n = self.rx_packets as f64;
+        let n = self.latency_count() as f64;
         let d = lat as f64 - self.lat_mean;
         self.lat_mean += d / n;
         self.lat_m2 += d * (lat as f64 - self.lat_mean);
@@ -135,18 +139,36 @@ impl Measure {
         }
     }
 
+    /// Replies with a latency sample (tagged ones).
+    #[inline]
+    pub fn latency_count(&self) -> u64 {
+        self.rx_packets - self.rx_untagged
+    }
+
+    /// A frame without a tag came back at `now` (trace replay): it has no
+    /// transmit time, so it counts when it arrives after warm-up.
+    #[inline]
+    pub fn on_rx_untagged(&mut self, now: Ps, frame_bytes: u32) {
+        if now >= self.window_start {
+            self.rx_packets += 1;
+            self.rx_bytes += frame_bytes as u64;
+            self.rx_untagged += 1;
+        }
+    }
+
     /// Latency summary in nanoseconds. Min, max, mean and std are exact;
     /// percentiles come from the histogram (3 significant digits), clamped
     /// into [min, max].
     pub fn latency_json(&self) -> Value {
         let ns = |ps: f64| ps / PS_PER_NS as f64;
-        if self.rx_packets == 0 {
+        let count = self.latency_count();
+        if count == 0 {
             return json!({"count": 0, "min": null, "mean": null, "p50": null, "p90": null, "p99": null, "p999": null, "max": null, "std": null});
         }
         let q = |q: f64| ns(self.hist.value_at_quantile(q).clamp(self.lat_min, self.lat_max) as f64);
-        let std = if self.rx_packets > 1 { (self.lat_m2 / (self.rx_packets as f64 - 1.0)).sqrt() } else { 0.0 };
+        let std = if count > 1 { (self.lat_m2 / (count as f64 - 1.0)).sqrt() } else { 0.0 };
         json!({
-            "count": self.rx_packets,
+            "count": count,
             "min": ns(self.lat_min as f64),
             "mean": ns(self.lat_mean),
             "p50": q(0.5),
@@ -219,6 +241,21 @@ mod tests {
         m.on_rx(1, 150, 300, 64);
         assert_eq!((m.tx_packets, m.rx_packets, m.rx_warmup), (1, 1, 1));
         assert_eq!(m.drop_rate(), 0.0);
+    }
+
+    #[test]
+    fn untagged_replies_count_after_warmup() {
+        let mut m = Measure::new(100, 200, 0);
+        m.on_tx(150, 64);
+        m.on_rx_untagged(99, 64);
+        m.on_rx_untagged(500, 128);
+        assert_eq!((m.rx_packets, m.rx_untagged, m.rx_bytes, m.lost()), (1, 1, 128, 0));
+        assert_eq!((m.latency_json()["count"].as_u64(), m.latency_json()["min"].is_null()), (Some(0), true));
+        m.on_rx(0, 150, 160, 64);
+        m.on_tx(160, 64);
+        m.on_rx(1, 160, 190, 64);
+        let l = m.latency_json();
+        assert_eq!((l["count"].as_u64(), l["mean"].as_f64()), (Some(2), Some(0.02)));
     }
 
     #[test]

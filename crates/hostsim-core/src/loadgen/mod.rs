@@ -8,15 +8,22 @@
 //! Ethernet/IPv4/UDP over N flows. Every frame carries a tag (`wire::tag`)
 //! with its sequence number and transmit time; replies are measured by
 //! `measure::Measure`.
+//!
+//! Trace mode (`loadgen.trace`, `trace::Replay`): departures and frame bytes
+//! come from a pcap/pcapng file. Frames carry a tag only where it fits in
+//! their padding (`trace.tag`); what comes back is counted whether tagged or
+//! not (`rx_untagged_packets`), and the offered and achieved rates are over
+//! the time the trace was actually sent.
 
 pub mod capture;
 pub mod frame;
 pub mod measure;
 pub mod source;
+pub mod trace;
 
 use serde_json::{json, Value};
 
-use crate::config::{Interarrival, SimConfig};
+use crate::config::{Interarrival, SimConfig, TraceTiming};
 use crate::engine::stats::{HasStats, StatSink};
 use crate::engine::time::{ps_to_s, Ps};
 use crate::engine::SimRng;
@@ -27,6 +34,17 @@ use capture::Capture;
 use frame::FrameBuilder;
 use measure::Measure;
 use source::{offered_rate, Departures, OfferedRate, SizeSampler};
+use trace::{Replay, Trace};
+
+/// The offered rate of a trace on its own clock: its frames over its length
+/// (span plus one mean gap), scaled. Never capped: the wire spaces frames
+/// that come faster than line rate.
+fn trace_rate(trace: &Trace, time_scale: f64, line_rate_pps: f64) -> OfferedRate {
+    let n = trace.len() as f64;
+    let len_s = if n > 1.0 { ps_to_s(trace.span_ps()) * n / (n - 1.0) * time_scale } else { 0.0 };
+    let pps = if len_s > 0.0 { n / len_s } else { 0.0 };
+    OfferedRate { requested_pps: pps, pps, line_rate_pps, capped: false }
+}
 
 /// Random streams of the load generator.
 const STREAM_SIZES: u64 = 1;
@@ -40,7 +58,6 @@ pub struct Loadgen {
     mean_bytes: f64,
     link_bps: u64,
     tx_end: Ps,
-    window_ps: Ps,
     next_seq: u64,
     next_departure: Ps,
     pub measure: Measure,
@@ -49,16 +66,31 @@ pub struct Loadgen {
     /// Frames sent over the whole run, warm-up included.
     pub total_tx: u64,
     pub total_rx: u64,
+    /// Trace mode: the replay, whose frames replace the synthetic ones.
+    replay: Option<Replay>,
+    warmup_ps: Ps,
 }
 
 impl Loadgen {
     pub fn new(cfg: &SimConfig) -> Result<Self> {
         let lg = &cfg.loadgen;
         let sizes = SizeSampler::new(&lg.size, SimRng::new(cfg.seed, STREAM_SIZES));
-        let mean_bytes = sizes.mean_bytes();
-        let rate = offered_rate(&lg.rate, mean_bytes, cfg.link.rate_bps);
+        let trace = lg.trace.as_ref().map(|t| Trace::load(t, lg)).transpose()?;
+        let mean_bytes = trace.as_ref().map_or_else(|| sizes.mean_bytes(), Trace::mean_frame_bytes);
+        let mut rate = offered_rate(&lg.rate, mean_bytes, cfg.link.rate_bps);
         let mut departures = Departures::new(rate.pps, lg.interarrival, 0, SimRng::new(cfg.seed, STREAM_DEPARTURES));
-        let next_departure = departures.next();
+        let (replay, next_departure) = match (trace, &lg.trace) {
+            (Some(trace), Some(tc)) => {
+                if tc.timing == TraceTiming::Trace {
+                    rate = trace_rate(&trace, tc.time_scale, rate.line_rate_pps);
+                }
+                let r = Replay::new(trace, tc, departures)?;
+                departures = Departures::new(1.0, lg.interarrival, 0, SimRng::new(cfg.seed, STREAM_DEPARTURES));
+                let next = r.peek().map_or(Ps::MAX, |(t, _)| t);
+                (Some(r), next)
+            }
+            _ => (None, departures.next()),
+        };
         let capture = |p: &Option<String>| p.as_deref().map(|p| Capture::create(p, lg.capture_limit)).transpose();
         Ok(Loadgen {
             builder: FrameBuilder::new(lg),
@@ -68,7 +100,6 @@ impl Loadgen {
             mean_bytes,
             link_bps: cfg.link.rate_bps,
             tx_end: cfg.sim.duration_ps,
-            window_ps: cfg.sim.duration_ps - cfg.sim.warmup_ps,
             next_seq: 0,
             next_departure,
             measure: Measure::new(cfg.sim.warmup_ps, cfg.sim.duration_ps, lg.keep_samples),
@@ -76,12 +107,17 @@ impl Loadgen {
             capture_rx: capture(&lg.capture_rx)?,
             total_tx: 0,
             total_rx: 0,
+            replay,
+            warmup_ps: cfg.sim.warmup_ps,
         })
     }
 
     /// Largest frame the generator can send.
     pub fn max_frame_bytes(&self) -> u32 {
-        self.sizes.max_bytes()
+        match &self.replay {
+            Some(r) => r.trace.max_frame_bytes(),
+            None => self.sizes.max_bytes(),
+        }
     }
 
     /// The time of the next departure, if any is left in the run.
@@ -97,6 +133,9 @@ impl Loadgen {
         let seq = self.next_seq;
         self.next_seq += 1;
         let id = pool.alloc(frame_bytes);
+        if self.replay.is_some() {
+            return self.emit_trace_frame(pool, id, start, frame_bytes, seq);
+        }
         let t = tag::Repr { flow: self.builder.flow_of(seq), seq: seq as u32, tx_ps: start };
         self.builder.build(pool.data_mut(id), frame_bytes, &t);
         self.measure.on_tx(start, frame_bytes);
@@ -108,10 +147,35 @@ impl Loadgen {
         id
     }
 
+    /// Trace mode: the next trace frame, tagged if it has room for it.
+    #[inline]
+    fn emit_trace_frame(&mut self, pool: &mut FramePool, id: FrameId, start: Ps, frame_bytes: u32, seq: u64) -> FrameId {
+        let Some(r) = self.replay.as_mut() else { return id };
+        if let Some((_, f)) = r.peek() {
+            let buf = pool.data_mut(id);
+            r.trace.write(f, buf);
+            if f.tag {
+                let at = buf.len() - tag::TAG_LEN;
+                tag::Repr { flow: 0, seq: seq as u32, tx_ps: start }.emit(&mut buf[at..]);
+            }
+        }
+        r.advance();
+        self.next_departure = r.peek().map_or(Ps::MAX, |(t, _)| t);
+        self.measure.on_tx(start, frame_bytes);
+        self.total_tx += 1;
+        if let Some(c) = self.capture_tx.as_mut() {
+            c.write(start, pool.data(id));
+        }
+        id
+    }
+
     /// Size of the frame about to be sent.
     #[inline]
     pub fn next_size(&mut self) -> u32 {
-        self.sizes.next()
+        match &self.replay {
+            Some(r) => r.peek().map_or(64, |(_, f)| f.frame_bytes),
+            None => self.sizes.next(),
+        }
     }
 
     /// A frame came back at `now`; the generator frees it after measuring.
@@ -129,12 +193,17 @@ impl Loadgen {
     pub fn consume(&mut self, pool: &mut FramePool, id: FrameId, now: Ps) {
         self.total_rx += 1;
         let data = pool.data(id);
-        let off = self.builder.tag_offset();
+        let off = match &self.replay {
+            Some(r) if r.tags() => data.len().saturating_sub(tag::TAG_LEN),
+            Some(_) => usize::MAX,
+            None => self.builder.tag_offset(),
+        };
         match data.get(off..).map(tag::Repr::parse) {
             Some(Ok(t)) => match self.widen(t.seq) {
                 Some(seq) if t.tx_ps <= now => self.measure.on_rx(seq, t.tx_ps, now, pool.frame_bytes(id)),
                 _ => self.measure.rx_invalid += 1,
             },
+            _ if self.replay.is_some() => self.measure.on_rx_untagged(now, pool.frame_bytes(id)),
             _ => self.measure.rx_invalid += 1,
         }
         pool.free(id);
@@ -166,10 +235,54 @@ impl Loadgen {
         }
     }
 
+    /// Length of the measured window (s): warm-up end to the end of
+    /// transmission (`sim.duration`, or earlier when a trace ran out). Rates
+    /// are 0 when nothing was sent in it.
+    fn window_s(&self) -> f64 {
+        match self.window_ps() {
+            0 => f64::INFINITY,
+            w => ps_to_s(w),
+        }
+    }
+
+    fn window_ps(&self) -> Ps {
+        let end = match self.replay.as_ref().and_then(Replay::end_ps) {
+            Some(t) => t.min(self.tx_end),
+            None => self.tx_end,
+        };
+        end.saturating_sub(self.warmup_ps)
+    }
+
+    /// Warnings about the trace: frames left out or changed, and a replay
+    /// cut short by `sim.duration`.
+    pub fn warnings(&self) -> Vec<String> {
+        let Some(r) = &self.replay else { return vec![] };
+        let (c, path) = (&r.trace.counts, &r.trace.path);
+        let mut w = vec![];
+        if c.oversize > 0 {
+            w.push(format!("loadgen.trace: {} of {} frames in {path} exceed loadgen.trace.max_frame_bytes and were not sent (loadgen.trace_oversize_frames)", c.oversize, c.read));
+        }
+        if c.truncated > 0 {
+            w.push(format!("loadgen.trace: {} frames in {path} were captured shorter than they were; sent at their original length, the missing bytes as zeros", c.truncated));
+        }
+        if c.untimed > 0 {
+            w.push(format!("loadgen.trace: {} frames in {path} have no timestamp (pcapng Simple Packet Blocks); each leaves with the frame before", c.untimed));
+        }
+        if c.backwards > 0 {
+            w.push(format!("loadgen.trace: {} frames in {path} are timestamped earlier than the frame before; each leaves with the frame before", c.backwards));
+        }
+        if r.trace.is_empty() {
+            w.push(format!("loadgen.trace: no frame of {path} to replay ({} read, {} filtered out by udp_port, {} oversize)", c.read, c.filtered, c.oversize));
+        } else if let Some(planned) = r.frames_planned().filter(|&p| r.sent < p) {
+            w.push(format!("loadgen.trace: sim.duration ended the replay after {} of {planned} trace frames", r.sent));
+        }
+        w
+    }
+
     /// The measured results (the `loadgen` object of the JSON result).
     pub fn result_json(&self) -> Value {
         let m = &self.measure;
-        let w = ps_to_s(self.window_ps);
+        let w = self.window_s();
         let mut v = json!({
             "tx_packets": m.tx_packets,
             "rx_packets": m.rx_packets,
@@ -190,10 +303,23 @@ impl Loadgen {
             "link_rate_bps": self.link_bps,
             "mean_frame_bytes": self.mean_bytes,
             "rate_capped": self.rate.capped,
-            "measured_window_ps": self.window_ps,
+            "measured_window_ps": self.window_ps(),
             "latency_ns": m.latency_json(),
             "latency_histogram": m.histogram_json(),
         });
+        if let Some(r) = &self.replay {
+            let c = &r.trace.counts;
+            v["rx_untagged_packets"] = json!(m.rx_untagged);
+            v["trace_frames"] = json!(r.trace.len());
+            v["trace_frames_read"] = json!(c.read);
+            v["trace_frames_sent"] = json!(r.sent);
+            v["trace_passes"] = json!(r.passes_done());
+            v["trace_oversize_frames"] = json!(c.oversize);
+            v["trace_filtered_frames"] = json!(c.filtered);
+            v["trace_truncated_frames"] = json!(c.truncated);
+            v["trace_span_ps"] = json!(r.trace.span_ps());
+            v["trace_complete"] = json!(r.end_ps().is_some());
+        }
         if !m.samples().is_empty() {
             v["samples"] = Value::Array(m.samples().iter().map(|&(s, l)| json!([s, l])).collect());
         }
@@ -213,7 +339,7 @@ impl HasStats for Loadgen {
         s.add("tx_bytes", m.tx_bytes as f64, "Byte", "Frame bytes sent in the measured window");
         s.add("rx_bytes", m.rx_bytes as f64, "Byte", "Frame bytes received for the measured window");
         s.add("drop_rate", m.drop_rate(), "Ratio", "1 - rx_packets / tx_packets after draining");
-        let w = ps_to_s(self.window_ps);
+        let w = self.window_s();
         s.add("offered_bps", m.tx_bytes as f64 * 8.0 / w, "Bit/Second", "Offered load, frame bits");
         s.add("achieved_bps", m.rx_bytes as f64 * 8.0 / w, "Bit/Second", "Returned load, frame bits");
         s.add("line_rate_pps", self.rate.line_rate_pps, "Count/Second", "Line rate for the mean frame size");
