@@ -13,6 +13,7 @@ pub mod engine;
 pub mod error;
 pub mod framebuf;
 pub mod host;
+pub mod kvs;
 pub mod link;
 pub mod loadgen;
 pub mod mem;

@@ -5,6 +5,7 @@
 
 pub mod ethernet;
 pub mod ipv4;
+pub mod memcached;
 pub mod tag;
 pub mod udp;
 
