@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -33,6 +34,7 @@ FLAG_FIELDS = (
     ("protocol", "loadgen.protocol"),
     ("capture_tx", "loadgen.capture_tx"),
     ("capture_rx", "loadgen.capture_rx"),
+    ("pcap", "loadgen.trace.path"),
     ("forward_mode", "host.app.forward_mode"),
     ("burst", "host.pmd.burst"),
     ("rxd", "host.pmd.rxd"),
@@ -60,6 +62,8 @@ def _config_flags() -> argparse.ArgumentParser:
     g.add_argument("--protocol", help="udp or raw")
     g.add_argument("--capture-tx", dest="capture_tx", metavar="FILE", help="write transmitted frames to pcap")
     g.add_argument("--capture-rx", dest="capture_rx", metavar="FILE", help="write received frames to pcap")
+    g.add_argument("--pcap", metavar="FILE",
+                   help="replay this pcap/pcapng trace (loadgen.trace.path; more with --set loadgen.trace.*)")
     h = p.add_argument_group("host (host applications; names as in testpmd)")
     h.add_argument("--forward-mode", dest="forward_mode", help="testpmd forwarding mode: " + ", ".join(_host.FORWARD_MODES))
     h.add_argument("--burst", help="packets per rx_burst/tx_burst (host.pmd.burst)")
@@ -269,9 +273,15 @@ def format_run(data: Dict[str, Any]) -> str:
         ["simulated", f"{sim['simulated_ps'] / 1e9:.4f} ms in {sim['wall_s']:.3f} s wall"
                       f" ({sim['packets_per_wall_s'] / 1e6:.2f} M packets/s)"],
     ]
+    if "trace_frames" in lg:
+        rows[-1:-1] = [["trace", f"{lg['trace_frames_sent']:,} frames sent ({lg['trace_frames']:,} in the trace, "
+                                 f"{lg['trace_passes']:,} complete passes)  oversize {lg['trace_oversize_frames']:,}"
+                                 f"  filtered {lg['trace_filtered_frames']:,}  rx untagged {lg['rx_untagged_packets']:,}"]]
     if "drops" in data:
         rows[-1:-1] = host_rows(data)
-    head = (f"hostsim run: {cfg['app']}, {size_label(cfg['loadgen']['size'])}, "
+    trace = cfg["loadgen"].get("trace")
+    traffic = f"trace {os.path.basename(trace['path'])}" if trace else size_label(cfg["loadgen"]["size"])
+    head = (f"hostsim run: {cfg['app']}, {traffic}, "
             f"preset {data.get('preset', '?')}, seed {sim['seed']}")
     body = "\n".join("  " + line for line in _rows(rows, [False, False]).splitlines())
     return "\n".join([head, body] + [f"warning: {w}" for w in data.get("warnings", [])])
@@ -331,7 +341,8 @@ def format_msb(data: Dict[str, Any]) -> str:
         rows[0][-1:-1] = ["dma/core/tx drops"]
     for p in m["curve"]:
         rows.append(_curve_cells(p, host))
-    size = size_label(cfg["loadgen"]["size"])
+    trace = cfg["loadgen"].get("trace")
+    size = f"trace {os.path.basename(trace['path'])}, {m['mean_frame_bytes']:.1f} B mean" if trace else size_label(cfg["loadgen"]["size"])
     line = (f"MSB: {m['pps'] / 1e6:.2f} Mpps = {m['bps'] / 1e9:.2f} Gbps "
             f"({size}, threshold {m['threshold'] * 100:g}%, {m['trials']} trials, "
             f"{data['sim']['wall_s']:.2f} s wall)")

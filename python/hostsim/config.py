@@ -8,6 +8,10 @@ every quantity in base units (``*_ps`` picoseconds, ``rate_bps``, bytes),
 every field present, nothing else. Precedence, lowest first: defaults,
 preset, config file, command-line flags, ``--set`` overrides.
 
+``loadgen.trace`` (trace replay) is a nested table: its fields are set as
+``loadgen.trace.path``, ``loadgen.trace.time_scale`` and so on (``--pcap FILE``
+sets the path); it resolves to ``null`` when no trace is configured.
+
 The ``host`` section is different: the machine a host application runs on
 belongs to the core, which hands out each preset's full host config; the
 user's ``host`` overrides are a nested dict merged into it at resolution
@@ -289,6 +293,84 @@ def size_label(size: Mapping[str, Any]) -> str:
     return "/".join(str(b) for b in size["bytes"]) + " B"
 
 
+# ---------------------------------------------------------------- trace replay
+
+
+def _time_scale(v: Any, f: str) -> float:
+    try:
+        x = float(v) if not isinstance(v, bool) else float("nan")
+    except (TypeError, ValueError):
+        x = float("nan")
+    if not (x > 0 and x != float("inf")):
+        raise ConfigError.invalid(f, v, "> 0 (a plain factor: 0.5 replays twice as fast)")
+    return x
+
+
+def _loop(v: Any, f: str) -> Union[bool, int]:
+    allowed = "true, false or a number of passes >= 1"
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.strip().lower() in ("true", "false", "yes", "no", "on", "off"):
+        return parse_bool(v, f)
+    try:
+        n = int(v) if isinstance(v, (int, str)) else None
+    except ValueError:
+        n = None
+    if n is None or n < 1:
+        raise ConfigError.invalid(f, v, allowed)
+    return n
+
+
+def _opt_port(v: Any, f: str) -> Optional[int]:
+    if v is None or (isinstance(v, str) and v.strip().lower() in ("", "none", "any")):
+        return None
+    return _port(v, f)
+
+
+def _trace_frame(v: Any, f: str) -> int:
+    return _check_frame(parse_size_bytes(v, f, positive=False), v, f)
+
+
+#: ``loadgen.trace.*``: name -> (default, parser, doc). The core's ``TraceConfig``.
+TRACE_FIELDS: Dict[str, Tuple[Any, Parser, str]] = {
+    "path": (None, _path, "pcap or pcapng file to replay, Ethernet link type (--pcap FILE)"),
+    "timing": ("trace", _choice("trace", "rate"),
+               "trace: the file's timestamps; rate: loadgen.rate and loadgen.interarrival"),
+    "time_scale": (1.0, _time_scale, "multiplies the trace's gaps (0.5 = twice as fast)"),
+    "loop": (False, _loop, "false: once; true: until sim.duration; N: N passes"),
+    "udp_port": (None, _opt_port, "replay only UDP datagrams to this destination port"),
+    "max_frame_bytes": (1518, _trace_frame, "largest frame replayed, FCS included (captured length + 4)"),
+    "on_oversize": ("skip", _choice("skip", "error"), "larger frames: skip (counted, warned) or error"),
+    "rewrite_ip": (False, parse_bool, "also rewrite IPv4 destination to dst_ip and UDP port to dst_port"),
+    "tag": (False, parse_bool, "write the 16 B tag where it fits in a frame's padding"),
+}
+
+
+def _trace(v: Any, f: str) -> Optional[Dict[str, Any]]:
+    """The user's ``loadgen.trace`` table resolved into the core's form (``None``: no trace)."""
+    if v is None or (isinstance(v, Mapping) and not v):
+        return None
+    if not isinstance(v, Mapping):
+        raise ConfigError.invalid(f, v, "a table of " + ", ".join(f"{f}.{k}" for k in TRACE_FIELDS))
+    for name in v:
+        _trace_field(f"{f}.{name}")
+    if v.get("path") is None:
+        raise ConfigError(f"{f}.path", "required when other loadgen.trace fields are set (--pcap FILE)")
+    out: Dict[str, Any] = {}
+    for name, (default, parse, _) in TRACE_FIELDS.items():
+        value = v.get(name)
+        out[name] = parse(default if value is None else value, f"{f}.{name}")
+    return out
+
+
+def _trace_field(dotted: str) -> str:
+    """``"loadgen.trace.loop"`` → ``"loop"``; an unknown name is an error with a suggestion."""
+    name = dotted[len("loadgen.trace."):]
+    if name not in TRACE_FIELDS:
+        raise _unknown(dotted)
+    return name
+
+
 # ---------------------------------------------------------------- sections
 
 
@@ -346,6 +428,7 @@ class Loadgen(_Strict):
     capture_rx: Any = _opt(None, _path, "capture_rx", "pcap file for received frames")
     capture_limit: Any = _opt(0, _count, "capture_limit", "frames per capture file (0 = no limit)")
     keep_samples: Any = _opt(0, _count, "keep_samples", "keep the first N raw (seq, latency) samples")
+    trace: Any = _opt(None, _trace, "trace", "trace replay: a table of loadgen.trace.* fields (none: synthetic traffic)")
 
 
 @dataclass
@@ -408,6 +491,10 @@ class Config(_Strict):
 
     def set(self, dotted: str, value: Any) -> "Config":
         """Sets one field by dotted name (``"reflector.service_time"``, ``"host.cpu.freq"``)."""
+        if isinstance(dotted, str) and dotted.strip().startswith("loadgen.trace."):
+            name = _trace_field(dotted.strip())
+            self.loadgen.trace = dict(self.loadgen.trace or {}, **{name: value})
+            return self
         path = _host_path(dotted)
         if path is not None:
             if not path and not isinstance(value, Mapping):
@@ -425,6 +512,8 @@ class Config(_Strict):
 
     def get(self, dotted: str) -> Any:
         """The value the user set for a field (``None`` when unset)."""
+        if isinstance(dotted, str) and dotted.strip().startswith("loadgen.trace."):
+            return (self.loadgen.trace or {}).get(_trace_field(dotted.strip()))
         path = _host_path(dotted)
         if path is not None:
             return _host.get_override(self.host, path) if path else copy.deepcopy(self.host) or None
@@ -496,7 +585,7 @@ def known_fields() -> List[str]:
     names = list(TOP_FIELDS)
     for section in SECTIONS:
         names += [f"{section}.{n}" for n in section_fields(section)]
-    return names
+    return names + [f"loadgen.trace.{n}" for n in TRACE_FIELDS]
 
 
 def field_docs() -> Dict[str, str]:
@@ -508,6 +597,8 @@ def field_docs() -> Dict[str, str]:
     for section, kind in SECTIONS.items():
         for f in dataclasses.fields(kind):
             docs[f"{section}.{f.name}"] = f"{f.metadata['doc']} (default {f.metadata['default']!r})"
+    for name, (default, _, doc) in TRACE_FIELDS.items():
+        docs[f"loadgen.trace.{name}"] = f"{doc} (default {default!r})"
     return docs
 
 
@@ -538,7 +629,9 @@ def _split_field(dotted: Any) -> Tuple[Optional[str], str]:
 
 def _unknown(dotted: str) -> ConfigError:
     section = dotted.split(".")[0]
-    if section in SECTIONS:
+    if dotted.startswith("loadgen.trace."):
+        known = [f"loadgen.trace.{n}" for n in TRACE_FIELDS]
+    elif section in SECTIONS:
         known = [f"{section}.{n}" for n in section_fields(section)]
     else:
         known = list(TOP_FIELDS) + list(SECTIONS)

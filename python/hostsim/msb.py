@@ -138,6 +138,8 @@ def msb(
         warnings.append("captures are not written during a bandwidth test (run one rate with `hostsim run`)")
         base["loadgen"] = dict(lg, capture_tx=None, capture_rx=None)
     mean_bytes = mean_frame_bytes(lg["size"])
+    if lg.get("trace") is not None:
+        mean_bytes = _trace_mean_bytes(base, cfg.preset_name(), warnings)
     line_pps = base["link"]["rate_bps"] / ((mean_bytes + WIRE_OVERHEAD_BYTES) * 8)
     window_s = (base["sim"]["duration_ps"] - base["sim"]["warmup_ps"]) / 1e12
 
@@ -167,6 +169,19 @@ def msb(
         "warnings": _merge_warnings(search.trials, warnings),
     }
     return MsbResult(data, search.trials)
+
+
+def _trace_mean_bytes(base: Dict[str, Any], preset: str, warnings: List[str]) -> float:
+    """A trace is replayed at each trial's rate (``timing = "rate"``); its mean frame size,
+    which sets the line rate, comes from the core (a run of 1 ps that only loads the trace)."""
+    trace = base["loadgen"]["trace"]
+    if trace["timing"] != "rate" or trace["loop"] is False:
+        warnings.append("loadgen.trace: the bandwidth test replays the trace at each trial's rate "
+                        "(loadgen.trace.timing = rate), looping it when loadgen.trace.loop is false")
+        loop = True if trace["loop"] is False else trace["loop"]
+        base["loadgen"] = dict(base["loadgen"], trace=dict(trace, timing="rate", loop=loop))
+    probe = dict(base, sim=dict(base["sim"], duration_ps=1, warmup_ps=0, drain_ps=0))
+    return float(simulate_resolved(probe, preset)["loadgen"]["mean_frame_bytes"])
 
 
 def _bisect(search: _Search, line_pps: float, resolution: float, max_trials: int, window_s: float) -> Any:

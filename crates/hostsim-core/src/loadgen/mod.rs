@@ -271,6 +271,9 @@ impl Loadgen {
         if c.backwards > 0 {
             w.push(format!("loadgen.trace: {} frames in {path} are timestamped earlier than the frame before; each leaves with the frame before", c.backwards));
         }
+        if let Some(end) = r.end_ps().filter(|&e| e <= self.warmup_ps && r.sent > 0) {
+            w.push(format!("loadgen.trace: the replay ended at {:.3} us, within the warm-up (sim.warmup); nothing was measured", end as f64 / 1e6));
+        }
         if r.trace.is_empty() {
             w.push(format!("loadgen.trace: no frame of {path} to replay ({} read, {} filtered out by udp_port, {} oversize)", c.read, c.filtered, c.oversize));
         } else if let Some(planned) = r.frames_planned().filter(|&p| r.sent < p) {
