@@ -35,8 +35,8 @@
 //! in a full table answers `SERVER_ERROR out of memory storing object`
 //! (memcached's reply when it cannot allocate). Commands other than get,
 //! gets, set and delete (add, incr, touch, the meta commands, …) answer
-//! `ERROR`. A `get` with more than 20 commands per datagram is not capped
-//! the way memcached's `reqs_per_event` yields.
+//! `ERROR`. memcached yields after 20 commands of one datagram
+//! (`reqs_per_event`) and flushes there; this store does not (untested).
 
 use std::io::Write;
 
@@ -382,5 +382,155 @@ impl Store {
         }
         self.resps.clear();
         self.resp_bytes.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store(items: usize, limit: ValueLimit) -> Store {
+        Store::new(StoreConfig { buckets: 16, items, value_limit: limit, ..StoreConfig::default() }).unwrap()
+    }
+
+    /// Runs `body` as request 7 and returns (header, data) per datagram.
+    fn run(s: &mut Store, body: &[u8]) -> Vec<([u8; 8], Vec<u8>)> {
+        let mut req = vec![0, 7, 0, 0, 0, 1, 0, 0];
+        req.extend_from_slice(body);
+        let mut out = Datagrams::new();
+        s.handle_datagram(&req, &mut out, &mut ());
+        out.iter().map(|d| (d[..8].try_into().unwrap(), d[8..].to_vec())).collect()
+    }
+
+    fn data(s: &mut Store, body: &[u8]) -> Vec<Vec<u8>> {
+        run(s, body).into_iter().map(|(_, d)| d).collect()
+    }
+
+    #[test]
+    fn set_get_delete() {
+        let mut s = store(16, ValueLimit::ValueBytes(1024));
+        assert_eq!(data(&mut s, b"set a 5 0 3\r\nabc\r\n"), vec![b"STORED\r\n".to_vec()]);
+        assert_eq!(data(&mut s, b"get a\r\n"), vec![b"VALUE a 5 3\r\nabc\r\nEND\r\n".to_vec()]);
+        assert_eq!(data(&mut s, b"gets a\r\n"), vec![b"VALUE a 5 3 1\r\nabc\r\nEND\r\n".to_vec()]);
+        assert_eq!(data(&mut s, b"get b\r\n"), vec![b"END\r\n".to_vec()]);
+        assert_eq!(data(&mut s, b"set a 1 0 2\r\nxy\r\nget a\r\n"), vec![b"STORED\r\n".to_vec(), b"VALUE a 1 2\r\nxy\r\nEND\r\n".to_vec()]);
+        assert_eq!(data(&mut s, b"delete a\r\ndelete a\r\n"), vec![b"DELETED\r\n".to_vec(), b"NOT_FOUND\r\n".to_vec()]);
+        assert_eq!(data(&mut s, b"set n 0 0 1 noreply\r\nz\r\ndelete n noreply\r\n"), Vec::<Vec<u8>>::new());
+        assert_eq!(data(&mut s, b"set e 0 -1 1\r\nz\r\nget e\r\n"), vec![b"STORED\r\n".to_vec(), b"END\r\n".to_vec()]);
+        let st = *s.stats();
+        assert_eq!((st.cmd_get, st.get_hits, st.get_misses), (5, 3, 2));
+        assert_eq!((st.cmd_set, st.total_items, st.delete_hits, st.delete_misses), (4, 4, 2, 1));
+    }
+
+    #[test]
+    fn multi_key_get_objects() {
+        let mut s = store(16, ValueLimit::ValueBytes(1024));
+        data(&mut s, b"set a 0 0 1\r\n1\r\nset b 0 0 1\r\n2\r\n");
+        let hit_a = b"VALUE a 0 1\r\n1\r\n".to_vec();
+        // One object per key, END on the last key's.
+        assert_eq!(data(&mut s, b"get a zz\r\n"), vec![hit_a.clone(), b"END\r\n".to_vec()]);
+        assert_eq!(data(&mut s, b"get a zz b\r\n"), vec![hit_a.clone(), b"VALUE b 0 1\r\n2\r\nEND\r\n".to_vec()]);
+        // A first-key miss is sent as a bare header with count 0.
+        let r = run(&mut s, b"get zz a\r\n");
+        assert_eq!(r[0], ([0, 7, 0, 0, 0, 0, 0, 0], vec![]));
+        assert_eq!(r[1].1, b"VALUE a 0 1\r\n1\r\nEND\r\n");
+        // ...unless a sent object precedes it in the queue; a noreply one does not count.
+        assert_eq!(data(&mut s, b"set c 0 0 1\r\n3\r\nget zz a\r\n").len(), 2);
+        assert_eq!(data(&mut s, b"set c 0 0 1 noreply\r\n3\r\nget zz a\r\n")[0], b"");
+        assert_eq!(data(&mut s, b"get a\r\nget zz a\r\n")[1], b"", "each get flushes");
+        // A long key kills every queued object, earlier commands' included.
+        let long = [b'k'; 251];
+        let line = [&b"set c 0 0 1\r\n3\r\nget a "[..], &long, b"\r\n"].concat();
+        assert_eq!(data(&mut s, &line), vec![b"CLIENT_ERROR bad command line format\r\n".to_vec()]);
+    }
+
+    #[test]
+    fn errors_as_memcached() {
+        let mut s = store(16, ValueLimit::ValueBytes(100));
+        let e = b"ERROR\r\n".to_vec();
+        let bad = b"CLIENT_ERROR bad command line format\r\n".to_vec();
+        assert_eq!(data(&mut s, b"foo\r\n"), vec![e.clone()]);
+        assert_eq!(data(&mut s, b"\r\n"), vec![e.clone()]);
+        assert_eq!(data(&mut s, b"set k x 0 1\r\nz\r\n"), vec![bad.clone(), e.clone()], "the data line is read as a command");
+        assert_eq!(data(&mut s, b"set k 0 0 3\r\nabcdef\r\n"), vec![b"CLIENT_ERROR bad data chunk\r\n".to_vec(), e.clone()]);
+        assert_eq!(data(&mut s, b"set k 0 0 3 noreply\r\nabcdef\r\n"), vec![e.clone()]);
+        assert_eq!(data(&mut s, b"delete k 5\r\n")[0], CommandError::DeleteUsage { noreply: false }.reply());
+        // Too large: answered, data swallowed, the stale value deleted.
+        data(&mut s, b"set k 0 0 1\r\nz\r\n");
+        let big = [&b"set k 0 0 101\r\n"[..], &[b'v'; 101], b"\r\nget k\r\n"].concat();
+        assert_eq!(data(&mut s, &big), vec![b"SERVER_ERROR object too large for cache\r\n".to_vec(), b"END\r\n".to_vec()]);
+        let st = *s.stats();
+        assert_eq!((st.errors, st.client_errors, st.too_large), (5, 4, 1));
+    }
+
+    #[test]
+    fn dropped_and_incomplete_requests() {
+        let mut s = store(16, ValueLimit::ValueBytes(100));
+        let mut out = Datagrams::new();
+        for req in [&[0u8, 1, 0][..], &[0, 1, 0, 0, 0, 1, 0, 0], &[0, 1, 0, 0, 0, 2, 0, 0, b'x', b'\n']] {
+            s.handle_datagram(req, &mut out, &mut ());
+            assert!(out.is_empty());
+        }
+        assert_eq!((s.stats().dropped_truncated, s.stats().dropped_multi_datagram), (2, 1));
+        // An unterminated last line and a cut-off data block end the datagram.
+        assert_eq!(data(&mut s, b"get k\r\nget k"), vec![b"END\r\n".to_vec()]);
+        assert_eq!(data(&mut s, b"set k 0 0 10\r\nabc\r\n"), Vec::<Vec<u8>>::new());
+        assert_eq!(data(&mut s, b"get k\r\n"), vec![b"END\r\n".to_vec()]);
+        assert_eq!(s.stats().incomplete, 2);
+    }
+
+    #[test]
+    fn large_responses_split() {
+        let mut s = store(16, ValueLimit::ValueBytes(5000));
+        let v = vec![b'x'; 3000];
+        data(&mut s, &[&b"set big 0 0 3000\r\n"[..], &v, b"\r\n"].concat());
+        let r = run(&mut s, b"get big\r\n");
+        let hdrs: Vec<[u8; 8]> = r.iter().map(|d| d.0).collect();
+        assert_eq!(hdrs, vec![[0, 7, 0, 0, 0, 3, 0, 0], [0, 7, 0, 1, 0, 3, 0, 0], [0, 7, 0, 2, 0, 3, 0, 0]]);
+        assert_eq!(r.iter().map(|d| d.1.len()).collect::<Vec<_>>(), vec![1392, 1392, 241]);
+        let joined: Vec<u8> = r.iter().flat_map(|d| d.1.clone()).collect();
+        assert_eq!(joined, [&b"VALUE big 0 3000\r\n"[..], &v, b"\r\nEND\r\n"].concat());
+        // Two hits: each object split on its own, sequence restarting at 0.
+        let r = run(&mut s, b"get big big\r\n");
+        assert_eq!(r.iter().map(|d| (d.0[3], d.0[5])).collect::<Vec<_>>(), vec![(0, 3), (1, 3), (2, 3), (0, 3), (1, 3), (2, 3)]);
+    }
+
+    #[test]
+    fn full_table_answers_out_of_memory() {
+        let mut s = store(2, ValueLimit::ValueBytes(100));
+        data(&mut s, b"set a 0 0 1\r\n1\r\nset b 0 0 1\r\n2\r\n");
+        assert_eq!(data(&mut s, b"set c 0 0 1\r\n3\r\nget c\r\n"), vec![b"SERVER_ERROR out of memory storing object\r\n".to_vec(), b"END\r\n".to_vec()]);
+        assert_eq!(data(&mut s, b"set a 0 0 2\r\n11\r\n"), vec![b"STORED\r\n".to_vec()], "overwrite needs no slot");
+        assert_eq!(s.stats().out_of_memory, 1);
+    }
+
+    #[test]
+    fn memcached_item_limit() {
+        let l = ValueLimit::MemcachedItemBytes(8192);
+        assert!(l.allows(1, 0, 8132) && !l.allows(1, 0, 8133));
+        assert!(l.allows(1, 1, 8128) && !l.allows(1, 1, 8129));
+        assert!(l.allows(2, 0, 8131) && !l.allows(2, 0, 8132));
+        assert!(StoreConfig { value_limit: l, ..StoreConfig::default() }.item_stride_bytes() >= 8192);
+        assert!(Store::new(StoreConfig { buckets: 3, ..StoreConfig::default() }).is_err());
+    }
+
+    #[test]
+    fn get_charges_value_lines() {
+        let mut s = store(16, ValueLimit::ValueBytes(1024));
+        data(&mut s, &[&b"set k 0 0 1000\r\n"[..], &[b'v'; 1000], b"\r\n"].concat());
+        let mut req = vec![0, 7, 0, 0, 0, 1, 0, 0];
+        req.extend_from_slice(b"get k\r\n");
+        let mut lines: Vec<u64> = Vec::new();
+        s.handle_datagram(&req, &mut Datagrams::new(), &mut lines);
+        let t = s.table();
+        let slot_addr = t.item_addr(0);
+        // Value bytes 49..1049 of the slot: 17 lines, after bucket, header and key.
+        assert_eq!(lines.len(), 3 + 17);
+        assert_eq!(lines[0], t.bucket_addr(t.bucket_of(b"k")) / 64 * 64);
+        assert_eq!(*lines.last().unwrap(), slot_addr + 16 * 64);
+        let mut w = crate::cpu::Work::new(crate::cpu::Category::App);
+        s.handle_datagram(&req, &mut Datagrams::new(), &mut w);
+        assert_eq!(w.accesses().len(), 20);
+        assert!(w.accesses().iter().all(|a| !a.write));
     }
 }

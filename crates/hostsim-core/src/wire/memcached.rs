@@ -228,7 +228,7 @@ impl<'a> Command<'a> {
         let flags = strtoul32(toks.next().ok_or(bad)?).ok_or(bad)?;
         let exptime = strtol32(toks.next().ok_or(bad)?).ok_or(bad)?;
         let bytes = strtol32(toks.next().ok_or(bad)?).ok_or(bad)?;
-        if bytes < 0 || bytes > i32::MAX - 2 {
+        if !(0..=i32::MAX - 2).contains(&bytes) {
             return Err(bad);
         }
         Ok(Command::Set { key, flags, exptime, bytes: bytes as usize, noreply })
