@@ -372,6 +372,7 @@ impl SimConfig {
         check(s.duration_ps > 0, "sim.duration", s.duration_ps, "> 0")?;
         check(s.warmup_ps < s.duration_ps, "sim.warmup", s.warmup_ps, "< sim.duration")?;
         check(self.link.rate_bps > 0, "link.rate", self.link.rate_bps, "> 0 bps")?;
+        check(self.link.propagation_ps <= 10_000_000_000_000, "link.propagation", self.link.propagation_ps, "<= 10 s")?;
         let lg = &self.loadgen;
         check(lg.rate.value.is_finite() && lg.rate.value > 0.0, "loadgen.rate", lg.rate.value, "> 0")?;
         check(lg.flows >= 1 && lg.flows <= 65536, "loadgen.flows", lg.flows, "1..=65536")?;

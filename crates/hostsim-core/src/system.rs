@@ -65,8 +65,10 @@ impl System {
         cfg.validate()?;
         let loadgen = Loadgen::new(cfg)?;
         // Frame buffers hold the largest frame anyone builds: the generator, or testpmd txonly.
-        let host_frames = cfg.host.as_ref().map_or(0, |h| h.app.tx_frame_bytes);
-        let pool = FramePool::new(loadgen.max_frame_bytes().max(host_frames));
+        let on_host = cfg.app != "reflector";
+        let host_frames = cfg.host.as_ref().filter(|_| on_host).map_or(0, |h| h.app.tx_frame_bytes);
+        let max_frame = loadgen.max_frame_bytes();
+        let pool = FramePool::new(max_frame.max(host_frames));
         let link = || Link::new(cfg.link.rate_bps, cfg.link.propagation_ps);
         Ok(System {
             cfg: cfg.clone(),
@@ -75,7 +77,7 @@ impl System {
             links: [link(), link()],
             loadgen,
             dut: match &cfg.host {
-                Some(h) if cfg.app != "reflector" => Dut::Host(Box::new(Host::new(cfg, h)?)),
+                Some(h) if on_host => Dut::Host(Box::new(Host::new(cfg, h, max_frame)?)),
                 _ => Dut::Reflector(Reflector::new(&cfg.reflector, cfg.seed)),
             },
             out: Vec::with_capacity(2),

@@ -4,7 +4,7 @@
 use hostsim_core::config::*;
 use hostsim_core::host::config::ForwardMode;
 use hostsim_core::host::HostConfig;
-use hostsim_core::system::run;
+use hostsim_core::system::{run, System};
 use serde_json::Value;
 
 const US: u64 = 1_000_000;
@@ -69,4 +69,43 @@ fn testpmd_txonly_transmits_what_the_core_builds() {
     // Never faster than line rate (txonly keeps sending through the drain).
     let window_s = u(&r["sim"]["simulated_ps"]) as f64 * 1e-12;
     assert!(tx as f64 / window_s <= 148.81e6 * 1.001, "{tx}");
+}
+
+#[test]
+fn txonly_is_held_to_the_wire_by_the_tx_fifo() {
+    // On a 10 Gb/s link the TX FIFO, not the ring, paces the payload reads:
+    // what leaves is line rate, and the frames in flight stay bounded.
+    let mut short = host_cfg("testpmd", 64, 0.01);
+    short.link.rate_bps = 10_000_000_000;
+    short.host.as_mut().unwrap().app.forward_mode = ForwardMode::Txonly;
+    let mut long = short.clone();
+    long.sim.duration_ps *= 4;
+    let (a, b) = (System::new(&short).unwrap(), System::new(&long).unwrap());
+    let run_sys = |mut s: System| {
+        let end = s.run();
+        (end, s.frame_buffers())
+    };
+    let (end, buffers_short) = run_sys(a);
+    let (_, buffers_long) = run_sys(b);
+    assert!(buffers_long <= buffers_short + 64, "{buffers_short} -> {buffers_long}");
+    let r = run(&short).unwrap();
+    let line_pps = 10e9 / (84.0 * 8.0);
+    // What reached the generator (untagged) went over the wire at line rate at most;
+    // what the NIC read beyond that is at most a FIFO's worth, still queued.
+    let delivered = u(&r["loadgen"]["invalid_packets"]) as f64;
+    assert!(delivered / (end as f64 * 1e-12) <= line_pps * 1.001, "{delivered} frames in {end} ps");
+    assert!(delivered / (end as f64 * 1e-12) >= line_pps * 0.9, "{delivered} frames in {end} ps");
+    let read = u(&r["nic"]["tx_packets"]) as f64;
+    let fifo_frames = short.host.as_ref().unwrap().nic.tx_fifo_bytes as f64 / 64.0;
+    let on_the_wire = line_pps * short.link.propagation_ps as f64 * 1e-12 + 2.0;
+    assert!(read <= delivered + fifo_frames + on_the_wire, "{read} read, {delivered} delivered");
+}
+
+#[test]
+fn mbufs_must_hold_the_largest_frame() {
+    let mut c = host_cfg("testpmd", 64, 1.0);
+    c.loadgen.size = SizeDist::Imix;
+    c.host.as_mut().unwrap().pmd.mempool.buf_bytes = 192;
+    let e = run(&c).unwrap_err().to_string();
+    assert!(e.starts_with("host.pmd.mempool.buf_bytes"), "{e}");
 }

@@ -232,19 +232,23 @@ impl PmdConfig {
         if self.burst == 0 || self.burst > self.rxd {
             return Err(invalid("pmd.burst", self.burst, &format!("1..=pmd.rxd ({})", self.rxd)));
         }
-        if self.rx_free_thresh == 0 || self.rx_free_thresh >= self.rxd {
-            return Err(invalid("pmd.rx_free_thresh", self.rx_free_thresh, &format!("1..pmd.rxd ({})", self.rxd)));
+        // The driver rings the tail doorbell once more than rx_free_thresh
+        // refills are held; the NIC owns rxd − 1 descriptors at most, so a
+        // threshold of rxd − 1 would never ring it.
+        if self.rx_free_thresh == 0 || self.rx_free_thresh >= self.rxd - 1 {
+            return Err(invalid("pmd.rx_free_thresh", self.rx_free_thresh, &format!("1..=pmd.rxd - 2 ({})", self.rxd - 2)));
         }
-        if self.tx_free_thresh == 0 || self.tx_free_thresh + 3 >= self.txd {
+        if self.tx_free_thresh == 0 || self.tx_free_thresh >= self.txd - 3 {
             return Err(invalid("pmd.tx_free_thresh", self.tx_free_thresh, &format!("1..pmd.txd - 3 ({})", self.txd - 3)));
         }
-        if self.tx_rs_thresh == 0 || self.tx_rs_thresh > self.tx_free_thresh || self.tx_rs_thresh + 2 >= self.txd || self.txd % self.tx_rs_thresh != 0 {
+        if self.tx_rs_thresh == 0 || self.tx_rs_thresh > self.tx_free_thresh || self.tx_rs_thresh >= self.txd - 2 || self.txd % self.tx_rs_thresh != 0 {
             return Err(invalid(
                 "pmd.tx_rs_thresh",
                 self.tx_rs_thresh,
                 &format!("1..=pmd.tx_free_thresh ({}), < pmd.txd - 2, and a divisor of pmd.txd ({})", self.tx_free_thresh, self.txd),
             ));
         }
+        self.mempool.validate()?;
         let needed = self.rxd + self.txd + 2 * self.mempool.cache_size + self.burst;
         if self.mempool.mbufs < needed {
             return Err(invalid("pmd.mempool.mbufs", self.mempool.mbufs, &format!(">= rxd + txd + 2 × cache + burst ({needed})")));
@@ -278,5 +282,9 @@ mod tests {
         assert!(bad(|p| p.tx_rs_thresh = 64).starts_with("pmd.tx_rs_thresh"));
         assert!(bad(|p| p.tx_free_thresh = 510).starts_with("pmd.tx_free_thresh"));
         assert!(bad(|p| p.mempool.mbufs = 100).starts_with("pmd.mempool.mbufs"));
+        // rxd − 1 would never ring the doorbell: the NIC owns rxd − 1 descriptors at most.
+        assert!(bad(|p| p.rx_free_thresh = 511).starts_with("pmd.rx_free_thresh"));
+        assert!(bad(|p| p.tx_free_thresh = u32::MAX - 1).starts_with("pmd.tx_free_thresh"));
+        assert!(bad(|p| p.mempool.cache_size = u32::MAX).starts_with("pmd.mempool.cache_size"));
     }
 }

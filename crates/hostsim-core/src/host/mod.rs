@@ -16,10 +16,11 @@
 //! real simulated addresses. The driver's state is read at the start of the
 //! iteration; the memory system sees its accesses at their issue times.
 //!
-//! Simplified: the TX FIFO is the link's queue, unbounded (payload reads are
-//! limited by PCIe read tags, not FIFO space); one DMA write engine handles
-//! frames in order; an idle core skips its empty polls arithmetically (same
-//! cost and phase as polling) until the next write-back can be seen.
+//! Simplified: the TX FIFO reserves a frame's bytes when its payload read is
+//! issued and frees them when the frame has left for the wire; one DMA write
+//! engine handles frames in order; an idle core skips its empty polls
+//! arithmetically (same cost and phase as polling) until the next write-back
+//! can be seen.
 
 pub mod app;
 pub mod config;
@@ -30,7 +31,8 @@ use serde_json::{json, Value};
 use crate::config::SimConfig;
 use crate::cpu::{AccessCost, Category, Core, MemPort, Work};
 use crate::engine::stats::{HasStats, StatSink};
-use crate::engine::time::{Ps, PS_PER_S};
+use crate::engine::time::{bits_to_ps, Ps, PS_PER_S};
+use crate::link::WIRE_OVERHEAD_BYTES;
 use crate::error::{Error, Result};
 use crate::framebuf::{FrameId, FramePool};
 use crate::mem::{Level, MemSystem};
@@ -67,6 +69,8 @@ pub enum HostEvent {
     TxDoorbell(u64),
     /// TX descriptors up to this position arrived at the NIC.
     TxDescFetched(u64),
+    /// A frame left the TX FIFO for the wire: there may be room to read more.
+    TxFifoSpace,
 }
 
 impl MemPort for MemSystem {
@@ -125,9 +129,19 @@ pub struct Host {
     nic_tx_tail: u64,
     tx_fetched: u64,
     tx_fetch_busy: bool,
+    /// TX descriptors that have arrived at the NIC, up to here.
+    tx_arrived: u64,
     /// TX descriptors whose frames the NIC has started to read.
     tx_sent: u64,
     tx_last_ready: Ps,
+    /// The TX FIFO: (time the frame has left for the wire, bytes), oldest first.
+    /// Space is taken when the payload read is issued.
+    tx_fifo: std::collections::VecDeque<(Ps, u32)>,
+    tx_fifo_used: u64,
+    tx_space_pending: bool,
+    /// When the wire is free after the frames already queued, and its rate.
+    wire_free_at: Ps,
+    wire_rate_bps: u64,
     // driver
     rx: RxRing,
     tx: TxRing,
@@ -147,7 +161,9 @@ pub struct Host {
 }
 
 impl Host {
-    pub fn new(sim: &SimConfig, cfg: &HostConfig) -> Result<Host> {
+    /// `max_frame_bytes`: the largest frame (FCS included) the host will see
+    /// or build; every mbuf must hold it.
+    pub fn new(sim: &SimConfig, cfg: &HostConfig, max_frame_bytes: u32) -> Result<Host> {
         cfg.validate()?;
         let app = AppKind::from_config(&sim.app, &cfg.app)?;
         let core = Core::new(CORE, &cfg.cpu)?;
@@ -156,9 +172,13 @@ impl Host {
         let pcie = PcieLink::new(&cfg.pcie)?;
         let p = &cfg.pmd;
         let mut pool = Mempool::new(&p.mempool, 1, MEMPOOL_BASE);
-        let max_frame = crate::config::MAX_FRAME_BYTES as u64 - FCS_LEN as u64;
-        if pool.data_room() < max_frame.min(sim.min_frame_bytes() as u64) {
-            return Err(Error::Config(crate::error::ConfigError::new("host.pmd.mempool.buf_bytes", p.mempool.buf_bytes.to_string(), "room for the largest frame")));
+        let need = max_frame_bytes.max(cfg.app.tx_frame_bytes) as u64 - FCS_LEN as u64;
+        if pool.data_room() < need {
+            return Err(Error::Config(crate::error::ConfigError::new(
+                "host.pmd.mempool.buf_bytes",
+                p.mempool.buf_bytes.to_string(),
+                &format!(">= {} (headroom 128 B + the largest frame without FCS, {need} B)", need + 128),
+            )));
         }
         // The driver arms every RX slot at start (rte_eth_dev_start).
         let (mut mbufs, mut touched) = (Vec::new(), Vec::new());
@@ -189,8 +209,14 @@ impl Host {
             nic_tx_tail: 0,
             tx_fetched: 0,
             tx_fetch_busy: false,
+            tx_arrived: 0,
             tx_sent: 0,
             tx_last_ready: 0,
+            tx_fifo: Default::default(),
+            tx_fifo_used: 0,
+            tx_space_pending: false,
+            wire_free_at: 0,
+            wire_rate_bps: sim.link.rate_bps,
             rx,
             tx: TxRing::new(TX_RING_BASE, p.txd),
             tx_ring_full: false,
@@ -267,7 +293,17 @@ impl Host {
                 self.nic_tx_tail = self.nic_tx_tail.max(tail);
                 self.fetch_tx_descs(now);
             }
-            HostEvent::TxDescFetched(upto) => self.tx_descs_arrived(now, upto, pool),
+            HostEvent::TxDescFetched(upto) => {
+                self.tx_fetch_busy = false;
+                self.tx_arrived = self.tx_arrived.max(upto);
+                self.tx_read_payloads(now, pool);
+                self.fetch_tx_descs(now);
+            }
+            HostEvent::TxFifoSpace => {
+                self.tx_space_pending = false;
+                self.tx_read_payloads(now, pool);
+                self.fetch_tx_descs(now);
+            }
         }
     }
 
@@ -415,7 +451,7 @@ impl Host {
         self.touched.clear();
         if !self.pool.get_bulk(CORE, n, &mut self.mbufs, &mut self.touched) {
             self.counters.rx_nombuf += 1;
-            self.empty_poll();
+            self.retry_poll();
             return;
         }
         self.exec_touched(Category::Mempool, n as u64 * c.mempool_instr as u64);
@@ -455,7 +491,7 @@ impl Host {
         self.touched.clear();
         if !self.pool.get_bulk(CORE, n, &mut self.mbufs, &mut self.touched) {
             self.counters.rx_nombuf += 1;
-            self.empty_poll();
+            self.retry_poll();
             return;
         }
         self.exec_touched(Category::Mempool, n as u64 * self.cfg.pmd.costs.mempool_instr as u64);
@@ -477,6 +513,13 @@ impl Host {
         self.tx_burst(&batch, pool);
         self.batch = batch;
         self.schedule(self.core.now(), HostEvent::CoreLoop);
+    }
+
+    /// No mbuf to work with: poll again (never sleep: packets may be waiting).
+    fn retry_poll(&mut self) {
+        let addr = self.rx.desc_addr(self.rx.next);
+        let t = self.core.empty_poll(self.cfg.pmd.costs.empty_poll_instr as u64, addr, &mut self.mem);
+        self.schedule(t, HostEvent::CoreLoop);
     }
 
     fn empty_poll(&mut self) {
@@ -585,8 +628,11 @@ impl Host {
         }
     }
 
+    /// Fetches the next batch of TX descriptors, if the doorbell gave some and
+    /// the NIC's descriptor cache (one batch) has room.
     fn fetch_tx_descs(&mut self, now: Ps) {
-        if self.tx_fetch_busy || self.tx_fetched >= self.nic_tx_tail {
+        let batch = self.cfg.nic.tx_fetch_batch as u64;
+        if self.tx_fetch_busy || self.tx_fetched >= self.nic_tx_tail || self.tx_fetched - self.tx_sent >= batch {
             return;
         }
         let n = (self.nic_tx_tail - self.tx_fetched).min(self.cfg.nic.tx_fetch_batch as u64);
@@ -600,19 +646,39 @@ impl Host {
         self.schedule(done, HostEvent::TxDescFetched(self.tx_fetched));
     }
 
-    /// Descriptors arrived: read each frame over PCIe and queue it on the wire.
-    fn tx_descs_arrived(&mut self, now: Ps, upto: u64, pool: &FramePool) {
-        self.tx_fetch_busy = false;
+    /// Reads the frames of the arrived descriptors over PCIe while the TX FIFO
+    /// has room for them, and queues each on the wire when it is in.
+    fn tx_read_payloads(&mut self, now: Ps, pool: &FramePool) {
+        while let Some(&(leave, bytes)) = self.tx_fifo.front() {
+            if leave > now {
+                break;
+            }
+            self.tx_fifo_used -= bytes as u64;
+            self.tx_fifo.pop_front();
+        }
         let rs = self.cfg.pmd.tx_rs_thresh as u64;
-        for pos in self.tx_sent..upto {
+        while self.tx_sent < self.tx_arrived {
+            let pos = self.tx_sent;
             let s = self.tx.slots[self.tx.slot(pos)];
             let bytes = pool.frame_bytes(s.frame);
+            if self.tx_fifo_used + bytes as u64 > self.cfg.nic.tx_fifo_bytes {
+                if let (false, Some(&(leave, _))) = (self.tx_space_pending, self.tx_fifo.front()) {
+                    self.tx_space_pending = true;
+                    self.schedule(leave, HostEvent::TxFifoSpace);
+                }
+                break;
+            }
             let len = bytes - FCS_LEN as u32;
             let at = now + self.cfg.pcie.latency_ps;
             let host = self.host_read_time(self.pool.data_addr(s.mbuf), len, at);
             let done = self.pcie.dma_read(now, len, host, Kind::Payload);
             let ready = done.max(self.tx_last_ready);
             self.tx_last_ready = ready;
+            // The frame leaves the FIFO once it is on the wire (same arithmetic as the link).
+            let start = ready.max(self.wire_free_at);
+            self.wire_free_at = start + bits_to_ps((bytes as u64 + WIRE_OVERHEAD_BYTES as u64) * 8, self.wire_rate_bps);
+            self.tx_fifo.push_back((self.wire_free_at, bytes));
+            self.tx_fifo_used += bytes as u64;
             self.out_frames.push((ready, s.frame));
             self.counters.tx_packets += 1;
             self.counters.tx_bytes += bytes as u64;
@@ -622,9 +688,8 @@ impl Host {
                 let t = visible.max(self.tx_wb_pending.back().map_or(0, |w| w.0));
                 self.tx_wb_pending.push_back((t, pos + 1));
             }
+            self.tx_sent += 1;
         }
-        self.tx_sent = upto;
-        self.fetch_tx_descs(now);
     }
 }
 

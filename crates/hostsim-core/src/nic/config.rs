@@ -81,6 +81,9 @@ impl NicConfig {
         if self.rx_wb_threshold == 0 || self.rx_wb_threshold > self.rx_desc_cache {
             return Err(err("nic.rx_wb_threshold", self.rx_wb_threshold, &format!("1..=nic.rx_desc_cache ({})", self.rx_desc_cache)));
         }
+        if self.rx_wb_timer_ps == 0 || self.rx_wb_timer_ps > 1_000_000_000_000 {
+            return Err(err("nic.rx_wb_timer_ps", self.rx_wb_timer_ps, "1 ps..=1 s"));
+        }
         if self.tx_fetch_batch == 0 {
             return Err(err("nic.tx_fetch_batch", 0, ">= 1"));
         }

@@ -19,8 +19,10 @@ use std::collections::VecDeque;
 
 use crate::engine::time::Ps;
 
-/// How far behind the latest `now` a booking may still see earlier ones (ps).
-pub const HISTORY_PS: Ps = 20_000_000;
+/// How far behind the latest `now` a booking may still see earlier ones (ps):
+/// 1 ms, so that a core running ahead of the NIC (a burst of long rxptx
+/// processing times) does not make the link forget the NIC's bookings.
+pub const HISTORY_PS: Ps = 1_000_000_000;
 
 #[derive(Debug, Clone, Default)]
 pub struct Timeline {
