@@ -211,9 +211,13 @@ impl PcieLink {
         self.down.wire.advance(now);
     }
 
-    /// A posted write of `bytes` split at MPS; returns when the last TLP arrives.
-    fn posted_write(&mut self, dir: Dir, now: Ps, bytes: u32, kind: Kind) -> Ps {
-        self.advance(now);
+    /// A posted write of `bytes` split at MPS; returns when the last TLP
+    /// arrives. `clock`: `now` is the device's time and may advance the
+    /// link's forgetting clock (a core's doorbell may come from ahead of it).
+    fn posted_write(&mut self, dir: Dir, now: Ps, bytes: u32, kind: Kind, clock: bool) -> Ps {
+        if clock {
+            self.advance(now);
+        }
         let mut left = bytes;
         let mut end = now;
         while left > 0 {
@@ -233,21 +237,23 @@ impl PcieLink {
     /// the memory system's own time, e.g. a DCA allocation, comes on top).
     pub fn dma_write(&mut self, now: Ps, bytes: u32, kind: Kind) -> Ps {
         self.writes += 1;
-        self.posted_write(Dir::Up, now, bytes, kind)
+        self.posted_write(Dir::Up, now, bytes, kind, true)
     }
 
     /// The host writes `bytes` (a doorbell) to a device register at `now`;
     /// returns when it arrives at the device.
     pub fn mmio_write(&mut self, now: Ps, bytes: u32) -> Ps {
         self.mmio_writes += 1;
-        self.posted_write(Dir::Down, now, bytes, Kind::Doorbell)
+        // A core runs ahead of the devices by up to its current work unit:
+        // its doorbell is booked, but does not move the forgetting clock.
+        self.posted_write(Dir::Down, now, bytes, Kind::Doorbell, false)
     }
 
     /// The device raises an MSI-X at `now` (a 4 B write); returns when it
     /// reaches the root complex. It does not pass the device's earlier writes.
     pub fn msi(&mut self, now: Ps) -> Ps {
         self.msis += 1;
-        self.posted_write(Dir::Up, now, MSI_BYTES, Kind::Interrupt)
+        self.posted_write(Dir::Up, now, MSI_BYTES, Kind::Interrupt, true)
     }
 
     /// The device reads `bytes` of host memory at `now`; the root complex

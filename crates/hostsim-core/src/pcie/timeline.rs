@@ -19,10 +19,10 @@ use std::collections::VecDeque;
 
 use crate::engine::time::Ps;
 
-/// How far behind the latest `now` a booking may still see earlier ones (ps):
-/// 1 ms, so that a core running ahead of the NIC (a burst of long rxptx
-/// processing times) does not make the link forget the NIC's bookings.
-pub const HISTORY_PS: Ps = 1_000_000_000;
+/// How far behind the latest `now` a booking may still see earlier ones (ps).
+/// Only device-side calls move that clock (a core's doorbells, which may
+/// come from far ahead, do not: see `PcieLink::mmio_write`).
+pub const HISTORY_PS: Ps = 100_000_000;
 
 #[derive(Debug, Clone, Default)]
 pub struct Timeline {
@@ -70,7 +70,17 @@ impl Timeline {
             self.busy.push_back((ready, ready + dur));
             return ready;
         }
-        let mut i = self.busy.partition_point(|&(_, end)| end <= ready);
+        // First period ending after `ready`: bookings land near the end, so
+        // walk back a few periods before falling back to a binary search.
+        let mut i = self.busy.len();
+        let mut steps = 0;
+        while i > 0 && self.busy[i - 1].1 > ready && steps < 16 {
+            i -= 1;
+            steps += 1;
+        }
+        if steps == 16 && i > 0 && self.busy[i - 1].1 > ready {
+            i = self.busy.partition_point(|&(_, end)| end <= ready);
+        }
         let mut t = ready;
         while let Some(&(s, e)) = self.busy.get(i) {
             if t + dur <= s {
