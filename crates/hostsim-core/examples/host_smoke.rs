@@ -1,3 +1,6 @@
+//! One run of the host model with its main counters printed, for exploring:
+//! `cargo run --release --example host_smoke -- APP SIZE MPPS [MODE] [DURATION_MS]`
+//! (altra preset, 1 µs link, 100 µs warm-up), e.g. `-- testpmd 64 27 macswap 20`.
 use hostsim_core::config::*;
 use hostsim_core::host::HostConfig;
 fn main() {
