@@ -1,6 +1,6 @@
 """The simulated host: the core's preset machine plus the user's overrides.
 
-Host applications (testpmd, touchfwd, touchdrop, rxptx, l2fwd) run on a
+Host applications (testpmd, touchfwd, touchdrop, rxptx, l2fwd, memcached) run on a
 host model — core, caches and DRAM, PCIe, NIC, poll-mode driver and the
 application's own knobs. The core owns the machine parameters: each preset's
 full ``HostConfig`` comes from ``hostsim._core.host_preset(name)`` (base
@@ -35,7 +35,7 @@ from .units import (
 )
 
 #: Applications that run on the host model (everything but the reflector).
-HOST_APPS = ("testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd")
+HOST_APPS = ("testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd", "memcached")
 #: testpmd's ``--forward-mode`` choices the core implements.
 FORWARD_MODES = ("io", "mac", "macswap", "rxonly", "txonly")
 

@@ -112,7 +112,7 @@ BAD = [
     (["run", "--size", "9217"], "loadgen.size"),
     (["run", "--flows", "0"], "loadgen.flows"),
     (["run", "--preset", "cray-1"], "preset"),
-    (["run", "--app", "memcached"], "app"),
+    (["run", "--app", "redis"], "app"),
     (["run", "--seed", "abc"], "seed"),
     (["run", "--set", "reflector.sevice_time=1"], "reflector.sevice_time"),
     (["run", "--set", "link.rate=0Gbps"], "link.rate"),

@@ -213,7 +213,7 @@ BAD = [
     ({"reflector": {"queue_frames": 0}}, "reflector.queue_frames", "an integer 1.."),
     ({"reflector": {"service": "erlang"}}, "reflector.service", "fixed, exponential"),
     ({"preset": "cray-1"}, "preset", "altra"),
-    ({"app": "memcached"}, "app", "reflector"),
+    ({"app": "redis"}, "app", "reflector"),
     ({"seed": -1}, "seed", "integer"),
     ({"reflector": {"sevice_time": 1}}, "reflector.sevice_time", "did you mean 'reflector.service_time'"),
     ({"loadgen": {"rat": "1Gbps"}}, "loadgen.rat", "unknown field"),

@@ -88,9 +88,9 @@ def test_host_app_on_a_preset_without_host_model():
 def test_reflector_refuses_host_overrides_and_bad_app_lists_the_apps():
     with pytest.raises(ConfigError, match=r"^host\.cpu\.freq: the reflector has no host model"):
         resolve({"host": {"cpu": {"freq": "2GHz"}}})
-    with pytest.raises(ConfigError, match=r"^app: invalid value 'memcached' .*reflector, testpmd, touchfwd, "
+    with pytest.raises(ConfigError, match=r"^app: invalid value 'redis' .*reflector, testpmd, touchfwd, "
                                           r"touchdrop, rxptx, l2fwd"):
-        resolve({"app": "memcached"})
+        resolve({"app": "redis"})
 
 
 def test_cli_shortcuts_reach_the_resolved_config(cli):
@@ -98,7 +98,7 @@ def test_cli_shortcuts_reach_the_resolved_config(cli):
                "--txd", "2048", "--freq", "2.5GHz", "--proc-time", "250ns", "--set", "host.mem.dram.channels=2",
                check=True)
     host = json.loads(proc.stdout)["host"]
-    assert host["app"] == {"forward_mode": "io", "proc_time_ps": 250_000, "tx_frame_bytes": 64}
+    assert (host["app"]["forward_mode"], host["app"]["proc_time_ps"]) == ("io", 250_000)
     assert (host["pmd"]["burst"], host["pmd"]["rxd"], host["pmd"]["txd"]) == (64, 1024, 2048)
     assert host["cpu"]["freq_hz"] == 2_500_000_000 and host["mem"]["dram"]["channels"] == 2
 

@@ -341,7 +341,7 @@ impl Default for ReflectorConfig {
     }
 }
 
-pub const APPS: &[&str] = &["reflector", "testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd"];
+pub const APPS: &[&str] = &["reflector", "testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd", "memcached"];
 
 fn check(ok: bool, field: &str, value: impl ToString, allowed: &str) -> Result<()> {
     if ok {

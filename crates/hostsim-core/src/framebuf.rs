@@ -39,6 +39,22 @@ impl FramePool {
         id
     }
 
+    /// Changes a frame's length in place (an application rewriting it as a
+    /// reply). `frame_bytes` must fit the buffer; false (and no change) if not.
+    #[inline]
+    pub fn resize(&mut self, id: FrameId, frame_bytes: u32) -> bool {
+        if frame_bytes as usize - FCS_LEN > self.buf_size {
+            return false;
+        }
+        self.frame_bytes[id as usize] = frame_bytes;
+        true
+    }
+
+    /// Largest frame (FCS included) a buffer holds.
+    pub fn max_frame_bytes(&self) -> u32 {
+        (self.buf_size + FCS_LEN) as u32
+    }
+
     #[inline]
     pub fn free(&mut self, id: FrameId) {
         self.free.push(id);

@@ -67,6 +67,8 @@ impl System {
         // Frame buffers hold the largest frame anyone builds: the generator, or testpmd txonly.
         let on_host = cfg.app != "reflector";
         let host_frames = cfg.host.as_ref().filter(|_| on_host).map_or(0, |h| h.app.tx_frame_bytes);
+        // A memcached reply can be a full 1400 B datagram whatever the request's size.
+        let host_frames = if cfg.app == "memcached" { host_frames.max(crate::host::kvs_app::MAX_REPLY_FRAME_BYTES) } else { host_frames };
         let max_frame = loadgen.max_frame_bytes();
         let pool = FramePool::new(max_frame.max(host_frames));
         let link = || Link::new(cfg.link.rate_bps, cfg.link.propagation_ps);

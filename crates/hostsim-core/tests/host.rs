@@ -109,3 +109,59 @@ fn mbufs_must_hold_the_largest_frame() {
     let e = run(&c).unwrap_err().to_string();
     assert!(e.starts_with("host.pmd.mempool.buf_bytes"), "{e}");
 }
+
+/// An Ethernet/IPv4/UDP frame from the generator's addresses to the store's port.
+fn memcached_request(id: u16, ascii: &str) -> Vec<u8> {
+    use hostsim_core::wire::{ethernet, ipv4, memcached, udp};
+    let mut payload = memcached::Repr { request_id: id, sequence: 0, datagrams: 1 }.to_bytes().to_vec();
+    payload.extend_from_slice(ascii.as_bytes());
+    let mut f = vec![0u8; 42 + payload.len()];
+    let mac = |s: &str| ethernet::parse_mac(s).unwrap();
+    ethernet::Repr { dst: mac("02:00:00:00:00:02"), src: mac("02:00:00:00:00:01"), ethertype: ethernet::ETHERTYPE_IPV4 }
+        .emit(&mut ethernet::Packet::new_unchecked(&mut f[..]));
+    ipv4::Repr { src: "10.0.0.1".parse().unwrap(), dst: "10.0.0.2".parse().unwrap(), protocol: ipv4::PROTO_UDP, payload_len: 8 + payload.len(), ttl: 64 }
+        .emit(&mut ipv4::Packet::new_unchecked(&mut f[14..]));
+    udp::Repr { src_port: 1024, dst_port: 11211, payload_len: payload.len() }.emit(&mut udp::Packet::new_unchecked(&mut f[34..]));
+    f[42..].copy_from_slice(&payload);
+    f
+}
+
+#[test]
+fn memcached_on_the_pmd_answers_a_replayed_trace() {
+    use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
+    let dir = std::env::temp_dir().join(format!("hostsim-kvs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (trace, capture) = (dir.join("requests.pcap"), dir.join("replies.pcap"));
+    let requests = ["set k1 0 0 5\r\nhello\r\n", "get k1\r\n", "get nope\r\n", "delete k1\r\n", "get k1\r\n", "bogus\r\n"];
+    let mut w = PcapWriter::new(std::fs::File::create(&trace).unwrap()).unwrap();
+    for (i, r) in requests.iter().enumerate() {
+        let f = memcached_request(i as u16, r);
+        w.write_packet(&PcapPacket::new(std::time::Duration::from_micros(2 * i as u64), f.len() as u32, &f)).unwrap();
+    }
+    drop(w);
+    let mut c = host_cfg("memcached", 64, 1.0);
+    c.sim.duration_ps = 50 * US;
+    c.loadgen.trace = Some(serde_json::from_value(serde_json::json!({"path": trace.to_str().unwrap()})).unwrap());
+    c.loadgen.capture_rx = Some(capture.to_str().unwrap().to_string());
+    let r = run(&c).unwrap();
+    assert_eq!(u(&r["kvs"]["requests"]), 6);
+    let mut replies = vec![];
+    let mut rd = PcapReader::new(std::fs::File::open(&capture).unwrap()).unwrap();
+    while let Some(p) = rd.next_packet() {
+        let p = p.unwrap();
+        let d = &p.data[..];
+        // Back to the sender: MACs and UDP ports swapped.
+        assert_eq!(&d[..6], &[2, 0, 0, 0, 0, 1]);
+        assert_eq!(u16::from_be_bytes([d[34], d[35]]), 11211);
+        let udp_len = u16::from_be_bytes([d[38], d[39]]) as usize;
+        let id = u16::from_be_bytes([d[42], d[43]]);
+        replies.push((id, String::from_utf8_lossy(&d[50..34 + udp_len]).to_string()));
+    }
+    replies.sort();
+    let expect = ["STORED\r\n", "VALUE k1 0 5\r\nhello\r\nEND\r\n", "END\r\n", "DELETED\r\n", "END\r\n", "ERROR\r\n"];
+    let got: Vec<&str> = replies.iter().map(|(_, s)| s.as_str()).collect();
+    assert_eq!(got, expect);
+    assert_eq!(u(&r["kvs"]["get_hits"]), 1);
+    assert_eq!(u(&r["kvs"]["get_misses"]), 2);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -17,7 +17,7 @@ use crate::engine::time::Ps;
 use crate::error::{ConfigError, Result};
 use crate::wire::ethernet::{self, Mac};
 
-pub const HOST_APPS: &[&str] = &["testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd"];
+pub const HOST_APPS: &[&str] = &["testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd", "memcached"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AppKind {
@@ -26,6 +26,8 @@ pub enum AppKind {
     TouchDrop,
     RxpTx { proc_time_ps: Ps },
     L2Fwd,
+    /// MemcachedDPDK: a memcached-compatible store answering UDP requests (`host/kvs_app.rs`).
+    Memcached,
 }
 
 impl AppKind {
@@ -36,6 +38,7 @@ impl AppKind {
             "touchdrop" => AppKind::TouchDrop,
             "rxptx" => AppKind::RxpTx { proc_time_ps: cfg.proc_time_ps },
             "l2fwd" => AppKind::L2Fwd,
+            "memcached" => AppKind::Memcached,
             other => return Err(ConfigError::new("app", other.to_string(), &format!("one of {}", HOST_APPS.join(", "))).into()),
         })
     }
@@ -124,6 +127,8 @@ pub fn process(app: AppKind, c: &PmdCosts, work: &mut Work, data_addr: u64, fram
             work.read_lines(data_addr, len, c.touch_instr_per_line as u64);
             touch(frame)
         }
+        // Handled per request by `Host::serve_kvs`.
+        AppKind::Memcached => 0,
     }
 }
 

@@ -138,6 +138,32 @@ pub struct AppConfig {
     /// (testpmd `--txpkts`, default 64).
     #[serde(default = "default_tx_frame_bytes")]
     pub tx_frame_bytes: u32,
+    /// memcached (MemcachedDPDK): the store and its costs.
+    #[serde(default)]
+    pub kvs: KvsAppConfig,
+}
+
+/// The key-value store behind `--app memcached`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct KvsAppConfig {
+    /// UDP port the store answers on (memcached's 11211).
+    pub udp_port: u16,
+    /// Hash chains (a power of two) and item slots (our DPDK kvs' defaults).
+    pub buckets: u32,
+    pub items: u32,
+    /// Longest value a `set` may store (bytes).
+    pub max_value_bytes: u32,
+    /// Instructions per request for parsing, hashing and building the reply
+    /// (estimate: a few hundred, as MICA's ~210–240 ns/op per core at
+    /// ~2 instructions/cycle suggests, params.md §8); memory accesses come on top.
+    pub request_instr: u32,
+}
+
+impl Default for KvsAppConfig {
+    fn default() -> Self {
+        KvsAppConfig { udp_port: 11211, buckets: 65536, items: 65536, max_value_bytes: 1024, request_instr: 400 }
+    }
 }
 
 fn default_tx_frame_bytes() -> u32 {
@@ -146,7 +172,12 @@ fn default_tx_frame_bytes() -> u32 {
 
 impl Default for AppConfig {
     fn default() -> Self {
-        AppConfig { forward_mode: ForwardMode::Macswap, proc_time_ps: 1_000_000, tx_frame_bytes: default_tx_frame_bytes() }
+        AppConfig {
+            forward_mode: ForwardMode::Macswap,
+            proc_time_ps: 1_000_000,
+            tx_frame_bytes: default_tx_frame_bytes(),
+            kvs: KvsAppConfig::default(),
+        }
     }
 }
 
@@ -202,6 +233,16 @@ impl HostConfig {
             let len = self.app.tx_frame_bytes;
             if !(crate::config::MIN_FRAME_BYTES..=crate::config::MAX_FRAME_BYTES).contains(&len) {
                 return Err(invalid("app.tx_frame_bytes", len, "64..=9216"));
+            }
+            let k = &self.app.kvs;
+            if !k.buckets.is_power_of_two() {
+                return Err(invalid("app.kvs.buckets", k.buckets, "a power of two"));
+            }
+            if k.items == 0 || k.items > 1 << 24 {
+                return Err(invalid("app.kvs.items", k.items, "1..=16777216"));
+            }
+            if k.max_value_bytes > 1 << 20 {
+                return Err(invalid("app.kvs.max_value_bytes", k.max_value_bytes, "0..=1048576"));
             }
             self.pmd.mempool.validate()
         };

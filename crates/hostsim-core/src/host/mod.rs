@@ -24,6 +24,7 @@
 
 pub mod app;
 pub mod config;
+pub mod kvs_app;
 pub mod rings;
 
 use serde_json::{json, Value};
@@ -153,6 +154,8 @@ pub struct Host {
     touched: Vec<u64>,
     batch: Vec<Slot>,
     tx_template: TxTemplate,
+    /// The store, for `--app memcached`.
+    kvs: Option<Box<kvs_app::KvsApp>>,
     counters: Counters,
     /// Events to queue, frames to put on the wire, frames the application consumed.
     pub out_events: Vec<(Ps, HostEvent)>,
@@ -172,7 +175,10 @@ impl Host {
         let pcie = PcieLink::new(&cfg.pcie)?;
         let p = &cfg.pmd;
         let mut pool = Mempool::new(&p.mempool, 1, MEMPOOL_BASE);
-        let need = max_frame_bytes.max(cfg.app.tx_frame_bytes) as u64 - FCS_LEN as u64;
+        let mut need = max_frame_bytes.max(cfg.app.tx_frame_bytes) as u64 - FCS_LEN as u64;
+        if app == AppKind::Memcached {
+            need = need.max(kvs_app::MAX_REPLY_FRAME_BYTES as u64 - FCS_LEN as u64);
+        }
         if pool.data_room() < need {
             return Err(Error::Config(crate::error::ConfigError::new(
                 "host.pmd.mempool.buf_bytes",
@@ -232,6 +238,7 @@ impl Host {
                 sim.loadgen.dst_ip.parse().unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
                 sim.loadgen.src_ip.parse().unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
             ),
+            kvs: if app == AppKind::Memcached { Some(Box::new(kvs_app::KvsApp::new(&cfg.app.kvs)?)) } else { None },
             counters: Counters { burst_hist: vec![0; p.burst as usize + 1], ..Default::default() },
             out_events: Vec::with_capacity(16),
             out_frames: Vec::with_capacity(p.burst as usize),
@@ -552,6 +559,12 @@ impl Host {
 
     /// The application on the received batch, then tx_burst or free.
     fn run_app(&mut self, pool: &mut FramePool) {
+        if self.app == AppKind::Memcached {
+            let batch = std::mem::take(&mut self.batch);
+            self.serve_kvs(&batch, pool);
+            self.batch = batch;
+            return;
+        }
         let c = self.cfg.pmd.costs.clone();
         self.work.reset(Category::App);
         let batch = std::mem::take(&mut self.batch);
@@ -740,6 +753,7 @@ impl Host {
             },
             "mem": self.mem.result_json(),
             "pcie": self.pcie.result_json(window_ps),
+            "kvs": self.kvs.as_ref().map(|k| k.result_json()),
         })
     }
 }
@@ -765,6 +779,9 @@ impl HasStats for Host {
         let hist = vec![0; self.counters.burst_hist.len()];
         self.counters = Counters { burst_hist: hist, ..Default::default() };
         self.fsm.reset_stats();
+        if let Some(k) = self.kvs.as_mut() {
+            k.reset_counters();
+        }
         self.core.reset_stats();
         self.mem.reset_stats();
         self.pcie.reset_stats();

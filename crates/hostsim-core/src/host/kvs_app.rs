@@ -1,0 +1,232 @@
+//! MemcachedDPDK: the key-value store (`crate::kvs`) deployed on the
+//! poll-mode driver, run to completion. Each received frame that is a UDP
+//! datagram to the store's port goes to `Store::handle_datagram`; each reply
+//! datagram goes back in a frame addressed to the sender (the request's
+//! frame and mbuf are reused for the first one, as DPDK servers answer in
+//! place; further datagrams of a long reply take fresh mbufs).
+//!
+//! Timing: the request's bytes are read, `request_instr` instructions are
+//! charged per request, the store reports the lines of its hash table and
+//! items it touches (at their simulated addresses), and the reply's bytes
+//! are written, all in the core's App category. Frames that are not requests
+//! to the store are counted and dropped (`kvs.not_requests`); requests that
+//! get no reply (noreply, malformed datagrams memcached ignores) are counted
+//! as consumed.
+//!
+//! Read first: memcached's doc/protocol.txt ("UDP protocol"), params.md §8.
+
+use std::net::Ipv4Addr;
+
+use serde_json::{json, Value};
+
+use super::rings::Slot;
+use super::{Host, CORE};
+use crate::cpu::Category;
+use crate::error::Result;
+use crate::framebuf::FramePool;
+use crate::kvs::{Datagrams, Store, StoreConfig, ValueLimit};
+use crate::wire::ethernet::{self, Mac, FCS_LEN};
+use crate::wire::{ipv4, udp};
+
+/// Simulated addresses of the store (after the rings and the mempool).
+const BUCKETS_BASE: u64 = 0x4000_0000;
+const ITEMS_BASE: u64 = 0x5000_0000;
+
+/// Largest reply frame: a full 1400 B memcached datagram with its headers and FCS.
+pub const MAX_REPLY_FRAME_BYTES: u32 = (ethernet::HEADER_LEN + ipv4::HEADER_LEN + udp::HEADER_LEN) as u32
+    + crate::wire::memcached::UDP_MAX_PAYLOAD_BYTES as u32
+    + FCS_LEN as u32;
+
+/// The store and the buffers of the deployment.
+pub struct KvsApp {
+    store: Store,
+    replies: Datagrams,
+    out: Vec<Slot>,
+    udp_port: u16,
+    request_instr: u64,
+    requests: u64,
+    not_requests: u64,
+    no_reply: u64,
+    reply_datagrams: u64,
+}
+
+/// Who sent a request: the reply goes back to it.
+struct Peer {
+    mac: Mac,
+    our_mac: Mac,
+    ip: Ipv4Addr,
+    our_ip: Ipv4Addr,
+    port: u16,
+    our_port: u16,
+}
+
+impl KvsApp {
+    pub fn new(cfg: &super::config::KvsAppConfig) -> Result<KvsApp> {
+        let store = Store::new(StoreConfig {
+            buckets: cfg.buckets as usize,
+            items: cfg.items as usize,
+            value_limit: ValueLimit::ValueBytes(cfg.max_value_bytes as usize),
+            bucket_base_addr: BUCKETS_BASE,
+            item_base_addr: ITEMS_BASE,
+        })?;
+        Ok(KvsApp {
+            store,
+            replies: Datagrams::new(),
+            out: Vec::new(),
+            udp_port: cfg.udp_port,
+            request_instr: cfg.request_instr as u64,
+            requests: 0,
+            not_requests: 0,
+            no_reply: 0,
+            reply_datagrams: 0,
+        })
+    }
+
+    /// The request's UDP payload range and its sender, if the frame is a UDP
+    /// datagram to the store's port.
+    fn parse(&self, frame: &[u8]) -> Option<(std::ops::Range<usize>, Peer)> {
+        let eth = ethernet::Packet::new_checked(frame).ok()?;
+        let e = ethernet::Repr::parse(&eth).ok()?;
+        if e.ethertype != ethernet::ETHERTYPE_IPV4 {
+            return None;
+        }
+        let ip = ipv4::Packet::new_checked(eth.payload()).ok()?;
+        let i = ipv4::Repr::parse(&ip).ok()?;
+        if i.protocol != ipv4::PROTO_UDP {
+            return None;
+        }
+        let u = udp::Packet::new_checked(ip.payload()).ok()?;
+        if u.dst_port() != self.udp_port {
+            return None;
+        }
+        let start = ethernet::HEADER_LEN + ip.header_len() + udp::HEADER_LEN;
+        let end = start + u.payload().len();
+        let peer = Peer { mac: e.src, our_mac: e.dst, ip: i.src, our_ip: i.dst, port: u.src_port(), our_port: u.dst_port() };
+        Some((start..end, peer))
+    }
+
+    pub fn result_json(&self) -> Value {
+        let s = self.store.stats();
+        json!({
+            "requests": self.requests,
+            "not_requests": self.not_requests,
+            "no_reply": self.no_reply,
+            "reply_datagrams": self.reply_datagrams,
+            "items": self.store.table().len(),
+            "cmd_get": s.cmd_get,
+            "get_hits": s.get_hits,
+            "get_misses": s.get_misses,
+            "cmd_set": s.cmd_set,
+            "total_items": s.total_items,
+            "delete_hits": s.delete_hits,
+            "delete_misses": s.delete_misses,
+            "errors": s.errors,
+            "client_errors": s.client_errors,
+            "too_large": s.too_large,
+            "out_of_memory": s.out_of_memory,
+        })
+    }
+
+    pub fn reset_counters(&mut self) {
+        self.requests = 0;
+        self.not_requests = 0;
+        self.no_reply = 0;
+        self.reply_datagrams = 0;
+    }
+}
+
+/// Writes a reply datagram into `buf` (the frame without FCS) to `peer`.
+fn write_reply(buf: &mut [u8], peer: &Peer, payload: &[u8]) {
+    let n = buf.len();
+    ethernet::Repr { dst: peer.mac, src: peer.our_mac, ethertype: ethernet::ETHERTYPE_IPV4 }
+        .emit(&mut ethernet::Packet::new_unchecked(&mut buf[..]));
+    let l3 = &mut buf[ethernet::HEADER_LEN..];
+    let udp_len = udp::HEADER_LEN + payload.len();
+    ipv4::Repr { src: peer.our_ip, dst: peer.ip, protocol: ipv4::PROTO_UDP, payload_len: udp_len, ttl: 64 }
+        .emit(&mut ipv4::Packet::new_unchecked(&mut l3[..]));
+    let l4 = &mut l3[ipv4::HEADER_LEN..];
+    udp::Repr { src_port: peer.our_port, dst_port: peer.port, payload_len: payload.len() }
+        .emit(&mut udp::Packet::new_unchecked(&mut l4[..]));
+    let start = ethernet::HEADER_LEN + ipv4::HEADER_LEN + udp::HEADER_LEN;
+    buf[start..start + payload.len()].copy_from_slice(payload);
+    // Zero the padding of a short frame (it may hold the request's bytes).
+    buf[start + payload.len()..n].fill(0);
+}
+
+/// Frame length (FCS included, at least 64 B) carrying a UDP payload of `len`.
+fn reply_frame_bytes(len: usize) -> u32 {
+    ((ethernet::HEADER_LEN + ipv4::HEADER_LEN + udp::HEADER_LEN + len + FCS_LEN) as u32).max(64)
+}
+
+impl Host {
+    /// The store serves the received batch; replies go out in one tx_burst.
+    pub(super) fn serve_kvs(&mut self, batch: &[Slot], pool: &mut FramePool) {
+        let Some(mut kv) = self.kvs.take() else { return };
+        let per_line = self.cfg.pmd.costs.touch_instr_per_line as u64;
+        self.work.reset(Category::App);
+        kv.out.clear();
+        let mut freed: Vec<Slot> = Vec::new();
+        for s in batch {
+            let parsed = kv.parse(pool.data(s.frame));
+            let Some((range, peer)) = parsed else {
+                kv.not_requests += 1;
+                freed.push(*s);
+                pool.free(s.frame);
+                continue;
+            };
+            kv.requests += 1;
+            let addr = self.pool.data_addr(s.mbuf);
+            self.work.read_lines(addr, pool.data(s.frame).len() as u64, per_line).instr(kv.request_instr);
+            kv.replies.clear();
+            kv.store.handle_datagram(&pool.data(s.frame)[range], &mut kv.replies, &mut self.work);
+            if kv.replies.is_empty() {
+                kv.no_reply += 1;
+                freed.push(*s);
+                pool.free(s.frame);
+                continue;
+            }
+            for i in 0..kv.replies.len() {
+                let payload = kv.replies.get(i);
+                let bytes = reply_frame_bytes(payload.len());
+                let (frame, mbuf) = if i == 0 {
+                    (s.frame, s.mbuf)
+                } else {
+                    match self.extra_mbuf() {
+                        Some(m) => (pool.alloc(bytes), m),
+                        None => break,
+                    }
+                };
+                if !pool.resize(frame, bytes) {
+                    continue;
+                }
+                write_reply(pool.data_mut(frame), &peer, payload);
+                self.work.write_lines(self.pool.data_addr(mbuf), bytes as u64 - FCS_LEN as u64, per_line);
+                kv.out.push(Slot { mbuf, frame });
+                kv.reply_datagrams += 1;
+            }
+        }
+        self.core.exec(&self.work, &mut self.mem);
+        if !freed.is_empty() {
+            self.free_mbufs(freed.iter().map(|s| s.mbuf));
+        }
+        let out = std::mem::take(&mut kv.out);
+        self.kvs = Some(kv);
+        if !out.is_empty() {
+            self.tx_burst(&out, pool);
+        }
+        if let Some(kv) = self.kvs.as_mut() {
+            kv.out = out;
+        }
+    }
+
+    /// One more mbuf for a multi-datagram reply.
+    fn extra_mbuf(&mut self) -> Option<u32> {
+        self.mbufs.clear();
+        self.touched.clear();
+        if !self.pool.get_bulk(CORE, 1, &mut self.mbufs, &mut self.touched) {
+            self.counters.rx_nombuf += 1;
+            return None;
+        }
+        Some(self.mbufs[0])
+    }
+}
