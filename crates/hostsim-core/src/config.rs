@@ -141,6 +141,63 @@ pub struct LoadgenConfig {
     /// Replay a pcap/pcapng file instead of synthetic traffic.
     #[serde(default)]
     pub trace: Option<TraceConfig>,
+    /// Send memcached requests instead of tagged frames (`loadgen::memcached`).
+    #[serde(default)]
+    pub memcached: Option<McClientConfig>,
+    /// Keep a fixed number of requests outstanding instead of following
+    /// `loadgen.rate` (memcached client only).
+    #[serde(default)]
+    pub closed_loop: Option<ClosedLoopConfig>,
+}
+
+/// A Zipf distribution over the sizes `min..=max` (bytes): the size of rank
+/// r (min is rank 1) has weight 1 / r^skew; skew 0 is uniform.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ZipfSizeConfig {
+    pub min: u32,
+    pub max: u32,
+    #[serde(default)]
+    pub skew: f64,
+}
+
+/// The memcached client (`loadgen.memcached.*`; SPEC 2.9).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct McClientConfig {
+    /// Size of the key space (keys 0..keys).
+    pub keys: u64,
+    /// Key lengths (bytes), at most 250 (memcached's limit).
+    pub key_size: ZipfSizeConfig,
+    /// Value lengths of SETs (bytes).
+    pub value_size: ZipfSizeConfig,
+    /// Zipf popularity over the key space (0 = uniform).
+    #[serde(default)]
+    pub key_skew: f64,
+    /// Fraction of GETs among the requests after the population (0..=1).
+    pub get_ratio: f64,
+    /// The first `keys` requests SET every key in order.
+    #[serde(default)]
+    pub populate: bool,
+    /// UDP port of the server (memcached's 11211).
+    #[serde(default = "McClientConfig::default_udp_port")]
+    pub udp_port: u16,
+}
+
+impl McClientConfig {
+    fn default_udp_port() -> u16 {
+        11211
+    }
+}
+
+/// Closed-loop load (`loadgen.closed_loop.*`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ClosedLoopConfig {
+    /// Requests in flight at once (started together at t = 0).
+    pub outstanding: u32,
+    /// A request unanswered this long (ps) is given up and replaced.
+    pub timeout_ps: u64,
 }
 
 /// Where trace departures come from.
@@ -283,6 +340,8 @@ impl Default for LoadgenConfig {
             capture_limit: 0,
             keep_samples: 0,
             trace: None,
+            memcached: None,
+            closed_loop: None,
         }
     }
 }
@@ -397,6 +456,15 @@ impl SimConfig {
         if let Some(t) = &lg.trace {
             t.validate()?;
         }
+        if let Some(m) = &lg.memcached {
+            crate::loadgen::memcached::validate(m, self.jumbo_limit_bytes())?;
+            check(lg.trace.is_none(), "loadgen.memcached", "set", "not together with loadgen.trace")?;
+        }
+        if let Some(c) = &lg.closed_loop {
+            check(lg.memcached.is_some(), "loadgen.closed_loop", "set", "only with loadgen.memcached (requests matched by id)")?;
+            check((1..=32768).contains(&c.outstanding), "loadgen.closed_loop.outstanding", c.outstanding, "1..=32768")?;
+            check(c.timeout_ps > 0, "loadgen.closed_loop.timeout", c.timeout_ps, "> 0")?;
+        }
         let r = &self.reflector;
         check(r.queue_frames >= 1, "reflector.queue_frames", r.queue_frames, ">= 1")?;
         Ok(())
@@ -424,6 +492,18 @@ impl SimConfig {
             }
             SizeDist::Imix => Ok(()),
         }
+    }
+
+    /// Largest request frame the memcached client may build: one standard
+    /// frame (1518 B), or more when `loadgen.size` itself asks for jumbo frames.
+    pub fn jumbo_limit_bytes(&self) -> u32 {
+        let max = match &self.loadgen.size {
+            SizeDist::Fixed { bytes } => *bytes,
+            SizeDist::List { bytes, .. } => bytes.iter().copied().max().unwrap_or(0),
+            SizeDist::Uniform { max, .. } => *max,
+            SizeDist::Imix => 1518,
+        };
+        max.clamp(1518, MAX_FRAME_BYTES)
     }
 
     /// Smallest frame the size distribution can produce.

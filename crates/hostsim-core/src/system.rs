@@ -7,6 +7,10 @@
 //!        └──────────link[TO_GEN]─────────┘
 //! ```
 //!
+//! Open loop, the generator sends on its own schedule; closed loop, it also
+//! sends when a reply arrives (`GenDeparture` at that instant) and after a
+//! timeout check (`GenTimeout`, one event per timeout period).
+//!
 //! The run: the generator transmits for `sim.duration`; statistics reset when
 //! warm-up ends; then the system drains for up to `sim.drain` plus twice the
 //! propagation delay, or until no event is left.
@@ -34,6 +38,8 @@ const TO_GEN: usize = 1;
 enum Event {
     /// The generator's next departure is due.
     GenDeparture,
+    /// Closed loop: give up requests unanswered for the timeout.
+    GenTimeout,
     /// The head frame of a link's delay line arrives.
     LinkArrival(usize),
     /// The reflector finishes serving its head frame.
@@ -58,6 +64,8 @@ pub struct System {
     pub loadgen: Loadgen,
     pub dut: Dut,
     out: Vec<FrameId>,
+    /// Closed loop: a `GenDeparture` is already queued.
+    gen_pending: bool,
 }
 
 impl System {
@@ -83,12 +91,17 @@ impl System {
                 _ => Dut::Reflector(Reflector::new(&cfg.reflector, cfg.seed)),
             },
             out: Vec::with_capacity(2),
+            gen_pending: false,
         })
     }
 
     /// Runs to the end of the drain; returns the simulated end time.
     pub fn run(&mut self) -> Ps {
-        if let Some(t) = self.loadgen.next_departure() {
+        if let Some(cl) = self.loadgen.closed_loop {
+            self.q.schedule(0, Event::GenDeparture);
+            self.gen_pending = true;
+            self.q.schedule(cl.timeout_ps, Event::GenTimeout);
+        } else if let Some(t) = self.loadgen.next_departure() {
             self.q.schedule(t, Event::GenDeparture);
         }
         if self.cfg.sim.warmup_ps > 0 {
@@ -105,6 +118,25 @@ impl System {
     #[inline]
     fn dispatch(&mut self, now: Ps, ev: Event) {
         match ev {
+            Event::GenDeparture if self.loadgen.closed_loop.is_some() => {
+                // Closed loop: every free place starts a request now, back to back on the wire.
+                self.gen_pending = false;
+                while self.loadgen.has_credit(now) {
+                    let bytes = self.loadgen.next_size();
+                    let start = now.max(self.links[TO_DUT].free_at());
+                    let id = self.loadgen.emit(&mut self.pool, start, bytes);
+                    self.send(TO_DUT, start, id);
+                }
+            }
+            Event::GenTimeout => {
+                if self.loadgen.expire(now) {
+                    self.gen_now(now);
+                }
+                let period = self.loadgen.closed_loop.map_or(0, |c| c.timeout_ps);
+                if now < self.cfg.sim.duration_ps.saturating_add(period) {
+                    self.q.schedule(now + period, Event::GenTimeout);
+                }
+            }
             Event::GenDeparture => {
                 // The generator is open loop and nothing it sends can reach the
                 // device before one propagation delay: every departure due by
@@ -139,8 +171,8 @@ impl System {
                             self.drain_host();
                         }
                     }
-                } else {
-                    self.loadgen.receive(&mut self.pool, id, now);
+                } else if self.loadgen.receive(&mut self.pool, id, now) {
+                    self.gen_now(now);
                 }
             }
             Event::ReflectorDone => {
@@ -162,6 +194,15 @@ impl System {
                     self.drain_host();
                 }
             }
+        }
+    }
+
+    /// Closed loop: the generator may transmit at `now` (a reply or a timeout freed a place).
+    #[inline]
+    fn gen_now(&mut self, now: Ps) {
+        if !self.gen_pending {
+            self.gen_pending = true;
+            self.q.schedule(now, Event::GenDeparture);
         }
     }
 

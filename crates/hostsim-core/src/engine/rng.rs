@@ -30,6 +30,12 @@ impl SimRng {
         self.0.gen::<f64>()
     }
 
+    /// A draw from any `rand_distr` distribution.
+    #[inline]
+    pub fn sample<T, D: Distribution<T>>(&mut self, d: &D) -> T {
+        d.sample(&mut self.0)
+    }
+
     /// Uniform integer on [lo, hi].
     #[inline]
     pub fn range_inclusive(&mut self, lo: u32, hi: u32) -> u32 {

@@ -79,6 +79,22 @@ impl FrameBuilder {
         t.emit(&mut buf[self.tag_offset..self.tag_offset + tag::TAG_LEN]);
     }
 
+    /// Writes the Ethernet/IPv4/UDP headers of a frame (`buf`, without FCS)
+    /// carrying `payload_len` bytes of UDP payload from `flow`; the payload
+    /// goes at `header_len(Udp)`, bytes after it are padding. UDP template only.
+    #[inline]
+    pub fn build_udp_headers(&self, buf: &mut [u8], payload_len: usize, flow: u16) {
+        debug_assert_eq!(self.protocol, Protocol::Udp);
+        buf[..self.header_len].copy_from_slice(&self.template[..self.header_len]);
+        let l3 = &mut buf[ethernet::HEADER_LEN..];
+        let mut ip = ipv4::Packet::new_unchecked(&mut l3[..]);
+        ip.set_total_len((ipv4::HEADER_LEN + udp::HEADER_LEN + payload_len) as u16);
+        ip.fill_checksum();
+        let mut u = udp::Packet::new_unchecked(&mut l3[ipv4::HEADER_LEN..]);
+        u.set_len((udp::HEADER_LEN + payload_len) as u16);
+        u.set_src_port(self.src_port.wrapping_add(flow));
+    }
+
     /// The flow of the `n`-th frame: flows take turns.
     #[inline]
     pub fn flow_of(&self, n: u64) -> u16 {

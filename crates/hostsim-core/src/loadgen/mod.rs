@@ -14,10 +14,17 @@
 //! their padding (`trace.tag`); what comes back is counted whether tagged or
 //! not (`rx_untagged_packets`), and the offered and achieved rates are over
 //! the time the trace was actually sent.
+//!
+//! memcached mode (`loadgen.memcached`, `memcached::McClient`): each
+//! departure is a memcached UDP request; replies are paired with requests by
+//! request id. Closed loop (`loadgen.closed_loop`) keeps a fixed number of
+//! requests outstanding instead: the system starts one whenever a reply
+//! completes one (`receive` returns true) or a timeout check gives one up.
 
 pub mod capture;
 pub mod frame;
 pub mod measure;
+pub mod memcached;
 pub mod source;
 pub mod trace;
 
@@ -33,6 +40,7 @@ use crate::wire::tag;
 use capture::Capture;
 use frame::FrameBuilder;
 use measure::Measure;
+use memcached::{McClient, Received};
 use source::{offered_rate, Departures, OfferedRate, SizeSampler};
 use trace::{Replay, Trace};
 
@@ -69,6 +77,13 @@ pub struct Loadgen {
     /// Trace mode: the replay, whose frames replace the synthetic ones.
     replay: Option<Replay>,
     warmup_ps: Ps,
+    /// memcached mode: requests and replies instead of tagged frames.
+    pub mc: Option<McClient>,
+    /// Closed loop: (outstanding, timeout) and the requests that may start now.
+    pub closed_loop: Option<crate::config::ClosedLoopConfig>,
+    credits: u32,
+    /// `loadgen.rate` differs from its default (closed loop warns it is ignored).
+    rate_given: bool,
 }
 
 impl Loadgen {
@@ -76,7 +91,12 @@ impl Loadgen {
         let lg = &cfg.loadgen;
         let sizes = SizeSampler::new(&lg.size, SimRng::new(cfg.seed, STREAM_SIZES));
         let trace = lg.trace.as_ref().map(|t| Trace::load(t, lg)).transpose()?;
-        let mean_bytes = trace.as_ref().map_or_else(|| sizes.mean_bytes(), Trace::mean_frame_bytes);
+        let mc = lg.memcached.as_ref().map(|m| McClient::new(m, cfg.seed));
+        let mean_bytes = match (&mc, &trace) {
+            (Some(m), _) => m.mean_frame_bytes(),
+            (None, Some(t)) => t.mean_frame_bytes(),
+            (None, None) => sizes.mean_bytes(),
+        };
         let mut rate = offered_rate(&lg.rate, mean_bytes, cfg.link.rate_bps);
         let mut departures = Departures::new(rate.pps, lg.interarrival, 0, SimRng::new(cfg.seed, STREAM_DEPARTURES));
         let (replay, next_departure) = match (trace, &lg.trace) {
@@ -93,7 +113,7 @@ impl Loadgen {
         };
         let capture = |p: &Option<String>| p.as_deref().map(|p| Capture::create(p, lg.capture_limit)).transpose();
         Ok(Loadgen {
-            builder: FrameBuilder::new(lg),
+            builder: mc.as_ref().map_or_else(|| FrameBuilder::new(lg), |m| m.builder(lg)),
             sizes,
             departures,
             rate,
@@ -109,14 +129,19 @@ impl Loadgen {
             total_rx: 0,
             replay,
             warmup_ps: cfg.sim.warmup_ps,
+            mc,
+            closed_loop: lg.closed_loop,
+            credits: lg.closed_loop.map_or(0, |c| c.outstanding),
+            rate_given: lg.rate != crate::config::LoadgenConfig::default().rate,
         })
     }
 
     /// Largest frame the generator can send.
     pub fn max_frame_bytes(&self) -> u32 {
-        match &self.replay {
-            Some(r) => r.trace.max_frame_bytes(),
-            None => self.sizes.max_bytes(),
+        match (&self.mc, &self.replay) {
+            (Some(m), _) => m.max_frame_bytes(),
+            (None, Some(r)) => r.trace.max_frame_bytes(),
+            (None, None) => self.sizes.max_bytes(),
         }
     }
 
@@ -135,6 +160,20 @@ impl Loadgen {
         let id = pool.alloc(frame_bytes);
         if self.replay.is_some() {
             return self.emit_trace_frame(pool, id, start, frame_bytes, seq);
+        }
+        if let Some(m) = self.mc.as_mut() {
+            m.emit(&self.builder, pool.data_mut(id), seq, self.builder.flow_of(seq), start, &self.measure);
+            self.measure.on_tx(start, frame_bytes);
+            self.total_tx += 1;
+            if let Some(c) = self.capture_tx.as_mut() {
+                c.write(start, pool.data(id));
+            }
+            if self.closed_loop.is_some() {
+                self.credits = self.credits.saturating_sub(1);
+            } else {
+                self.next_departure = self.departures.next();
+            }
+            return id;
         }
         let t = tag::Repr { flow: self.builder.flow_of(seq), seq: seq as u32, tx_ps: start };
         self.builder.build(pool.data_mut(id), frame_bytes, &t);
@@ -172,6 +211,9 @@ impl Loadgen {
     /// Size of the frame about to be sent.
     #[inline]
     pub fn next_size(&mut self) -> u32 {
+        if let Some(m) = self.mc.as_mut() {
+            return m.prepare(self.next_seq);
+        }
         match &self.replay {
             Some(r) => r.peek().map_or(64, |(_, f)| f.frame_bytes),
             None => self.sizes.next(),
@@ -179,18 +221,50 @@ impl Loadgen {
     }
 
     /// A frame came back at `now`; the generator frees it after measuring.
+    /// Returns true when a closed loop may send at once.
     #[inline]
-    pub fn receive(&mut self, pool: &mut FramePool, id: FrameId, now: Ps) {
+    pub fn receive(&mut self, pool: &mut FramePool, id: FrameId, now: Ps) -> bool {
         if let Some(c) = self.capture_rx.as_mut() {
             c.write(now, pool.data(id));
         }
+        if let Some(m) = self.mc.as_mut() {
+            self.total_rx += 1;
+            let done = m.receive(pool.data(id), now, &mut self.measure) == Received::Completed;
+            pool.free(id);
+            if done && self.closed_loop.is_some() {
+                self.credits += 1;
+                return now < self.tx_end;
+            }
+            return false;
+        }
         self.consume(pool, id, now);
+        false
+    }
+
+    /// Closed loop: may a request start at `now`?
+    #[inline]
+    pub fn has_credit(&self, now: Ps) -> bool {
+        self.credits > 0 && now < self.tx_end
+    }
+
+    /// Closed loop: gives up requests unanswered for the timeout; true when
+    /// some were (their places may be refilled at once).
+    pub fn expire(&mut self, now: Ps) -> bool {
+        let (Some(m), Some(cl)) = (self.mc.as_mut(), self.closed_loop) else { return false };
+        let n = m.expire(now, cl.timeout_ps, self.next_seq, &self.measure);
+        self.credits += n;
+        n > 0 && now < self.tx_end
     }
 
     /// A frame reached its end at `now` without coming back (an application
     /// that drops what it receives): measured as delivered, not captured.
     #[inline]
     pub fn consume(&mut self, pool: &mut FramePool, id: FrameId, now: Ps) {
+        if self.mc.is_some() {
+            // A request the server answered with nothing: it stays outstanding.
+            pool.free(id);
+            return;
+        }
         self.total_rx += 1;
         let data = pool.data(id);
         let off = match &self.replay {
@@ -256,6 +330,9 @@ impl Loadgen {
     /// Warnings about the trace: frames left out or changed, and a replay
     /// cut short by `sim.duration`.
     pub fn warnings(&self) -> Vec<String> {
+        if self.closed_loop.is_some() && self.rate_given {
+            return vec!["loadgen.rate is ignored in closed loop (loadgen.closed_loop): a request starts whenever one completes or times out".into()];
+        }
         let Some(r) = &self.replay else { return vec![] };
         let (c, path) = (&r.trace.counts, &r.trace.path);
         let mut w = vec![];
@@ -310,6 +387,9 @@ impl Loadgen {
             "latency_ns": m.latency_json(),
             "latency_histogram": m.histogram_json(),
         });
+        if let Some(mc) = &self.mc {
+            v["memcached"] = mc.result_json(w);
+        }
         if let Some(r) = &self.replay {
             let c = &r.trace.counts;
             v["rx_untagged_packets"] = json!(m.rx_untagged);
@@ -346,6 +426,21 @@ impl HasStats for Loadgen {
         s.add("offered_bps", m.tx_bytes as f64 * 8.0 / w, "Bit/Second", "Offered load, frame bits");
         s.add("achieved_bps", m.rx_bytes as f64 * 8.0 / w, "Bit/Second", "Returned load, frame bits");
         s.add("line_rate_pps", self.rate.line_rate_pps, "Count/Second", "Line rate for the mean frame size");
+        if let Some(mc) = &self.mc {
+            let c = &mc.counters;
+            for (k, n, desc) in [
+                ("requests", c.requests, "memcached requests sent in the measured window"),
+                ("replies", c.replies, "Complete replies to those requests"),
+                ("hits", c.hits, "GET replies with a VALUE"),
+                ("misses", c.misses, "GET replies with END only"),
+                ("stored", c.stored, "SET replies STORED"),
+                ("errors", c.errors, "Any other reply"),
+                ("timeouts", c.timeouts, "Requests given up after loadgen.closed_loop.timeout"),
+            ] {
+                s.count(&format!("memcached.{k}"), n, desc);
+            }
+            s.add("memcached.rps", c.replies as f64 / w, "Count/Second", "Replies per second over the measured window");
+        }
         let lat = m.latency_json();
         for (k, desc) in [
             ("min", "Minimum round-trip latency"),

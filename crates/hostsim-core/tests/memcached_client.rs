@@ -1,0 +1,89 @@
+//! The memcached client generator against MemcachedDPDK (`--app memcached`)
+//! on the altra host: population, hits, pairing, latency, closed loop.
+
+use hostsim_core::config::*;
+use hostsim_core::host::HostConfig;
+use hostsim_core::system::run;
+use serde_json::Value;
+
+const US: u64 = 1_000_000;
+
+fn cfg(keys: u64, rps: f64) -> SimConfig {
+    let mut c = SimConfig::default();
+    c.app = "memcached".into();
+    c.host = Some(HostConfig::preset("altra").unwrap());
+    c.loadgen.rate = Rate { unit: RateUnit::Pps, value: rps };
+    c.loadgen.memcached = Some(McClientConfig {
+        keys,
+        key_size: ZipfSizeConfig { min: 8, max: 40, skew: 1.0 },
+        value_size: ZipfSizeConfig { min: 16, max: 512, skew: 1.0 },
+        key_skew: 0.99,
+        get_ratio: 0.9,
+        populate: true,
+        udp_port: 11211,
+    });
+    c.sim.duration_ps = 2000 * US;
+    c
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+#[test]
+fn after_population_every_get_hits_and_every_request_is_answered() {
+    let r = run(&cfg(500, 1e6)).unwrap();
+    let m = &r["loadgen"]["memcached"];
+    assert_eq!(u(&m["requests"]), 2000);
+    assert_eq!(u(&m["replies"]), u(&m["requests"]), "{m}");
+    assert_eq!(u(&m["hits"]), u(&m["gets"]), "{m}");
+    assert_eq!(u(&m["misses"]) + u(&m["errors"]) + u(&m["timeouts"]), 0, "{m}");
+    assert_eq!(u(&m["stored"]), u(&m["sets"]));
+    assert!(u(&m["gets"]) > 1200, "{m}");
+    assert_eq!(u(&r["kvs"]["get_hits"]), u(&m["hits"]));
+    assert_eq!(u(&r["loadgen"]["lost_packets"]), 0);
+    let lat = &r["loadgen"]["latency_ns"];
+    let (min, mean, max) = (lat["min"].as_f64().unwrap(), lat["mean"].as_f64().unwrap(), lat["max"].as_f64().unwrap());
+    // At least the 2 µs of propagation; at low load stable (no queueing).
+    assert!(min > 2000.0 && max < 2.0 * min, "{lat}");
+    assert!(mean > min && mean < max, "{lat}");
+}
+
+fn closed(outstanding: u32) -> Value {
+    let mut c = cfg(200, 1e6);
+    c.loadgen.closed_loop = Some(ClosedLoopConfig { outstanding, timeout_ps: 100 * US });
+    c.sim.duration_ps = 1000 * US;
+    c.sim.warmup_ps = 200 * US;
+    run(&c).unwrap()
+}
+
+#[test]
+fn closed_loop_follows_littles_law_and_scales_with_outstanding() {
+    let one = closed(1);
+    let m = &one["loadgen"]["memcached"];
+    let rps = m["rps"].as_f64().unwrap();
+    let mean_s = one["loadgen"]["latency_ns"]["mean"].as_f64().unwrap() * 1e-9;
+    assert!((rps * mean_s - 1.0).abs() < 0.02, "rps {rps} x latency {mean_s} s");
+    assert_eq!(u(&m["timeouts"]), 0);
+    assert!(one["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("ignored in closed loop")));
+    let eight = closed(8);
+    let rps8 = eight["loadgen"]["memcached"]["rps"].as_f64().unwrap();
+    assert!(rps8 > 2.0 * rps, "8 outstanding: {rps8} rps vs 1: {rps}");
+    assert_eq!(u(&eight["loadgen"]["memcached"]["hits"]), u(&eight["loadgen"]["memcached"]["gets"]));
+}
+
+#[test]
+fn closed_loop_replaces_requests_that_time_out() {
+    // Replies never come back (the server listens elsewhere): each timeout period restarts the requests.
+    let mut c = cfg(10, 1e6);
+    c.host.as_mut().unwrap().app.kvs.udp_port = 11212;
+    c.loadgen.closed_loop = Some(ClosedLoopConfig { outstanding: 4, timeout_ps: 10 * US });
+    c.sim.duration_ps = 100 * US;
+    let r = run(&c).unwrap();
+    let m = &r["loadgen"]["memcached"];
+    assert_eq!(u(&m["replies"]), 0);
+    let (req, to) = (u(&m["requests"]), u(&m["timeouts"]));
+    assert!((20..=44).contains(&req), "{m}");
+    assert!(to >= req - 8, "{m}");
+}
+
