@@ -277,10 +277,18 @@ def format_run(data: Dict[str, Any]) -> str:
         rows[-1:-1] = [["trace", f"{lg['trace_frames_sent']:,} frames sent ({lg['trace_frames']:,} in the trace, "
                                  f"{lg['trace_passes']:,} complete passes)  oversize {lg['trace_oversize_frames']:,}"
                                  f"  filtered {lg['trace_filtered_frames']:,}  rx untagged {lg['rx_untagged_packets']:,}"]]
+    if "memcached" in lg:
+        m = lg["memcached"]
+        rows[-1:-1] = [["memcached", f"{m['requests']:,} requests  {m['replies']:,} replies  hits {m['hits']:,}"
+                                     f"  misses {m['misses']:,}  stored {m['stored']:,}  errors {m['errors']:,}"
+                                     f"  timeouts {m['timeouts']:,}  {m['rps'] / 1e6:.4f} M requests/s"]]
     if "drops" in data:
         rows[-1:-1] = host_rows(data)
     trace = cfg["loadgen"].get("trace")
     traffic = f"trace {os.path.basename(trace['path'])}" if trace else size_label(cfg["loadgen"]["size"])
+    if cfg["loadgen"].get("memcached"):
+        closed = cfg["loadgen"].get("closed_loop")
+        traffic = "memcached client" + (f", closed loop of {closed['outstanding']}" if closed else "")
     head = (f"hostsim run: {cfg['app']}, {traffic}, "
             f"preset {data.get('preset', '?')}, seed {sim['seed']}")
     body = "\n".join("  " + line for line in _rows(rows, [False, False]).splitlines())

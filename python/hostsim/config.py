@@ -10,7 +10,10 @@ preset, config file, command-line flags, ``--set`` overrides.
 
 ``loadgen.trace`` (trace replay) is a nested table: its fields are set as
 ``loadgen.trace.path``, ``loadgen.trace.time_scale`` and so on (``--pcap FILE``
-sets the path); it resolves to ``null`` when no trace is configured.
+sets the path); it resolves to ``null`` when no trace is configured. So are
+``loadgen.memcached`` (the memcached client; ``loadgen.memcached.keys``,
+``loadgen.memcached.value_size.max`` ...) and ``loadgen.closed_loop``
+(``loadgen.closed_loop.outstanding``, ``loadgen.closed_loop.timeout``).
 
 The ``host`` section is different: the machine a host application runs on
 belongs to the core, which hands out each preset's full host config; the
@@ -371,6 +374,117 @@ def _trace_field(dotted: str) -> str:
     return name
 
 
+# ---------------------------------------------------------------- memcached client, closed loop
+
+
+def _zipf_sizes(lo: int, hi: int) -> Parser:
+    """A Zipf size table ``{min, max, skew}``; a plain size means exactly that size."""
+
+    def parse(v: Any, f: str) -> Dict[str, Any]:
+        if not isinstance(v, Mapping):
+            b = parse_int(parse_size_bytes(v, f, positive=False), f, lo, hi)
+            return {"min": b, "max": b, "skew": 0.0}
+        for k in v:
+            if k not in ("min", "max", "skew"):
+                raise _unknown(f"{f}.{k}")
+        mn = parse_int(parse_size_bytes(v.get("min", lo), f"{f}.min", positive=False), f"{f}.min", lo, hi)
+        mx = parse_int(parse_size_bytes(v.get("max", mn), f"{f}.max", positive=False), f"{f}.max", mn, hi)
+        return {"min": mn, "max": mx, "skew": _nonneg(v.get("skew", 0.0), f"{f}.skew")}
+
+    return parse
+
+
+def _nonneg(v: Any, f: str) -> float:
+    try:
+        x = float(v) if not isinstance(v, bool) else float("nan")
+    except (TypeError, ValueError):
+        x = float("nan")
+    if not (0 <= x < float("inf")):
+        raise ConfigError.invalid(f, v, ">= 0")
+    return x
+
+
+def _ratio(v: Any, f: str) -> float:
+    x = _nonneg(v, f)
+    if x > 1:
+        raise ConfigError.invalid(f, v, "0..1")
+    return x
+
+
+#: ``loadgen.memcached.*``: the core's ``McClientConfig``. Defaults are estimates
+#: in the range of the memcached literature (short keys, small skewed values, GET-heavy).
+MEMCACHED_FIELDS: Dict[str, Tuple[Any, Parser, str]] = {
+    "keys": (10000, lambda v, f: parse_int(v, f, 1, 2**32), "size of the key space"),
+    "key_size": ({"min": 16, "max": 40, "skew": 0.0}, _zipf_sizes(1, 250),
+                 "key lengths in bytes: a size or {min, max, skew} (Zipf, skew 0 = uniform)"),
+    "value_size": ({"min": 16, "max": 512, "skew": 1.0}, _zipf_sizes(0, 1 << 20),
+                   "value lengths in bytes: a size or {min, max, skew} (Zipf, skew 0 = uniform)"),
+    "key_skew": (0.99, _nonneg, "Zipf popularity over the key space (0 = uniform)"),
+    "get_ratio": (0.9, _ratio, "fraction of GETs after the population (0..1)"),
+    "populate": (True, parse_bool, "first SET every key in order, so later GETs hit"),
+    "udp_port": (11211, _port, "the server's UDP port"),
+}
+
+#: ``loadgen.closed_loop.*``: the core's ``ClosedLoopConfig``.
+CLOSED_LOOP_FIELDS: Dict[str, Tuple[Any, Parser, str]] = {
+    "outstanding": (None, lambda v, f: parse_int(v, f, 1, 32768), "requests in flight at once"),
+    "timeout": ("1ms", _time_pos, "give up a request unanswered this long and send another"),
+}
+
+#: Nested tables of the loadgen section: name -> (fields, field the table requires).
+NESTED: Dict[str, Tuple[Dict[str, Tuple[Any, Parser, str]], Optional[str]]] = {
+    "trace": (TRACE_FIELDS, "path"),
+    "memcached": (MEMCACHED_FIELDS, None),
+    "closed_loop": (CLOSED_LOOP_FIELDS, "outstanding"),
+}
+
+
+def _nested(table: str) -> Parser:
+    fields, required = NESTED[table]
+    keys = {"timeout": "timeout_ps"}
+
+    def parse(v: Any, f: str) -> Optional[Dict[str, Any]]:
+        if v is None or v is False or (isinstance(v, Mapping) and not v):
+            return None
+        if v is True and required is None:
+            v = {}
+        if not isinstance(v, Mapping):
+            raise ConfigError.invalid(f, v, "a table of " + ", ".join(f"{f}.{k}" for k in fields))
+        for name in v:
+            _nested_field(f"{f}.{name}")
+        if required is not None and v.get(required) is None:
+            raise ConfigError(f"{f}.{required}", f"required when other {f} fields are set")
+        out: Dict[str, Any] = {}
+        for name, (default, parse_one, _) in fields.items():
+            value = v.get(name)
+            out[keys.get(name, name)] = parse_one(default if value is None else value, f"{f}.{name}")
+        return out
+
+    return parse
+
+
+def _nested_table(dotted: Any) -> Optional[str]:
+    """``"loadgen.memcached.keys"`` → ``"memcached"``; ``None`` outside the nested tables."""
+    if not isinstance(dotted, str):
+        return None
+    parts = dotted.strip().split(".")
+    if len(parts) >= 3 and parts[0] == "loadgen" and parts[1] in NESTED:
+        return parts[1]
+    return None
+
+
+def _nested_field(dotted: str) -> Tuple[str, List[str]]:
+    """``"loadgen.memcached.value_size.max"`` → ``("memcached", ["value_size", "max"])``."""
+    parts = dotted.strip().split(".")
+    table = parts[1]
+    fields = NESTED[table][0]
+    rest = parts[2:]
+    sized = table == "memcached" and rest[0] in ("key_size", "value_size")
+    if rest[0] not in fields or (len(rest) > 1 and not (sized and len(rest) == 2 and rest[1] in ("min", "max", "skew"))):
+        raise _unknown(dotted.strip())
+    return table, rest
+
+
 # ---------------------------------------------------------------- sections
 
 
@@ -429,6 +543,10 @@ class Loadgen(_Strict):
     capture_limit: Any = _opt(0, _count, "capture_limit", "frames per capture file (0 = no limit)")
     keep_samples: Any = _opt(0, _count, "keep_samples", "keep the first N raw (seq, latency) samples")
     trace: Any = _opt(None, _trace, "trace", "trace replay: a table of loadgen.trace.* fields (none: synthetic traffic)")
+    memcached: Any = _opt(None, _nested("memcached"), "memcached",
+                          "memcached client: a table of loadgen.memcached.* fields, or true for the defaults (none: tagged frames)")
+    closed_loop: Any = _opt(None, _nested("closed_loop"), "closed_loop",
+                            "closed loop: a table of loadgen.closed_loop.* fields (none: open loop at loadgen.rate)")
 
 
 @dataclass
@@ -491,9 +609,19 @@ class Config(_Strict):
 
     def set(self, dotted: str, value: Any) -> "Config":
         """Sets one field by dotted name (``"reflector.service_time"``, ``"host.cpu.freq"``)."""
-        if isinstance(dotted, str) and dotted.strip().startswith("loadgen.trace."):
-            name = _trace_field(dotted.strip())
-            self.loadgen.trace = dict(self.loadgen.trace or {}, **{name: value})
+        table = _nested_table(dotted)
+        if table is not None:
+            _, rest = _nested_field(dotted)
+            current = getattr(self.loadgen, table)
+            new = copy.deepcopy(dict(current)) if isinstance(current, Mapping) else {}
+            if len(rest) == 2:
+                inner = new.get(rest[0])
+                inner = dict(inner) if isinstance(inner, Mapping) else (
+                    {"min": inner, "max": inner} if inner is not None else dict(MEMCACHED_FIELDS[rest[0]][0]))
+                inner[rest[1]] = value
+                value = inner
+            new[rest[0]] = value
+            setattr(self.loadgen, table, new)
             return self
         path = _host_path(dotted)
         if path is not None:
@@ -512,8 +640,14 @@ class Config(_Strict):
 
     def get(self, dotted: str) -> Any:
         """The value the user set for a field (``None`` when unset)."""
-        if isinstance(dotted, str) and dotted.strip().startswith("loadgen.trace."):
-            return (self.loadgen.trace or {}).get(_trace_field(dotted.strip()))
+        table = _nested_table(dotted)
+        if table is not None:
+            _, rest = _nested_field(dotted)
+            current = getattr(self.loadgen, table)
+            value = current.get(rest[0]) if isinstance(current, Mapping) else None
+            if len(rest) == 2:
+                return value.get(rest[1]) if isinstance(value, Mapping) else value
+            return value
         path = _host_path(dotted)
         if path is not None:
             return _host.get_override(self.host, path) if path else copy.deepcopy(self.host) or None
@@ -585,7 +719,7 @@ def known_fields() -> List[str]:
     names = list(TOP_FIELDS)
     for section in SECTIONS:
         names += [f"{section}.{n}" for n in section_fields(section)]
-    return names + [f"loadgen.trace.{n}" for n in TRACE_FIELDS]
+    return names + [f"loadgen.{t}.{n}" for t, (fields, _) in NESTED.items() for n in fields]
 
 
 def field_docs() -> Dict[str, str]:
@@ -597,8 +731,9 @@ def field_docs() -> Dict[str, str]:
     for section, kind in SECTIONS.items():
         for f in dataclasses.fields(kind):
             docs[f"{section}.{f.name}"] = f"{f.metadata['doc']} (default {f.metadata['default']!r})"
-    for name, (default, _, doc) in TRACE_FIELDS.items():
-        docs[f"loadgen.trace.{name}"] = f"{doc} (default {default!r})"
+    for table, (fields, _) in NESTED.items():
+        for name, (default, _, doc) in fields.items():
+            docs[f"loadgen.{table}.{name}"] = f"{doc} (default {default!r})"
     return docs
 
 
@@ -629,8 +764,9 @@ def _split_field(dotted: Any) -> Tuple[Optional[str], str]:
 
 def _unknown(dotted: str) -> ConfigError:
     section = dotted.split(".")[0]
-    if dotted.startswith("loadgen.trace."):
-        known = [f"loadgen.trace.{n}" for n in TRACE_FIELDS]
+    table = _nested_table(dotted)
+    if table is not None:
+        known = [f"loadgen.{table}.{n}" for n in NESTED[table][0]]
     elif section in SECTIONS:
         known = [f"{section}.{n}" for n in section_fields(section)]
     else:
