@@ -42,6 +42,14 @@ impl From<ConfigError> for Error {
 }
 
 impl Error {
+    /// The config field a `Config` error names.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            Error::Config(c) => Some(&c.field),
+            _ => None,
+        }
+    }
+
     pub fn from_serde(e: serde_json::Error) -> Self {
         Error::Parse(e.to_string())
     }

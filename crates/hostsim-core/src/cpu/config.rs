@@ -137,13 +137,9 @@ impl CoreConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Error;
 
     fn field_of(r: Result<()>) -> String {
-        match r {
-            Err(Error::Config(e)) => e.field,
-            other => panic!("expected a config error, got {other:?}"),
-        }
+        r.expect_err("a config error").field().expect("names a field").to_string()
     }
 
     #[test]

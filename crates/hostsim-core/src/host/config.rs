@@ -29,7 +29,7 @@ pub struct HostConfig {
 }
 
 /// The poll-mode driver, with DPDK's parameter names and defaults.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PmdConfig {
     /// Packets per rx_burst / tx_burst (testpmd `--burst`, default 32; params.md §6a).
@@ -49,7 +49,7 @@ pub struct PmdConfig {
 }
 
 /// Instruction counts of the driver's steps. Calibrated (see `PmdCosts::default`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PmdCosts {
     /// Fixed part of one rx_burst call (loop set-up, tail bookkeeping).

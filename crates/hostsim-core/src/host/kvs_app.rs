@@ -42,6 +42,8 @@ pub struct KvsApp {
     store: Store,
     replies: Datagrams,
     out: Vec<Slot>,
+    /// Mbufs of requests that get no reply, returned once per batch.
+    freed: Vec<u32>,
     udp_port: u16,
     request_instr: u64,
     requests: u64,
@@ -73,6 +75,7 @@ impl KvsApp {
             store,
             replies: Datagrams::new(),
             out: Vec::new(),
+            freed: Vec::new(),
             udp_port: cfg.udp_port,
             request_instr: cfg.request_instr as u64,
             requests: 0,
@@ -165,12 +168,12 @@ impl Host {
         let per_line = self.cfg.pmd.costs.touch_instr_per_line as u64;
         self.work.reset(Category::App);
         kv.out.clear();
-        let mut freed: Vec<Slot> = Vec::new();
+        kv.freed.clear();
         for s in batch {
             let parsed = kv.parse(pool.data(s.frame));
             let Some((range, peer)) = parsed else {
                 kv.not_requests += 1;
-                freed.push(*s);
+                kv.freed.push(s.mbuf);
                 pool.free(s.frame);
                 continue;
             };
@@ -181,7 +184,7 @@ impl Host {
             kv.store.handle_datagram(&pool.data(s.frame)[range], &mut kv.replies, &mut self.work);
             if kv.replies.is_empty() {
                 kv.no_reply += 1;
-                freed.push(*s);
+                kv.freed.push(s.mbuf);
                 pool.free(s.frame);
                 continue;
             }
@@ -196,9 +199,10 @@ impl Host {
                         None => break,
                     }
                 };
-                if !pool.resize(frame, bytes) {
-                    continue;
-                }
+                // The system sizes frame buffers for a full reply datagram
+                // (MAX_REPLY_FRAME_BYTES), so this always fits.
+                let fits = pool.resize(frame, bytes);
+                debug_assert!(fits, "frame buffers hold {MAX_REPLY_FRAME_BYTES} B replies");
                 write_reply(pool.data_mut(frame), &peer, payload);
                 self.work.write_lines(self.pool.data_addr(mbuf), bytes as u64 - FCS_LEN as u64, per_line);
                 kv.out.push(Slot { mbuf, frame });
@@ -206,8 +210,8 @@ impl Host {
             }
         }
         self.core.exec(&self.work, &mut self.mem);
-        if !freed.is_empty() {
-            self.free_mbufs(freed.iter().map(|s| s.mbuf));
+        if !kv.freed.is_empty() {
+            self.free_mbufs(kv.freed.iter().copied());
         }
         let out = std::mem::take(&mut kv.out);
         self.kvs = Some(kv);
@@ -226,6 +230,11 @@ impl Host {
         if !self.pool.get_bulk(CORE, 1, &mut self.mbufs, &mut self.touched) {
             self.counters.rx_nombuf += 1;
             return None;
+        }
+        // Charged with the request's work unit (App), which is being built.
+        self.work.instr(self.cfg.pmd.costs.mempool_instr as u64);
+        for &a in &self.touched {
+            self.work.write(a);
         }
         Some(self.mbufs[0])
     }

@@ -191,7 +191,7 @@ impl Host {
         if !pool.get_bulk(CORE, p.rxd as usize, &mut mbufs, &mut touched) {
             return Err(crate::error::ConfigError::new("host.pmd.mempool.mbufs", p.mempool.mbufs.to_string(), "enough mbufs to fill the RX ring").into());
         }
-        let rx = RxRing::new(RX_RING_BASE, p.rxd, &mbufs);
+        let rx = RxRing::new(RX_RING_BASE, &mbufs);
         let n = &cfg.nic;
         let desc = RxDescCache::new(p.rxd, n.rx_desc_cache, n.rx_prefetch_threshold, n.rx_wb_threshold, rx.tail());
         let mac = |s: &str| parse_mac(s).unwrap_or_default();
@@ -333,7 +333,7 @@ impl Host {
     fn prefetch_rx_descs(&mut self, now: Ps) {
         let Some((first, n)) = self.desc.start_prefetch() else { return };
         let at = now + self.cfg.pcie.latency_ps;
-        let base = self.rx.base;
+        let base = self.rx.ring.base;
         let ring = self.cfg.pmd.rxd as u64;
         let host = self.ring_read_time(|p| base + (p % ring) * DESC_BYTES, ring, first, n, at);
         let done = self.pcie.dma_read(now, (n * DESC_BYTES) as u32, host, Kind::Descriptor);
@@ -350,10 +350,10 @@ impl Host {
             return;
         };
         self.fifo.pop();
-        let slot = self.rx.slot(pos);
-        self.rx.slots[slot].frame = id;
+        let slot = self.rx.ring.slot(pos);
+        self.rx.ring.slots[slot].frame = id;
         let len = bytes - FCS_LEN as u32;
-        let addr = self.pool.data_addr(self.rx.slots[slot].mbuf);
+        let addr = self.pool.data_addr(self.rx.ring.slots[slot].mbuf);
         let arrive = self.pcie.dma_write(now, len, Kind::Payload);
         let visible = self.mem.device_write(addr, len, arrive);
         self.dma_free_at = arrive.saturating_sub(self.cfg.pcie.latency_ps).max(now);
@@ -375,9 +375,9 @@ impl Host {
         let arrive = self.pcie.dma_write(now, (n * DESC_BYTES) as u32, Kind::Descriptor);
         let ring = self.cfg.pmd.rxd as u64;
         let head = (ring - first % ring).min(n);
-        let mut visible = self.mem.device_write(self.rx.desc_addr(first), (head * DESC_BYTES) as u32, arrive);
+        let mut visible = self.mem.device_write(self.rx.ring.desc_addr(first), (head * DESC_BYTES) as u32, arrive);
         if n > head {
-            visible = visible.max(self.mem.device_write(self.rx.desc_addr(first + head), ((n - head) * DESC_BYTES) as u32, arrive));
+            visible = visible.max(self.mem.device_write(self.rx.ring.desc_addr(first + head), ((n - head) * DESC_BYTES) as u32, arrive));
         }
         let t = visible.max(data_visible);
         let t = t.max(self.wb_pending.back().map_or(0, |w| w.0));
@@ -442,14 +442,14 @@ impl Host {
             self.empty_poll();
             return;
         }
-        let c = self.cfg.pmd.costs.clone();
+        let c = self.cfg.pmd.costs;
         // rx_burst: read the written-back descriptors and the mbuf headers.
         self.work.reset(Category::Rx).instr(c.rx_burst_instr as u64);
         self.batch.clear();
         for i in 0..n as u64 {
             let pos = self.rx.next + i;
-            let s = self.rx.slots[self.rx.slot(pos)];
-            self.work.read(self.rx.desc_addr(pos)).instr(c.rx_pkt_instr as u64).write(self.pool.mbuf_addr(s.mbuf));
+            let s = self.rx.ring.slots[self.rx.ring.slot(pos)];
+            self.work.read(self.rx.ring.desc_addr(pos)).instr(c.rx_pkt_instr as u64).write(self.pool.mbuf_addr(s.mbuf));
             self.batch.push(s);
         }
         self.core.exec(&self.work, &mut self.mem);
@@ -465,9 +465,9 @@ impl Host {
         self.work.reset(Category::Rx);
         for i in 0..n {
             let pos = self.rx.next + i as u64;
-            let slot = self.rx.slot(pos);
-            self.rx.slots[slot].mbuf = self.mbufs[i];
-            self.work.instr(c.refill_instr as u64).write(self.rx.desc_addr(pos));
+            let slot = self.rx.ring.slot(pos);
+            self.rx.ring.slots[slot].mbuf = self.mbufs[i];
+            self.work.instr(c.refill_instr as u64).write(self.rx.ring.desc_addr(pos));
         }
         self.core.exec(&self.work, &mut self.mem);
         self.rx.next += n as u64;
@@ -503,7 +503,7 @@ impl Host {
         }
         self.exec_touched(Category::Mempool, n as u64 * self.cfg.pmd.costs.mempool_instr as u64);
         let bytes = self.cfg.app.tx_frame_bytes;
-        let c = self.cfg.pmd.costs.clone();
+        let c = self.cfg.pmd.costs;
         self.work.reset(Category::App);
         let mut batch = std::mem::take(&mut self.batch);
         batch.clear();
@@ -524,13 +524,13 @@ impl Host {
 
     /// No mbuf to work with: poll again (never sleep: packets may be waiting).
     fn retry_poll(&mut self) {
-        let addr = self.rx.desc_addr(self.rx.next);
+        let addr = self.rx.ring.desc_addr(self.rx.next);
         let t = self.core.empty_poll(self.cfg.pmd.costs.empty_poll_instr as u64, addr, &mut self.mem);
         self.schedule(t, HostEvent::CoreLoop);
     }
 
     fn empty_poll(&mut self) {
-        let addr = self.rx.desc_addr(self.rx.next);
+        let addr = self.rx.ring.desc_addr(self.rx.next);
         let before = self.core.now();
         let after = self.core.empty_poll(self.cfg.pmd.costs.empty_poll_instr as u64, addr, &mut self.mem);
         self.poll_ps = (after - before).max(1);
@@ -565,7 +565,7 @@ impl Host {
             self.batch = batch;
             return;
         }
-        let c = self.cfg.pmd.costs.clone();
+        let c = self.cfg.pmd.costs;
         self.work.reset(Category::App);
         let batch = std::mem::take(&mut self.batch);
         for s in &batch {
@@ -589,6 +589,11 @@ impl Host {
     fn free_mbufs(&mut self, mbufs: impl Iterator<Item = u32>) {
         self.mbufs.clear();
         self.mbufs.extend(mbufs);
+        self.put_mbufs();
+    }
+
+    /// Returns the mbufs gathered in `self.mbufs` to the mempool (one bulk put).
+    fn put_mbufs(&mut self) {
         self.touched.clear();
         let n = self.mbufs.len() as u64;
         let m = std::mem::take(&mut self.mbufs);
@@ -600,24 +605,26 @@ impl Host {
     /// tx_burst with ixgbe semantics: free done mbufs when short of
     /// descriptors, write descriptors, one tail doorbell per burst.
     fn tx_burst(&mut self, batch: &[Slot], pool: &mut FramePool) {
-        let p = self.cfg.pmd.clone();
+        let p = self.cfg.pmd;
         let rs = p.tx_rs_thresh as u64;
         if self.tx.free() < p.tx_free_thresh as u64 && self.tx.done >= self.tx.freed + rs {
             // The descriptor with the RS bit says the whole batch is done.
-            self.work.reset(Category::Tx).instr(rs * p.costs.tx_free_instr as u64).read(self.tx.desc_addr(self.tx.freed + rs - 1));
+            self.work.reset(Category::Tx).instr(rs * p.costs.tx_free_instr as u64).read(self.tx.ring.desc_addr(self.tx.freed + rs - 1));
             self.core.exec(&self.work, &mut self.mem);
-            let first = self.tx.freed;
-            let mbufs: Vec<u32> = (first..first + rs).map(|pos| self.tx.slots[self.tx.slot(pos)].mbuf).collect();
+            self.mbufs.clear();
+            for pos in self.tx.freed..self.tx.freed + rs {
+                self.mbufs.push(self.tx.ring.slots[self.tx.ring.slot(pos)].mbuf);
+            }
             self.tx.freed += rs;
-            self.free_mbufs(mbufs.into_iter());
+            self.put_mbufs();
         }
         let k = (batch.len() as u64).min(self.tx.free()) as usize;
         self.work.reset(Category::Tx).instr(p.costs.tx_burst_instr as u64);
         for s in &batch[..k] {
             let pos = self.tx.tail;
-            let slot = self.tx.slot(pos);
-            self.tx.slots[slot] = *s;
-            self.work.instr(p.costs.tx_pkt_instr as u64).write(self.tx.desc_addr(pos));
+            let slot = self.tx.ring.slot(pos);
+            self.tx.ring.slots[slot] = *s;
+            self.work.instr(p.costs.tx_pkt_instr as u64).write(self.tx.ring.desc_addr(pos));
             self.tx.tail += 1;
         }
         self.core.exec(&self.work, &mut self.mem);
@@ -650,8 +657,8 @@ impl Host {
         }
         let n = (self.nic_tx_tail - self.tx_fetched).min(self.cfg.nic.tx_fetch_batch as u64);
         let at = now + self.cfg.pcie.latency_ps;
-        let base = self.tx.base;
-        let ring = self.tx.size();
+        let base = self.tx.ring.base;
+        let ring = self.tx.ring.size();
         let host = self.ring_read_time(|p| base + (p % ring) * DESC_BYTES, ring, self.tx_fetched, n, at);
         let done = self.pcie.dma_read(now, (n * DESC_BYTES) as u32, host, Kind::Descriptor);
         self.tx_fetched += n;
@@ -672,7 +679,7 @@ impl Host {
         let rs = self.cfg.pmd.tx_rs_thresh as u64;
         while self.tx_sent < self.tx_arrived {
             let pos = self.tx_sent;
-            let s = self.tx.slots[self.tx.slot(pos)];
+            let s = self.tx.ring.slots[self.tx.ring.slot(pos)];
             let bytes = pool.frame_bytes(s.frame);
             if self.tx_fifo_used + bytes as u64 > self.cfg.nic.tx_fifo_bytes {
                 if let (false, Some(&(leave, _))) = (self.tx_space_pending, self.tx_fifo.front()) {
@@ -697,7 +704,7 @@ impl Host {
             self.counters.tx_bytes += bytes as u64;
             if (pos + 1) % rs == 0 {
                 let arrive = self.pcie.dma_write(ready, DESC_BYTES as u32, Kind::Descriptor);
-                let visible = self.mem.device_write(self.tx.desc_addr(pos), DESC_BYTES as u32, arrive);
+                let visible = self.mem.device_write(self.tx.ring.desc_addr(pos), DESC_BYTES as u32, arrive);
                 let t = visible.max(self.tx_wb_pending.back().map_or(0, |w| w.0));
                 self.tx_wb_pending.push_back((t, pos + 1));
             }

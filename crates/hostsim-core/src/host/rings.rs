@@ -22,22 +22,17 @@ pub struct Slot {
     pub frame: FrameId,
 }
 
-pub struct RxRing {
+/// A descriptor ring in host memory: `size` descriptors of 16 B from `base`,
+/// and what the driver keeps beside each slot.
+pub struct Ring {
     pub base: u64,
     size: u64,
     pub slots: Vec<Slot>,
-    /// Next position the driver will read.
-    pub next: u64,
-    /// Descriptors written back by the NIC up to here (exclusive).
-    pub done: u64,
-    /// Refills since the last tail doorbell.
-    pub hold: u32,
 }
 
-impl RxRing {
-    pub fn new(base: u64, size: u32, mbufs: &[u32]) -> Self {
-        let slots = mbufs.iter().map(|&m| Slot { mbuf: m, frame: 0 }).collect();
-        RxRing { base, size: size as u64, slots, next: 0, done: 0, hold: 0 }
+impl Ring {
+    fn new(base: u64, slots: Vec<Slot>) -> Self {
+        Ring { base, size: slots.len() as u64, slots }
     }
 
     #[inline]
@@ -48,6 +43,27 @@ impl RxRing {
     #[inline]
     pub fn desc_addr(&self, pos: u64) -> u64 {
         self.base + (pos % self.size) * DESC_BYTES
+    }
+
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+pub struct RxRing {
+    pub ring: Ring,
+    /// Next position the driver will read.
+    pub next: u64,
+    /// Descriptors written back by the NIC up to here (exclusive).
+    pub done: u64,
+    /// Refills since the last tail doorbell.
+    pub hold: u32,
+}
+
+impl RxRing {
+    pub fn new(base: u64, mbufs: &[u32]) -> Self {
+        let slots = mbufs.iter().map(|&m| Slot { mbuf: m, frame: 0 }).collect();
+        RxRing { ring: Ring::new(base, slots), next: 0, done: 0, hold: 0 }
     }
 
     /// Packets written back and not yet read.
@@ -59,14 +75,12 @@ impl RxRing {
     /// The tail value to give the NIC after the driver has consumed up to `next`.
     #[inline]
     pub fn tail(&self) -> u64 {
-        self.next + self.size - 1
+        self.next + self.ring.size - 1
     }
 }
 
 pub struct TxRing {
-    pub base: u64,
-    size: u64,
-    pub slots: Vec<Slot>,
+    pub ring: Ring,
     /// Next position the driver writes.
     pub tail: u64,
     /// Descriptors the NIC has written back as done, up to here (exclusive).
@@ -77,26 +91,12 @@ pub struct TxRing {
 
 impl TxRing {
     pub fn new(base: u64, size: u32) -> Self {
-        TxRing { base, size: size as u64, slots: vec![Slot::default(); size as usize], tail: 0, done: 0, freed: 0 }
-    }
-
-    #[inline]
-    pub fn slot(&self, pos: u64) -> usize {
-        (pos % self.size) as usize
-    }
-
-    #[inline]
-    pub fn desc_addr(&self, pos: u64) -> u64 {
-        self.base + (pos % self.size) * DESC_BYTES
+        TxRing { ring: Ring::new(base, vec![Slot::default(); size as usize]), tail: 0, done: 0, freed: 0 }
     }
 
     /// Descriptors the driver may still write (one stays empty, as in DPDK).
     #[inline]
     pub fn free(&self) -> u64 {
-        self.size - 1 - (self.tail - self.freed)
-    }
-
-    pub fn size(&self) -> u64 {
-        self.size
+        self.ring.size - 1 - (self.tail - self.freed)
     }
 }

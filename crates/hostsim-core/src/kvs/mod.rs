@@ -38,21 +38,13 @@ impl LineSink for () {
 /// Appends the address of each 64 B line touched (reads and writes alike), in order.
 impl LineSink for Vec<u64> {
     fn read(&mut self, addr: u64, len_bytes: u64) {
-        push_lines(self, addr, len_bytes)
+        self.extend(crate::mem::lines(addr, len_bytes))
     }
     fn write(&mut self, addr: u64, len_bytes: u64) {
-        push_lines(self, addr, len_bytes)
+        self.extend(crate::mem::lines(addr, len_bytes))
     }
 }
 
-fn push_lines(v: &mut Vec<u64>, addr: u64, len_bytes: u64) {
-    if len_bytes == 0 {
-        return;
-    }
-    let line = crate::cpu::LINE_BYTES;
-    let (first, last) = (addr / line, (addr + len_bytes - 1) / line);
-    v.extend((first..=last).map(|l| l * line));
-}
 
 /// One access per line into the work unit, with no instructions (the
 /// deployment charges the store's instructions itself).

@@ -30,7 +30,7 @@ pub mod trace;
 
 use serde_json::{json, Value};
 
-use crate::config::{Interarrival, SimConfig, TraceTiming};
+use crate::config::{SimConfig, TraceTiming};
 use crate::engine::stats::{HasStats, StatSink};
 use crate::engine::time::{ps_to_s, Ps};
 use crate::engine::SimRng;
@@ -300,13 +300,6 @@ impl Loadgen {
         let tx = self.capture_tx.take().map(Capture::finish).transpose()?;
         let rx = self.capture_rx.take().map(Capture::finish).transpose()?;
         Ok((tx, rx))
-    }
-
-    pub fn interarrival_name(kind: Interarrival) -> &'static str {
-        match kind {
-            Interarrival::Constant => "constant",
-            Interarrival::Poisson => "poisson",
-        }
     }
 
     /// Length of the measured window (s): warm-up end to the end of

@@ -250,13 +250,9 @@ fn check_cache(prefix: &str, size_bytes: u64, ways: u32) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Error;
 
     fn field_of(r: Result<()>) -> String {
-        match r {
-            Err(Error::Config(e)) => e.field,
-            other => panic!("expected a config error, got {other:?}"),
-        }
+        r.expect_err("a config error").field().expect("names a field").to_string()
     }
 
     #[test]

@@ -18,6 +18,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ConfigError, Result};
+use crate::mem::lines;
 
 pub const LINE: u64 = 64;
 /// Mempool object header (`struct rte_mempool_objhdr`, rounded to a line).
@@ -27,7 +28,7 @@ pub const MBUF_HEADER_BYTES: u64 = 128;
 /// Headroom before the packet data (`RTE_PKTMBUF_HEADROOM`).
 pub const HEADROOM_BYTES: u64 = 128;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct MempoolConfig {
     /// Number of mbufs (testpmd: enough for all rings and caches).
@@ -187,28 +188,18 @@ impl Mempool {
 
     fn touch_cache_slots(&self, core: usize, first: usize, n: usize, touched: &mut Vec<u64>) {
         let a = self.cache_addrs[core] + LINE + first as u64 * 8;
-        lines(a, n as u64 * 8, touched);
+        touched.extend(lines(a, n as u64 * 8));
     }
 
     fn touch_ring_slots(&self, n: usize, touched: &mut Vec<u64>) {
         let slot = (self.ring.len() as u64) % self.ring_capacity;
-        lines(self.ring_slots_addr + slot * 8, (n as u64 * 8).min(self.ring_capacity * 8), touched);
+        touched.extend(lines(self.ring_slots_addr + slot * 8, (n as u64 * 8).min(self.ring_capacity * 8)));
     }
 
     /// Mbufs available (ring + caches).
     pub fn available(&self) -> usize {
         self.ring.len() + self.caches.iter().map(Vec::len).sum::<usize>()
     }
-}
-
-/// Pushes the address of every cache line of [addr, addr + len).
-pub fn lines(addr: u64, len: u64, out: &mut Vec<u64>) {
-    if len == 0 {
-        return;
-    }
-    let first = addr / LINE;
-    let last = (addr + len - 1) / LINE;
-    out.extend((first..=last).map(|l| l * LINE));
 }
 
 #[cfg(test)]
@@ -259,15 +250,5 @@ mod tests {
         seen.sort();
         seen.dedup();
         assert_eq!(seen.len(), 8, "no mbuf handed out twice");
-    }
-
-    #[test]
-    fn line_ranges() {
-        let mut v = vec![];
-        lines(60, 8, &mut v);
-        assert_eq!(v, vec![0, 64]);
-        v.clear();
-        lines(128, 1514, &mut v);
-        assert_eq!(v.len(), 24);
     }
 }
