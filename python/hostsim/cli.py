@@ -24,6 +24,7 @@ from .units import ConfigError
 FLAG_FIELDS = (
     ("preset", "preset"),
     ("app", "app"),
+    ("stack", "stack"),
     ("size", "loadgen.size"),
     ("rate", "loadgen.rate"),
     ("duration", "sim.duration"),
@@ -52,6 +53,7 @@ def _config_flags() -> argparse.ArgumentParser:
     g.add_argument("--config", metavar="FILE", help="TOML, YAML or JSON config file")
     g.add_argument("--preset", help="machine preset (see `hostsim presets`; default altra)")
     g.add_argument("--app", help="device under test: " + ", ".join(APPS))
+    g.add_argument("--stack", help="network stack of a host application: pmd or kernel")
     g.add_argument("--size", help="frame size(s): 64, 64,128,256, imix or uniform:64-1518")
     g.add_argument("--rate", help="offered load: 10Gbps, 5Mpps or 50%% of line rate")
     g.add_argument("--duration", help="transmit time, warm-up included (e.g. 1ms)")
@@ -305,6 +307,7 @@ def host_rows(data: Dict[str, Any]) -> List[List[str]]:
     mem, pcie = data.get("mem", {}), data.get("pcie", {})
     lost = drops["dma"] + drops["core"] + drops["tx"]
     cpp = cpu["cycles_per_packet"]
+    kernel = data.get("kernel")
     calls = pmd["rx_burst_packets"]
     burst_calls = sum(calls)
     burst_mean = sum(i * n for i, n in enumerate(calls)) / burst_calls if burst_calls else 0.0
@@ -314,8 +317,17 @@ def host_rows(data: Dict[str, Any]) -> List[List[str]]:
                         f"  rx_missed_errors {nic['rx_missed_errors']:,}  rx_nombuf {nic['rx_nombuf']:,}"],
         ["drops", f"DmaDrops {drops['dma']:,} ({_pct(drops['dma'], lost)})  CoreDrops {drops['core']:,} "
                   f"({_pct(drops['core'], lost)})  TxDrops {drops['tx']:,} ({_pct(drops['tx'], lost)})"],
-        ["cycles/packet", "  ".join(f"{k} {cpp[k]:.1f}" for k in ("rx", "tx", "mempool", "app", "idle", "total"))],
-        ["rx_burst", f"{burst_mean:.1f} packets per call (mean of {burst_calls:,} calls, "
+        ["cycles/packet", "  ".join(f"{k} {cpp[k]:.1f}" for k in (
+            ("irq", "rx", "skb", "mempool", "proto", "sched", "syscall", "copy", "app", "qdisc", "tx", "idle", "total")
+            if kernel else ("rx", "tx", "mempool", "app", "idle", "total")))],
+    ] + ([
+        ["kernel", f"irqs {kernel['irqs']:,}  NAPI polls {kernel['napi_polls']:,}  ksoftirqd rounds "
+                   f"{kernel['ksoftirqd_rounds']:,}  context switches {kernel['context_switches']:,}  syscalls "
+                   f"{kernel['syscalls']:,}"],
+        ["kernel drops", f"socket (RcvbufErrors) {drops['socket']:,}  no port {drops['no_port']:,}"
+                         f"  qdisc {drops['qdisc']:,}"],
+    ] if kernel else []) + [
+        ["NAPI poll" if kernel else "rx_burst", f"{burst_mean:.1f} packets per call (mean of {burst_calls:,} calls, "
                      f"{pmd['empty_polls']:,} empty polls)"],
         ["DCA", f"allocs {mem.get('dca_allocs', 0):,}  updates {mem.get('dca_updates', 0):,}"
                 f"  leaks {mem.get('dca_leaks', 0):,}"],
@@ -325,7 +337,7 @@ def host_rows(data: Dict[str, Any]) -> List[List[str]]:
     ]
 
 
-def _curve_cells(p: Dict[str, Any], host: bool) -> List[str]:
+def _curve_cells(p: Dict[str, Any], host: bool, kernel: bool = False) -> List[str]:
     cells = [
         f"{p['offered_bps'] / 1e9:.4f}",
         f"{p['offered_pps'] / 1e6:.4f}",
@@ -336,7 +348,10 @@ def _curve_cells(p: Dict[str, Any], host: bool) -> List[str]:
     ]
     if host:
         d = p.get("drops", {})
-        cells.append(f"{d.get('dma', 0)}/{d.get('core', 0)}/{d.get('tx', 0)}")
+        cell = f"{d.get('dma', 0)}/{d.get('core', 0)}/{d.get('tx', 0)}"
+        if kernel:
+            cell += f"/{d.get('socket', 0) + d.get('no_port', 0) + d.get('qdisc', 0)}"
+        cells.append(cell)
     return cells + ["pass" if p["passed"] else "fail"]
 
 
@@ -345,12 +360,17 @@ def format_msb(data: Dict[str, Any]) -> str:
     m, cfg = data["msb"], data["config"]
     host = any("drops" in p for p in m["curve"])
     rows = [["offered Gbps", "offered Mpps", "achieved Gbps", "drop %", "p50 ns", "p99 ns", ""]]
+    kernel = cfg.get("stack") == "kernel"
     if host:
-        rows[0][-1:-1] = ["dma/core/tx drops"]
+        rows[0][-1:-1] = ["dma/core/tx/kernel drops" if kernel else "dma/core/tx drops"]
     for p in m["curve"]:
-        rows.append(_curve_cells(p, host))
+        rows.append(_curve_cells(p, host, kernel))
     trace = cfg["loadgen"].get("trace")
     size = f"trace {os.path.basename(trace['path'])}, {m['mean_frame_bytes']:.1f} B mean" if trace else size_label(cfg["loadgen"]["size"])
+    if cfg["loadgen"].get("memcached"):
+        size = f"memcached requests, {m['mean_frame_bytes']:.1f} B mean"
+    if cfg.get("stack") == "kernel":
+        size += ", kernel stack"
     line = (f"MSB: {m['pps'] / 1e6:.2f} Mpps = {m['bps'] / 1e9:.2f} Gbps "
             f"({size}, threshold {m['threshold'] * 100:g}%, {m['trials']} trials, "
             f"{data['sim']['wall_s']:.2f} s wall)")

@@ -563,7 +563,10 @@ class Reflector(_Strict):
 
 
 SECTIONS: Dict[str, type] = {"sim": Timing, "link": Link, "loadgen": Loadgen, "reflector": Reflector}
-TOP_FIELDS = ("seed", "app", "preset")
+TOP_FIELDS = ("seed", "app", "stack", "preset")
+STACKS = ("pmd", "kernel")
+#: Applications that run on the kernel stack (``stack = "kernel"``).
+KERNEL_APPS = ("udp-echo", "memcached")
 
 
 @dataclass
@@ -576,6 +579,8 @@ class Config(_Strict):
 
     seed: Any = _opt(1, _seed, "seed", "seed of every random stream")
     app: Any = _opt("reflector", _app, "app", "device under test")
+    stack: Any = _opt("pmd", _choice(*STACKS), "stack", "network stack of a host application: pmd (DPDK-style poll-mode "
+                      "driver) or kernel (the Linux stack model)")
     preset: Any = _opt(_presets.DEFAULT_PRESET, _preset, "preset", "machine preset the config starts from")
     sim: Timing = field(default_factory=Timing)
     link: Link = field(default_factory=Link)
@@ -784,8 +789,11 @@ def resolve(config: Union[Config, Mapping[str, Any]]) -> Dict[str, Any]:
     cfg = config if isinstance(config, Config) else Config.from_dict(config)
     values = cfg.effective()
     out: Dict[str, Any] = {}
-    for name in ("seed", "app"):
+    for name in ("seed", "app", "stack"):
         out[name] = _meta(Config, name)["parse"](values[name], name)
+    if out["stack"] == "kernel" and out["app"] not in KERNEL_APPS:
+        raise ConfigError.invalid("stack", "kernel", f"pmd for app {out['app']} (the kernel stack runs "
+                                                     f"{', '.join(KERNEL_APPS)})")
     for section, kind in SECTIONS.items():
         out[section] = {}
         for f in dataclasses.fields(kind):

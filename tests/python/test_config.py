@@ -23,6 +23,7 @@ from hostsim.units import ConfigError
 CONTRACT_KEYS = {
     "seed",
     "app",
+    "stack",
     "sim",
     "link",
     "loadgen",
@@ -33,7 +34,7 @@ CONTRACT_KEYS = {
 def test_defaults_resolve_to_the_documented_values():
     r = resolve(Config())
     assert set(r) == CONTRACT_KEYS
-    assert r["seed"] == 1 and r["app"] == "reflector"
+    assert r["seed"] == 1 and r["app"] == "reflector" and r["stack"] == "pmd"
     assert r["sim"] == {"duration_ps": 10**9, "warmup_ps": 10**8, "drain_ps": 10**9}
     # The default preset is altra: 100 Gbps, 200 us one-way.
     assert r["link"] == {"rate_bps": 100 * 10**9, "propagation_ps": 200 * 10**6}

@@ -1,6 +1,7 @@
 //! Quick MSB probe of the host model from Rust (bisection on drop rate ≤ 1 %),
 //! for exploring parameters: `cargo run --release --example host_msb -- APP SIZE [key=value ...]`
-//! with keys freq_ghz, ooo, dca, channels, rxd, burst, proc_ns, mode.
+//! with keys preset, stack, freq_ghz, ooo, dca, channels, rxd, burst, proc_ns, mode, at_mpps
+//! (`at_mpps=X`: one trial at X Mpps, printing its drops and cycles per packet).
 use hostsim_core::config::*;
 use hostsim_core::host::HostConfig;
 use serde_json::Value;
@@ -17,10 +18,15 @@ fn main() {
     c.app = args[0].clone();
     c.sim.duration_ps = SimConfig::default().sim.duration_ps;
     let size: u32 = args[1].parse().unwrap();
-    let mut h = HostConfig::preset("altra").unwrap();
+    let preset = args[2..].iter().find_map(|kv| kv.strip_prefix("preset=")).unwrap_or("altra");
+    let mut h = HostConfig::preset(preset).unwrap();
+    let mut at = None;
     for kv in &args[2..] {
         let (k, v) = kv.split_once('=').unwrap();
         match k {
+            "preset" => {}
+            "stack" => c.stack = serde_json::from_str(&format!("\"{v}\"")).unwrap(),
+            "at_mpps" => at = Some(v.parse::<f64>().unwrap() * 1e6),
             "freq_ghz" => h.cpu.freq_hz = (v.parse::<f64>().unwrap() * 1e9) as u64,
             "ooo" => h.cpu.out_of_order = v == "1",
             "dca" => h.mem.llc.dca.enabled = v == "1",
@@ -43,7 +49,16 @@ fn main() {
         c.sim.duration_ps = 600_000_000;
     }
     c.sim.warmup_ps = c.sim.duration_ps / 5;
-    let line = 100e9 / ((size as f64 + 20.0) * 8.0);
+    if let Some(pps) = at {
+        let r = trial(&c, pps);
+        let lg = &r["loadgen"];
+        println!("{} {} B at {:.3} Mpps: drop {:.4} achieved {:.3} Mpps p50 {} ns\ndrops {}\ncycles/pkt {}\nkernel {}",
+            c.app, size, pps / 1e6, lg["drop_rate"], lg["achieved_pps"].as_f64().unwrap_or(0.0) / 1e6, lg["latency_ns"]["p50"], r["drops"], r["cpu"]["cycles_per_packet"], r["kernel"]);
+        println!("wall {:.3} s, {:.0} pkts/s", r["sim"]["wall_s"], r["sim"]["packets_per_wall_s"]);
+        if std::env::var("SHOW_LOADGEN").is_ok() { println!("{}\n{}\n{}", r["nic"], r["pcie"], r["loadgen"]); }
+        return;
+    }
+    let line = c.link.rate_bps as f64 / ((size as f64 + 20.0) * 8.0);
     let (mut lo, mut hi) = (0.0, line);
     let mut knee = Value::Null;
     let r = trial(&c, line);

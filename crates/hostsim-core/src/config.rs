@@ -25,6 +25,9 @@ pub struct SimConfig {
     pub seed: u64,
     /// Device under test attached to the load generator's port.
     pub app: String,
+    /// The host's network stack: the poll-mode driver or the Linux kernel model.
+    #[serde(default)]
+    pub stack: Stack,
     pub sim: SimTiming,
     pub link: LinkConfig,
     pub loadgen: LoadgenConfig,
@@ -354,6 +357,7 @@ impl Default for SimConfig {
         SimConfig {
             seed: 1,
             app: "reflector".into(),
+            stack: Stack::Pmd,
             sim: SimTiming { duration_ps: 1_000_000_000, warmup_ps: 0, drain_ps: 1_000_000_000 },
             link: LinkConfig { rate_bps: 100_000_000_000, propagation_ps: 1_000_000 },
             loadgen: LoadgenConfig::default(),
@@ -400,7 +404,21 @@ impl Default for ReflectorConfig {
     }
 }
 
-pub const APPS: &[&str] = &["reflector", "testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd", "memcached"];
+pub const APPS: &[&str] = &["reflector", "testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd", "udp-echo", "memcached"];
+
+/// The software stack a host application runs on (SPEC 2.8).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Stack {
+    /// DPDK-style poll-mode driver, run to completion.
+    #[default]
+    Pmd,
+    /// The Linux kernel stack model: interrupts, NAPI, skbs, sockets, system calls.
+    Kernel,
+}
+
+/// Applications that run on the kernel stack.
+pub const KERNEL_APPS: &[&str] = &["udp-echo", "memcached"];
 
 fn check(ok: bool, field: &str, value: impl ToString, allowed: &str) -> Result<()> {
     if ok {
@@ -421,6 +439,9 @@ impl SimConfig {
     /// Checks every field against its allowed range.
     pub fn validate(&self) -> Result<()> {
         check(APPS.contains(&self.app.as_str()), "app", &self.app, &format!("one of {}", APPS.join(", ")))?;
+        if self.stack == Stack::Kernel {
+            check(KERNEL_APPS.contains(&self.app.as_str()), "stack", "kernel", &format!("pmd for app {} (the kernel stack runs {})", self.app, KERNEL_APPS.join(", ")))?;
+        }
         if self.app != "reflector" {
             match &self.host {
                 Some(h) => h.validate()?,

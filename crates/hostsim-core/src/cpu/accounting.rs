@@ -31,14 +31,20 @@ pub enum Category {
     Skb,
     /// System-call entry and exit.
     Syscall,
-    /// Other kernel work (interrupts, NAPI, protocol processing, qdisc).
-    Kernel,
+    /// Hardware interrupts and NAPI poll overhead (kernel stack).
+    Irq,
+    /// IP/UDP protocol processing and socket queues (kernel stack).
+    Proto,
+    /// Wake-ups and context switches (kernel stack).
+    Sched,
+    /// The queueing discipline and its lock (kernel stack).
+    Qdisc,
     /// Copies between kernel and user buffers.
     Copy,
 }
 
 impl Category {
-    pub const COUNT: usize = 9;
+    pub const COUNT: usize = 12;
     pub const ALL: [Category; Category::COUNT] = [
         Category::Rx,
         Category::Tx,
@@ -47,7 +53,10 @@ impl Category {
         Category::Idle,
         Category::Skb,
         Category::Syscall,
-        Category::Kernel,
+        Category::Irq,
+        Category::Proto,
+        Category::Sched,
+        Category::Qdisc,
         Category::Copy,
     ];
 
@@ -61,7 +70,10 @@ impl Category {
             Category::Idle => "idle",
             Category::Skb => "skb",
             Category::Syscall => "syscall",
-            Category::Kernel => "kernel",
+            Category::Irq => "irq",
+            Category::Proto => "proto",
+            Category::Sched => "sched",
+            Category::Qdisc => "qdisc",
             Category::Copy => "copy",
         }
     }

@@ -9,7 +9,10 @@
 //! * `touchfwd` — read every byte, then macswap and forward;
 //! * `touchdrop` — read every byte, then free;
 //! * `rxptx` — spend a processing time per packet (a spin), macswap, forward;
-//! * `l2fwd` — rewrite the MACs (destination: the peer; source: the port), forward.
+//! * `l2fwd` — rewrite the MACs (destination: the peer; source: the port), forward;
+//! * `udp-echo` — send each UDP datagram back where it came from (swap MACs,
+//!   IP addresses and ports); the twin of testpmd macswap that also runs on
+//!   the kernel stack (`host/kernel.rs`).
 
 use super::config::{AppConfig, ForwardMode, PmdCosts};
 use crate::cpu::Work;
@@ -17,7 +20,7 @@ use crate::engine::time::Ps;
 use crate::error::{ConfigError, Result};
 use crate::wire::ethernet::{self, Mac};
 
-pub const HOST_APPS: &[&str] = &["testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd", "memcached"];
+pub const HOST_APPS: &[&str] = &["testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd", "udp-echo", "memcached"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AppKind {
@@ -26,6 +29,7 @@ pub enum AppKind {
     TouchDrop,
     RxpTx { proc_time_ps: Ps },
     L2Fwd,
+    UdpEcho,
     /// MemcachedDPDK: a memcached-compatible store answering UDP requests (`host/kvs_app.rs`).
     Memcached,
 }
@@ -38,6 +42,7 @@ impl AppKind {
             "touchdrop" => AppKind::TouchDrop,
             "rxptx" => AppKind::RxpTx { proc_time_ps: cfg.proc_time_ps },
             "l2fwd" => AppKind::L2Fwd,
+            "udp-echo" => AppKind::UdpEcho,
             "memcached" => AppKind::Memcached,
             other => return Err(ConfigError::new("app", other.to_string(), &format!("one of {}", HOST_APPS.join(", "))).into()),
         })
@@ -78,6 +83,28 @@ impl TxTemplate {
         ip.set_ident(count as u16);
         ip.fill_checksum();
         udp::Packet::new_unchecked(&mut buf[34..]).set_len((ip_len - ipv4::HEADER_LEN) as u16);
+    }
+}
+
+/// Turns a UDP/IPv4 datagram around in place: MACs, IP addresses and ports
+/// swapped (the checksums stay valid: their sums do not depend on the order).
+/// Frames that are not UDP/IPv4 get their MACs swapped only.
+pub fn swap_udp(frame: &mut [u8]) {
+    use crate::wire::ipv4;
+    let mut eth = ethernet::Packet::new_unchecked(&mut *frame);
+    eth.swap_macs();
+    let l3 = ethernet::HEADER_LEN;
+    if frame.len() < l3 + ipv4::HEADER_LEN + 8 || frame[12..14] != [0x08, 0x00] || frame[l3 + 9] != ipv4::PROTO_UDP {
+        return;
+    }
+    let ihl = ((frame[l3] & 0x0f) as usize * 4).max(ipv4::HEADER_LEN);
+    for i in 0..4 {
+        frame.swap(l3 + 12 + i, l3 + 16 + i);
+    }
+    let l4 = l3 + ihl;
+    if frame.len() >= l4 + 4 {
+        frame.swap(l4, l4 + 2);
+        frame.swap(l4 + 1, l4 + 3);
     }
 }
 
@@ -126,6 +153,11 @@ pub fn process(app: AppKind, c: &PmdCosts, work: &mut Work, data_addr: u64, fram
         AppKind::TouchDrop => {
             work.read_lines(data_addr, len, c.touch_instr_per_line as u64);
             touch(frame)
+        }
+        AppKind::UdpEcho => {
+            work.instr(c.header_instr as u64).read(data_addr).write(data_addr);
+            swap_udp(frame);
+            0
         }
         // Handled per request by `Host::serve_kvs`.
         AppKind::Memcached => 0,

@@ -24,6 +24,9 @@ pub struct HostConfig {
     pub pcie: PcieConfig,
     pub nic: NicConfig,
     pub pmd: PmdConfig,
+    /// The Linux kernel stack model (used with `stack = "kernel"`).
+    #[serde(default)]
+    pub kernel: super::kernel::KernelConfig,
     #[serde(default)]
     pub app: AppConfig,
 }
@@ -138,9 +141,17 @@ pub struct AppConfig {
     /// (testpmd `--txpkts`, default 64).
     #[serde(default = "default_tx_frame_bytes")]
     pub tx_frame_bytes: u32,
-    /// memcached (MemcachedDPDK): the store and its costs.
+    /// memcached (MemcachedDPDK, MemcachedKernel): the store and its costs.
     #[serde(default)]
     pub kvs: KvsAppConfig,
+    /// udp-echo: the UDP port it answers on (the load generator's default
+    /// destination port, 9; RFC 862's echo port is 7).
+    #[serde(default = "default_echo_port")]
+    pub echo_port: u16,
+}
+
+fn default_echo_port() -> u16 {
+    9
 }
 
 /// The key-value store behind `--app memcached`.
@@ -177,6 +188,7 @@ impl Default for AppConfig {
             proc_time_ps: 1_000_000,
             tx_frame_bytes: default_tx_frame_bytes(),
             kvs: KvsAppConfig::default(),
+            echo_port: default_echo_port(),
         }
     }
 }
@@ -195,6 +207,7 @@ impl HostConfig {
                 pcie: PcieConfig::gen3_x16(),
                 nic: NicConfig::nic_100g(),
                 pmd: PmdConfig::default(),
+                kernel: Default::default(),
                 app: AppConfig::default(),
             }),
             "a72-quad" => Ok(HostConfig {
@@ -206,6 +219,7 @@ impl HostConfig {
                 // Sized as the 100 GbE NIC for twice the rate (see NicConfig::nic_100g); estimate.
                 nic: NicConfig { rx_desc_cache: 512, rx_prefetch_threshold: 256, ..NicConfig::nic_100g() },
                 pmd: PmdConfig::default(),
+                kernel: Default::default(),
                 app: AppConfig::default(),
             }),
             "xeon-e3-1230v2" => Ok(HostConfig {
@@ -215,6 +229,7 @@ impl HostConfig {
                 pcie: PcieConfig::gen2_x8(),
                 nic: NicConfig::default(),
                 pmd: PmdConfig::default(),
+                kernel: Default::default(),
                 app: AppConfig::default(),
             }),
             other => Err(ConfigError::new("preset", other.to_string(), &format!("one of {}", HOST_PRESETS.join(", "))).into()),
@@ -230,6 +245,7 @@ impl HostConfig {
             self.pcie.validate()?;
             self.nic.validate()?;
             self.pmd.validate()?;
+            self.kernel.validate()?;
             let len = self.app.tx_frame_bytes;
             if !(crate::config::MIN_FRAME_BYTES..=crate::config::MAX_FRAME_BYTES).contains(&len) {
                 return Err(invalid("app.tx_frame_bytes", len, "64..=9216"));

@@ -53,7 +53,7 @@ pub struct KvsApp {
 }
 
 /// Who sent a request: the reply goes back to it.
-struct Peer {
+pub(super) struct Peer {
     mac: Mac,
     our_mac: Mac,
     ip: Ipv4Addr,
@@ -108,6 +108,34 @@ impl KvsApp {
         Some((start..end, peer))
     }
 
+    /// Serves one frame: if it is a request to the store, reads its `len`
+    /// bytes at `addr` (simulated), runs it, and leaves the reply datagrams
+    /// in [`Self::reply`]. Counts requests, non-requests and unanswered ones.
+    pub(super) fn serve(&mut self, frame: &[u8], addr: u64, len: u64, per_line: u64, work: &mut crate::cpu::Work) -> Served {
+        let Some((range, peer)) = self.parse(frame) else {
+            self.not_requests += 1;
+            return Served::NotRequest;
+        };
+        self.requests += 1;
+        work.read_lines(addr, len, per_line).instr(self.request_instr);
+        self.replies.clear();
+        self.store.handle_datagram(&frame[range], &mut self.replies, work);
+        if self.replies.is_empty() {
+            self.no_reply += 1;
+            return Served::NoReply;
+        }
+        self.reply_datagrams += self.replies.len() as u64;
+        Served::Reply(peer)
+    }
+
+    pub(super) fn reply_count(&self) -> usize {
+        self.replies.len()
+    }
+
+    pub(super) fn reply(&self, i: usize) -> &[u8] {
+        self.replies.get(i)
+    }
+
     pub fn result_json(&self) -> Value {
         let s = self.store.stats();
         json!({
@@ -138,8 +166,18 @@ impl KvsApp {
     }
 }
 
+/// What became of a frame given to the store.
+pub(super) enum Served {
+    /// Not a UDP datagram to the store's port.
+    NotRequest,
+    /// A request that gets no answer (noreply, or one memcached ignores).
+    NoReply,
+    /// Replies to send to this peer.
+    Reply(Peer),
+}
+
 /// Writes a reply datagram into `buf` (the frame without FCS) to `peer`.
-fn write_reply(buf: &mut [u8], peer: &Peer, payload: &[u8]) {
+pub(super) fn write_reply(buf: &mut [u8], peer: &Peer, payload: &[u8]) {
     let n = buf.len();
     ethernet::Repr { dst: peer.mac, src: peer.our_mac, ethertype: ethernet::ETHERTYPE_IPV4 }
         .emit(&mut ethernet::Packet::new_unchecked(&mut buf[..]));
@@ -157,7 +195,7 @@ fn write_reply(buf: &mut [u8], peer: &Peer, payload: &[u8]) {
 }
 
 /// Frame length (FCS included, at least 64 B) carrying a UDP payload of `len`.
-fn reply_frame_bytes(len: usize) -> u32 {
+pub(super) fn reply_frame_bytes(len: usize) -> u32 {
     ((ethernet::HEADER_LEN + ipv4::HEADER_LEN + udp::HEADER_LEN + len + FCS_LEN) as u32).max(64)
 }
 
@@ -170,24 +208,16 @@ impl Host {
         kv.out.clear();
         kv.freed.clear();
         for s in batch {
-            let parsed = kv.parse(pool.data(s.frame));
-            let Some((range, peer)) = parsed else {
-                kv.not_requests += 1;
-                kv.freed.push(s.mbuf);
-                pool.free(s.frame);
-                continue;
-            };
-            kv.requests += 1;
             let addr = self.pool.data_addr(s.mbuf);
-            self.work.read_lines(addr, pool.data(s.frame).len() as u64, per_line).instr(kv.request_instr);
-            kv.replies.clear();
-            kv.store.handle_datagram(&pool.data(s.frame)[range], &mut kv.replies, &mut self.work);
-            if kv.replies.is_empty() {
-                kv.no_reply += 1;
-                kv.freed.push(s.mbuf);
-                pool.free(s.frame);
-                continue;
-            }
+            let len = pool.data(s.frame).len() as u64;
+            let peer = match kv.serve(pool.data(s.frame), addr, len, per_line, &mut self.work) {
+                Served::Reply(peer) => peer,
+                Served::NotRequest | Served::NoReply => {
+                    kv.freed.push(s.mbuf);
+                    pool.free(s.frame);
+                    continue;
+                }
+            };
             for i in 0..kv.replies.len() {
                 let payload = kv.replies.get(i);
                 let bytes = reply_frame_bytes(payload.len());
@@ -206,7 +236,6 @@ impl Host {
                 write_reply(pool.data_mut(frame), &peer, payload);
                 self.work.write_lines(self.pool.data_addr(mbuf), bytes as u64 - FCS_LEN as u64, per_line);
                 kv.out.push(Slot { mbuf, frame });
-                kv.reply_datagrams += 1;
             }
         }
         self.core.exec(&self.work, &mut self.mem);

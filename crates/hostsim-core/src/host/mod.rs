@@ -24,6 +24,7 @@
 
 pub mod app;
 pub mod config;
+pub mod kernel;
 pub mod kvs_app;
 pub mod rings;
 
@@ -156,6 +157,11 @@ pub struct Host {
     tx_template: TxTemplate,
     /// The store, for `--app memcached`.
     kvs: Option<Box<kvs_app::KvsApp>>,
+    /// The kernel stack (`stack = "kernel"`); None on the poll-mode driver.
+    kernel: Option<Box<kernel::Kernel>>,
+    /// A TX completion write-back every this many descriptors (the PMD's
+    /// `tx_rs_thresh`; the kernel driver asks for one per packet).
+    tx_rs: u64,
     counters: Counters,
     /// Events to queue, frames to put on the wire, frames the application consumed.
     pub out_events: Vec<(Ps, HostEvent)>,
@@ -239,13 +245,25 @@ impl Host {
                 sim.loadgen.src_ip.parse().unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
             ),
             kvs: if app == AppKind::Memcached { Some(Box::new(kvs_app::KvsApp::new(&cfg.app.kvs)?)) } else { None },
-            counters: Counters { burst_hist: vec![0; p.burst as usize + 1], ..Default::default() },
+            kernel: (sim.stack == crate::config::Stack::Kernel).then(|| {
+                let port = if app == AppKind::Memcached { cfg.app.kvs.udp_port } else { cfg.app.echo_port };
+                Box::new(kernel::Kernel::new(&cfg.kernel, port))
+            }),
+            tx_rs: if sim.stack == crate::config::Stack::Kernel { 1 } else { p.tx_rs_thresh as u64 },
+            // Packets per rx_burst (or, on the kernel, per NAPI poll).
+            counters: Counters {
+                burst_hist: vec![0; if sim.stack == crate::config::Stack::Kernel { cfg.kernel.napi_budget } else { p.burst } as usize + 1],
+                ..Default::default()
+            },
             out_events: Vec::with_capacity(16),
             out_frames: Vec::with_capacity(p.burst as usize),
             consumed: Vec::with_capacity(p.burst as usize),
         };
         h.prefetch_rx_descs(0);
         h.out_events.push((0, HostEvent::CoreLoop));
+        if let Some(k) = h.kernel.as_mut() {
+            k.loop_pending = true;
+        }
         Ok(h)
     }
 
@@ -295,6 +313,7 @@ impl Host {
                 self.prefetch_rx_descs(now);
                 self.kick_rx_dma(now);
             }
+            HostEvent::CoreLoop if self.kernel.is_some() => self.kernel_loop(now, pool),
             HostEvent::CoreLoop => self.core_loop(now, pool),
             HostEvent::TxDoorbell(tail) => {
                 self.nic_tx_tail = self.nic_tx_tail.max(tail);
@@ -382,7 +401,9 @@ impl Host {
         let t = visible.max(data_visible);
         let t = t.max(self.wb_pending.back().map_or(0, |w| w.0));
         self.wb_pending.push_back((t, first + n));
-        if self.core_sleeping {
+        if self.kernel.is_some() {
+            self.raise_irq(t);
+        } else if self.core_sleeping {
             self.wake_core(t);
         }
     }
@@ -421,21 +442,7 @@ impl Host {
             self.tx_only(now, pool);
             return;
         }
-        // What the NIC has written back by now is what the poll can see.
-        while let Some(&(t, upto)) = self.wb_pending.front() {
-            if t > now {
-                break;
-            }
-            self.rx.done = upto;
-            self.wb_pending.pop_front();
-        }
-        while let Some(&(t, upto)) = self.tx_wb_pending.front() {
-            if t > now {
-                break;
-            }
-            self.tx.done = upto;
-            self.tx_wb_pending.pop_front();
-        }
+        self.see_writebacks(now);
         let burst = self.cfg.pmd.burst as u64;
         let n = self.rx.ready().min(burst) as usize;
         if n == 0 {
@@ -481,6 +488,24 @@ impl Host {
             self.schedule(t, HostEvent::RxDoorbell(self.rx.tail()));
         }
         self.schedule(self.core.now(), HostEvent::CoreLoop);
+    }
+
+    /// What the NIC has written back by `now` is what software can see.
+    fn see_writebacks(&mut self, now: Ps) {
+        while let Some(&(t, upto)) = self.wb_pending.front() {
+            if t > now {
+                break;
+            }
+            self.rx.done = upto;
+            self.wb_pending.pop_front();
+        }
+        while let Some(&(t, upto)) = self.tx_wb_pending.front() {
+            if t > now {
+                break;
+            }
+            self.tx.done = upto;
+            self.tx_wb_pending.pop_front();
+        }
     }
 
     /// testpmd's txonly engine: take a burst of mbufs, write a frame into
@@ -676,7 +701,7 @@ impl Host {
             self.tx_fifo_used -= bytes as u64;
             self.tx_fifo.pop_front();
         }
-        let rs = self.cfg.pmd.tx_rs_thresh as u64;
+        let rs = self.tx_rs;
         while self.tx_sent < self.tx_arrived {
             let pos = self.tx_sent;
             let s = self.tx.ring.slots[self.tx.ring.slot(pos)];
@@ -707,6 +732,9 @@ impl Host {
                 let visible = self.mem.device_write(self.tx.ring.desc_addr(pos), DESC_BYTES as u32, arrive);
                 let t = visible.max(self.tx_wb_pending.back().map_or(0, |w| w.0));
                 self.tx_wb_pending.push_back((t, pos + 1));
+                if self.kernel.is_some() {
+                    self.raise_irq(t);
+                }
             }
             self.tx_sent += 1;
         }
@@ -720,6 +748,7 @@ impl Host {
         let acct = self.core.account();
         let cpp = acct.cycles_per_packet(acct.packets());
         let cat = |c: Category| cpp.get(c);
+        let kd = self.kernel.as_ref().map_or((0, 0, 0), |k| k.drops());
         json!({
             "nic": {
                 "rx_packets": k.rx_packets,
@@ -736,7 +765,12 @@ impl Host {
                 "tx": self.fsm.tx + k.tx_ring_full_drops,
                 "fifo_tx": self.fsm.tx,
                 "tx_ring_full": k.tx_ring_full_drops,
+                "socket": kd.0,
+                "no_port": kd.1,
+                "qdisc": kd.2,
             },
+            "stack": if self.kernel.is_some() { "kernel" } else { "pmd" },
+            "kernel": self.kernel.as_ref().map(|k| k.result_json()),
             "cpu": {
                 "cycles_per_packet": {
                     "rx": cat(Category::Rx),
@@ -744,6 +778,13 @@ impl Host {
                     "mempool": cat(Category::Mempool),
                     "app": cat(Category::App),
                     "idle": cat(Category::Idle),
+                    "irq": cat(Category::Irq),
+                    "skb": cat(Category::Skb),
+                    "proto": cat(Category::Proto),
+                    "sched": cat(Category::Sched),
+                    "syscall": cat(Category::Syscall),
+                    "copy": cat(Category::Copy),
+                    "qdisc": cat(Category::Qdisc),
                     "total": cpp.total,
                 },
                 "packets": acct.packets(),
@@ -777,6 +818,9 @@ impl HasStats for Host {
         let mut pmd = s.scope("pmd");
         pmd.count("tx_ring_full_drops", k.tx_ring_full_drops, "Packets freed because the TX ring was full");
         pmd.count("empty_polls", k.empty_polls, "rx_burst calls that returned nothing");
+        if let Some(k) = &self.kernel {
+            k.report_stats(&mut s.scope("kernel"));
+        }
         self.core.report_stats(&mut s.scope("cpu0"));
         self.mem.report_stats(&mut s.scope("mem"));
         self.pcie.report_stats(&mut s.scope("pcie"));
@@ -786,6 +830,9 @@ impl HasStats for Host {
         let hist = vec![0; self.counters.burst_hist.len()];
         self.counters = Counters { burst_hist: hist, ..Default::default() };
         self.fsm.reset_stats();
+        if let Some(k) = self.kernel.as_mut() {
+            k.reset_stats();
+        }
         if let Some(k) = self.kvs.as_mut() {
             k.reset_counters();
         }
