@@ -326,7 +326,11 @@ def host_rows(data: Dict[str, Any]) -> List[List[str]]:
                    f"{kernel['syscalls']:,}"],
         ["kernel drops", f"socket (RcvbufErrors) {drops['socket']:,}  no port {drops['no_port']:,}"
                          f"  qdisc {drops['qdisc']:,}"],
-    ] if kernel else []) + [
+    ] if kernel else []) + ([
+        ["TCP", f"goodput {_goodput_gbps(data):.3f} Gbps ({kernel['tcp_payload_bytes']:,} payload bytes to the "
+                f"application)  GRO skbs {kernel['gro_skbs']:,} ({kernel['datagrams_received'] / kernel['gro_skbs']:.1f} "
+                f"segments each)  ACKs {kernel['tcp_acks_sent']:,}"],
+    ] if kernel and kernel.get("gro_skbs") else []) + [
         ["NAPI poll" if kernel else "rx_burst", f"{burst_mean:.1f} packets per call (mean of {burst_calls:,} calls, "
                      f"{pmd['empty_polls']:,} empty polls)"],
         ["DCA", f"allocs {mem.get('dca_allocs', 0):,}  updates {mem.get('dca_updates', 0):,}"
@@ -335,6 +339,12 @@ def host_rows(data: Dict[str, Any]) -> List[List[str]]:
                        f"  core read {dram.get('bytes_read_core', 0):,} written {dram.get('bytes_written_core', 0):,}"],
         ["PCIe utilisation", f"up {pcie.get('up_util', 0.0) * 100:.1f} %  down {pcie.get('down_util', 0.0) * 100:.1f} %"],
     ]
+
+
+def _goodput_gbps(data: Dict[str, Any]) -> float:
+    """TCP payload delivered to the application per second of the measured window."""
+    window_s = data["loadgen"]["measured_window_ps"] * 1e-12
+    return data["kernel"]["tcp_payload_bytes"] * 8 / window_s / 1e9 if window_s else 0.0
 
 
 def _curve_cells(p: Dict[str, Any], host: bool, kernel: bool = False) -> List[str]:

@@ -59,7 +59,7 @@ WIRE_OVERHEAD_BYTES = 20
 #: The simple IMIX the core implements: (frame bytes, weight).
 IMIX = ((64, 7), (594, 4), (1518, 1))
 #: Header bytes before the load generator's tag, by protocol (Ethernet; Ethernet/IPv4/UDP).
-HEADER_BYTES = {"raw": 14, "udp": 14 + 20 + 8}
+HEADER_BYTES = {"raw": 14, "udp": 14 + 20 + 8, "tcp": 14 + 20 + 20}
 TAG_BYTES = 16
 FCS_BYTES = 4
 
@@ -529,7 +529,8 @@ class Loadgen(_Strict):
     rate: Any = _opt("100%", parse_rate, "rate", "offered load: bps (frame bits), pps or % of line rate")
     size: Any = _opt(64, parse_size_dist, "size", "frame size(s) in bytes, FCS included")
     interarrival: Any = _opt("constant", _choice("constant", "poisson"), "interarrival", "constant or poisson")
-    protocol: Any = _opt("udp", _choice("udp", "raw"), "protocol", "udp (Ethernet/IPv4/UDP) or raw Ethernet")
+    protocol: Any = _opt("udp", _choice("udp", "raw", "tcp"), "protocol",
+                         "udp (Ethernet/IPv4/UDP), raw Ethernet, or tcp (bulk TCP segments, for --app iperf)")
     flows: Any = _opt(1, _flows, "flows", "number of flows (distinct UDP source ports)")
     tag_offset: Any = _opt(None, _tag_offset, "tag_offset", "byte offset of the 16 B tag (default: after the headers)")
     src_mac: Any = _opt("02:00:00:00:00:01", _mac, "src_mac", "load generator MAC")
@@ -566,7 +567,7 @@ SECTIONS: Dict[str, type] = {"sim": Timing, "link": Link, "loadgen": Loadgen, "r
 TOP_FIELDS = ("seed", "app", "stack", "preset")
 STACKS = ("pmd", "kernel")
 #: Applications that run on the kernel stack (``stack = "kernel"``).
-KERNEL_APPS = ("udp-echo", "memcached")
+KERNEL_APPS = ("udp-echo", "memcached", "iperf")
 
 
 @dataclass
@@ -791,6 +792,8 @@ def resolve(config: Union[Config, Mapping[str, Any]]) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for name in ("seed", "app", "stack"):
         out[name] = _meta(Config, name)["parse"](values[name], name)
+    if out["app"] == "iperf" and out["stack"] != "kernel":
+        raise ConfigError.invalid("stack", out["stack"], "kernel for app iperf (a kernel TCP receiver)")
     if out["stack"] == "kernel" and out["app"] not in KERNEL_APPS:
         raise ConfigError.invalid("stack", "kernel", f"pmd for app {out['app']} (the kernel stack runs "
                                                      f"{', '.join(KERNEL_APPS)})")

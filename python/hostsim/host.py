@@ -35,7 +35,7 @@ from .units import (
 )
 
 #: Applications that run on the host model (everything but the reflector).
-HOST_APPS = ("testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd", "udp-echo", "memcached")
+HOST_APPS = ("testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd", "udp-echo", "memcached", "iperf")
 #: testpmd's ``--forward-mode`` choices the core implements.
 FORWARD_MODES = ("io", "mac", "macswap", "rxonly", "txonly")
 

@@ -77,3 +77,25 @@ def test_memcached_on_dpdk_serves_several_times_the_kernel_rate_at_lower_latency
         assert lat[stack].loadgen.drop_rate == 0.0
     for q in ("p50", "p99"):
         assert lat["pmd"].loadgen.latency_ns[q] < lat["kernel"].loadgen.latency_ns[q], q
+
+
+def test_iperf_segments_and_acks_read_back_by_scapy(tmp_path):
+    scapy = pytest.importorskip("scapy.all")
+    tx, rx = tmp_path / "tx.pcap", tmp_path / "rx.pcap"
+    cfg = dict(ECHO, app="iperf", sim={"duration": "100us", "warmup": "0ps"},
+               loadgen={"rate": "5Gbps", "size": 1518, "protocol": "tcp", "dst_port": 5201,
+                        "capture_tx": str(tx), "capture_rx": str(rx)})
+    r = hostsim.simulate(cfg)
+    assert r.loadgen.drop_rate == 0.0 and r.loadgen.invalid_packets == 0
+    segs, acks = scapy.rdpcap(str(tx)), scapy.rdpcap(str(rx))
+    assert len(segs) == r.loadgen.tx_packets and len(acks) == r.kernel.tcp_acks_sent == r.loadgen.rx_tcp_acks
+    seqs = [p["TCP"].seq for p in segs]
+    assert all(p["TCP"].dport == 5201 and len(p["TCP"].payload) == 1460 for p in segs)
+    assert seqs == [1460 * i for i in range(len(segs))], "sequence numbers advance by the payload"
+    ends = {s + 1460 for s in seqs}
+    for a in acks:
+        assert a["TCP"].flags == "A" and a["IP"].len == 40, "a pure ACK (the rest is Ethernet padding)"
+        assert (a["IP"].src, a["TCP"].sport) == (segs[0]["IP"].dst, 5201)
+        assert a["TCP"].ack in ends
+    assert max(a["TCP"].ack for a in acks) == seqs[-1] + 1460, "the last segment is acknowledged"
+    assert r.kernel.tcp_payload_bytes == 1460 * len(segs)

@@ -1,6 +1,6 @@
 //! Quick MSB probe of the host model from Rust (bisection on drop rate ≤ 1 %),
 //! for exploring parameters: `cargo run --release --example host_msb -- APP SIZE [key=value ...]`
-//! with keys preset, stack, freq_ghz, ooo, dca, channels, rxd, burst, proc_ns, mode, at_mpps
+//! with keys preset, stack, proto, dport, freq_ghz, ooo, dca, channels, rxd, burst, proc_ns, mode, at_mpps
 //! (`at_mpps=X`: one trial at X Mpps, printing its drops and cycles per packet).
 use hostsim_core::config::*;
 use hostsim_core::host::HostConfig;
@@ -25,6 +25,8 @@ fn main() {
         let (k, v) = kv.split_once('=').unwrap();
         match k {
             "preset" => {}
+            "proto" => c.loadgen.protocol = serde_json::from_str(&format!("\"{v}\"")).unwrap(),
+            "dport" => c.loadgen.dst_port = v.parse().unwrap(),
             "stack" => c.stack = serde_json::from_str(&format!("\"{v}\"")).unwrap(),
             "at_mpps" => at = Some(v.parse::<f64>().unwrap() * 1e6),
             "freq_ghz" => h.cpu.freq_hz = (v.parse::<f64>().unwrap() * 1e9) as u64,

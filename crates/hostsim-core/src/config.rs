@@ -109,6 +109,10 @@ pub enum Protocol {
     Raw,
     /// Ethernet II / IPv4 / UDP; flows differ in the UDP source port.
     Udp,
+    /// Ethernet II / IPv4 / TCP bulk data (ACK|PSH, sequence numbers advancing
+    /// by the payload; no handshake, no retransmission): the sender side of
+    /// `--app iperf`. Flows differ in the TCP source port.
+    Tcp,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -404,7 +408,7 @@ impl Default for ReflectorConfig {
     }
 }
 
-pub const APPS: &[&str] = &["reflector", "testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd", "udp-echo", "memcached"];
+pub const APPS: &[&str] = &["reflector", "testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd", "udp-echo", "memcached", "iperf"];
 
 /// The software stack a host application runs on (SPEC 2.8).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
@@ -418,7 +422,7 @@ pub enum Stack {
 }
 
 /// Applications that run on the kernel stack.
-pub const KERNEL_APPS: &[&str] = &["udp-echo", "memcached"];
+pub const KERNEL_APPS: &[&str] = &["udp-echo", "memcached", "iperf"];
 
 fn check(ok: bool, field: &str, value: impl ToString, allowed: &str) -> Result<()> {
     if ok {
@@ -441,6 +445,9 @@ impl SimConfig {
         check(APPS.contains(&self.app.as_str()), "app", &self.app, &format!("one of {}", APPS.join(", ")))?;
         if self.stack == Stack::Kernel {
             check(KERNEL_APPS.contains(&self.app.as_str()), "stack", "kernel", &format!("pmd for app {} (the kernel stack runs {})", self.app, KERNEL_APPS.join(", ")))?;
+        }
+        if self.app == "iperf" {
+            check(self.stack == Stack::Kernel, "stack", "pmd", "kernel for app iperf (a kernel TCP receiver)")?;
         }
         if self.app != "reflector" {
             match &self.host {

@@ -198,3 +198,49 @@ fn the_kernel_stack_runs_only_its_applications() {
     let e = run(&c).unwrap_err().to_string();
     assert!(e.starts_with("host.kernel.napi_budget"), "{e}");
 }
+
+fn iperf(mpps: f64) -> SimConfig {
+    let mut c = cfg("iperf", Stack::Kernel, "altra", 1518, mpps);
+    c.loadgen.protocol = Protocol::Tcp;
+    c.loadgen.dst_port = 5201;
+    c
+}
+
+#[test]
+fn iperf_merges_segments_acknowledges_and_delivers_the_bytes() {
+    let r = run(&iperf(0.8)).unwrap();
+    let (lg, k) = (&r["loadgen"], &r["kernel"]);
+    assert_eq!(f(&lg["drop_rate"]), 0.0, "{lg}");
+    assert_eq!(u(&lg["invalid_packets"]), 0, "ACKs are not taken for echoes");
+    // Several segments per GRO skb, one ACK per skb, every ACK back at the sender.
+    let (segs, skbs) = (u(&k["datagrams_received"]), u(&k["gro_skbs"]));
+    assert!(segs > 2 * skbs && skbs > 0, "{k}");
+    assert_eq!(u(&k["tcp_acks_sent"]), skbs);
+    assert!(u(&lg["rx_tcp_acks"]) >= skbs, "{lg}");
+    // Payload: 1518 B frames carry 1460 B of TCP payload.
+    assert_eq!(u(&k["tcp_payload_bytes"]), 1460 * segs);
+    // The receive copy dominates as the size grows (Cai et al., params.md §7b).
+    let cpp = &r["cpu"]["cycles_per_packet"];
+    assert!(f(&cpp["copy"]) > f(&cpp["proto"]), "{cpp}");
+    // On the poll-mode driver iperf is refused.
+    let mut c = iperf(0.1);
+    c.stack = Stack::Pmd;
+    assert!(run(&c).unwrap_err().to_string().starts_with("stack"));
+}
+
+#[test]
+fn iperf_goodput_saturates_one_core() {
+    // Offered beyond what one core copies: once the 6 MiB socket buffer and
+    // the NIC's buffers are full, drops appear and goodput stays bounded.
+    let long = |mpps: f64| {
+        let mut c = iperf(mpps);
+        c.sim.duration_ps = 6000 * US;
+        c.sim.warmup_ps = 1000 * US;
+        c.sim.drain_ps = 0;
+        run(&c).unwrap()
+    };
+    let (lo, hi) = (long(0.8), long(4.0));
+    assert!(f(&hi["loadgen"]["drop_rate"]) > 0.05, "{}", hi["loadgen"]["drop_rate"]);
+    let goodput = |r: &Value| u(&r["kernel"]["tcp_payload_bytes"]) as f64 * 8.0 / 5e-3;
+    assert!(goodput(&hi) > goodput(&lo) && goodput(&hi) < 0.8 * 4.0e6 * 1460.0 * 8.0, "{} {}", goodput(&lo), goodput(&hi));
+}

@@ -20,7 +20,7 @@ use crate::engine::time::Ps;
 use crate::error::{ConfigError, Result};
 use crate::wire::ethernet::{self, Mac};
 
-pub const HOST_APPS: &[&str] = &["testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd", "udp-echo", "memcached"];
+pub const HOST_APPS: &[&str] = &["testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd", "udp-echo", "memcached", "iperf"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AppKind {
@@ -30,6 +30,8 @@ pub enum AppKind {
     RxpTx { proc_time_ps: Ps },
     L2Fwd,
     UdpEcho,
+    /// An iperf-like TCP bulk receiver (kernel stack only; `host/kernel.rs`).
+    Iperf,
     /// MemcachedDPDK: a memcached-compatible store answering UDP requests (`host/kvs_app.rs`).
     Memcached,
 }
@@ -43,6 +45,7 @@ impl AppKind {
             "rxptx" => AppKind::RxpTx { proc_time_ps: cfg.proc_time_ps },
             "l2fwd" => AppKind::L2Fwd,
             "udp-echo" => AppKind::UdpEcho,
+            "iperf" => AppKind::Iperf,
             "memcached" => AppKind::Memcached,
             other => return Err(ConfigError::new("app", other.to_string(), &format!("one of {}", HOST_APPS.join(", "))).into()),
         })
@@ -50,7 +53,7 @@ impl AppKind {
 
     /// Does the application transmit what it receives?
     pub fn forwards(self) -> bool {
-        !matches!(self, AppKind::Testpmd(ForwardMode::Rxonly) | AppKind::TouchDrop)
+        !matches!(self, AppKind::Testpmd(ForwardMode::Rxonly) | AppKind::TouchDrop | AppKind::Iperf)
     }
 }
 
@@ -159,8 +162,8 @@ pub fn process(app: AppKind, c: &PmdCosts, work: &mut Work, data_addr: u64, fram
             swap_udp(frame);
             0
         }
-        // Handled per request by `Host::serve_kvs`.
-        AppKind::Memcached => 0,
+        // Handled per request by `Host::serve_kvs`; iperf runs on the kernel only.
+        AppKind::Memcached | AppKind::Iperf => 0,
     }
 }
 

@@ -148,6 +148,13 @@ pub struct AppConfig {
     /// destination port, 9; RFC 862's echo port is 7).
     #[serde(default = "default_echo_port")]
     pub echo_port: u16,
+    /// iperf: the TCP port it receives on (iperf3's 5201).
+    #[serde(default = "default_iperf_port")]
+    pub iperf_port: u16,
+}
+
+fn default_iperf_port() -> u16 {
+    5201
 }
 
 fn default_echo_port() -> u16 {
@@ -189,6 +196,7 @@ impl Default for AppConfig {
             tx_frame_bytes: default_tx_frame_bytes(),
             kvs: KvsAppConfig::default(),
             echo_port: default_echo_port(),
+            iperf_port: default_iperf_port(),
         }
     }
 }

@@ -27,12 +27,19 @@
 //! (page buffers), proto (GRO, IP, UDP, socket queues), sched, syscall, copy,
 //! app, qdisc and tx.
 //!
+//! TCP (`--app iperf`, a bulk receiver): GRO merges consecutive segments of
+//! a flow within a NAPI poll up to `gro_max_bytes`; IP and TCP receive run
+//! once per merged skb, which is acknowledged at once (one pure ACK through
+//! the qdisc and the driver); the application's `recv` copies up to
+//! `recv_bytes` per call.
+//!
 //! Simplified: interrupts are taken at work-unit boundaries (after at most
 //! one request of the application); one NAPI round runs in interrupt context
 //! before deferring to ksoftirqd (the kernel may restart it up to ten times);
-//! checksums are offloaded; no GRO merging (UDP); no adaptive interrupt
-//! moderation; the application is a single thread doing blocking
-//! recvfrom/sendto.
+//! checksums are offloaded; no adaptive interrupt moderation; the
+//! application is a single thread doing blocking recvfrom/sendto (or recv);
+//! TCP takes every segment as in order (no handshake, no out-of-order queue,
+//! no retransmission, no window: the sender is open loop).
 
 use std::collections::VecDeque;
 
@@ -49,7 +56,7 @@ use crate::error::{ConfigError, Result};
 use crate::framebuf::{FrameId, FramePool};
 use crate::stack::pmd::{Mempool, MempoolConfig};
 use crate::wire::ethernet;
-use crate::wire::{ipv4, udp};
+use crate::wire::{ipv4, tcp, udp};
 
 /// Simulated addresses of the kernel's structures and the application's buffers.
 const SKB_BASE: u64 = 0x3000_0000;
@@ -68,6 +75,10 @@ const SKB_LINES: u64 = 4;
 const SHINFO_OFFSET: u64 = 2048 - 320;
 /// Ethernet + IPv4 + UDP headers in front of a datagram's payload.
 const HEADERS: usize = ethernet::HEADER_LEN + ipv4::HEADER_LEN + udp::HEADER_LEN;
+/// Ethernet + IPv4 + TCP headers in front of a segment's payload.
+const TCP_HEADERS: usize = ethernet::HEADER_LEN + ipv4::HEADER_LEN + tcp::HEADER_LEN;
+/// A pure ACK: the headers, padded to the 64 B minimum with the FCS.
+const ACK_FRAME_BYTES: u32 = 64;
 
 /// The kernel stack's parameters (`host.kernel.*`).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
@@ -97,6 +108,12 @@ pub struct KernelConfig {
     pub sched_granularity_ps: Ps,
     /// sk_buff structs in the slab.
     pub skbs: u32,
+    /// TCP receive buffer (`tcp_rmem` max 6 MiB, the autotuning limit; not re-read here).
+    pub tcp_rcvbuf_bytes: u32,
+    /// Largest skb GRO builds (`GRO_LEGACY_MAX_SIZE` 65536, params.md §7a).
+    pub gro_max_bytes: u32,
+    /// Bytes the receiving application asks for per `recv` (iperf3's 128 KiB; not re-read here).
+    pub recv_bytes: u32,
     pub costs: KernelCosts,
 }
 
@@ -111,6 +128,9 @@ impl Default for KernelConfig {
             txqueuelen: 1000,
             sched_granularity_ps: 750_000_000,
             skbs: 8192,
+            tcp_rcvbuf_bytes: 6 << 20,
+            gro_max_bytes: 65536,
+            recv_bytes: 128 << 10,
             costs: KernelCosts::default(),
         }
     }
@@ -171,6 +191,12 @@ pub struct KernelCosts {
     pub tx_clean_instr: u32,
     /// The application per datagram (udp-echo: take the source address, send back).
     pub app_instr: u32,
+    /// tcp_v4_rcv and tcp_rcv_established per (GRO-merged) skb.
+    pub tcp_rcv_instr: u32,
+    /// Building and sending one ACK (tcp_send_ack down to the qdisc).
+    pub tcp_ack_instr: u32,
+    /// tcp_recvmsg per skb consumed.
+    pub tcp_recv_skb_instr: u32,
 }
 
 impl Default for KernelCosts {
@@ -196,6 +222,9 @@ impl Default for KernelCosts {
             xmit_instr: 600,
             tx_clean_instr: 200,
             app_instr: 100,
+            tcp_rcv_instr: 900,
+            tcp_ack_instr: 600,
+            tcp_recv_skb_instr: 150,
         }
     }
 }
@@ -220,6 +249,15 @@ impl KernelConfig {
         }
         if self.sched_granularity_ps == 0 {
             return bad("kernel.sched_granularity", 0, "> 0");
+        }
+        if self.tcp_rcvbuf_bytes < self.skb_truesize_bytes {
+            return bad("kernel.tcp_rcvbuf_bytes", self.tcp_rcvbuf_bytes as u64, &format!(">= kernel.skb_truesize_bytes ({})", self.skb_truesize_bytes));
+        }
+        if !(1500..=1 << 20).contains(&self.gro_max_bytes) {
+            return bad("kernel.gro_max_bytes", self.gro_max_bytes as u64, "1500..=1048576");
+        }
+        if !(1..=1 << 24).contains(&self.recv_bytes) {
+            return bad("kernel.recv_bytes", self.recv_bytes as u64, "1..=16777216");
         }
         Ok(())
     }
@@ -258,6 +296,10 @@ struct Counters {
     qdisc_drops: u64,
     /// Packets that waited in the qdisc for TX descriptors.
     qdisc_requeues: u64,
+    /// TCP: skbs GRO built, ACKs sent, payload bytes copied to the application.
+    gro_skbs: u64,
+    tcp_acks: u64,
+    tcp_bytes: u64,
     sock_queue_max: u64,
     nombuf: u64,
 }
@@ -265,8 +307,12 @@ struct Counters {
 /// The kernel's state beside the driver rings the host owns.
 pub struct Kernel {
     cfg: KernelConfig,
-    /// The UDP port the application's socket is bound to.
+    /// The port the application's socket is bound to, and its protocol.
     port: u16,
+    tcp: bool,
+    /// Pure ACKs to send, as the headers of the segment they answer
+    /// (addresses swapped later), with the acknowledgement number.
+    acks: Vec<([u8; TCP_HEADERS], u32)>,
     skbs: Mempool,
     sock_q: VecDeque<Queued>,
     sock_q_bytes: u64,
@@ -294,11 +340,13 @@ pub struct Kernel {
 }
 
 impl Kernel {
-    pub fn new(cfg: &KernelConfig, port: u16) -> Kernel {
+    pub fn new(cfg: &KernelConfig, port: u16, tcp: bool) -> Kernel {
         let slab = MempoolConfig { mbufs: cfg.skbs, cache_size: 250, buf_bytes: 192 };
         Kernel {
             cfg: *cfg,
             port,
+            tcp,
+            acks: Vec::new(),
             skbs: Mempool::new(&slab, 1, SKB_BASE),
             sock_q: VecDeque::with_capacity(256),
             sock_q_bytes: 0,
@@ -355,6 +403,9 @@ impl Kernel {
             "qdisc_drops": c.qdisc_drops,
             "qdisc_requeues": c.qdisc_requeues,
             "sock_queue_max": c.sock_queue_max,
+            "gro_skbs": c.gro_skbs,
+            "tcp_acks_sent": c.tcp_acks,
+            "tcp_payload_bytes": c.tcp_bytes,
             "nombuf": c.nombuf,
         })
     }
@@ -382,18 +433,53 @@ impl Kernel {
     }
 }
 
-/// The UDP destination port and payload length of an Ethernet/IPv4/UDP frame.
-fn udp_datagram(frame: &[u8]) -> Option<(u16, usize)> {
+/// What the socket lookup needs of an Ethernet/IPv4 frame: UDP or TCP, the
+/// destination and source ports, the payload length, and for TCP the
+/// sequence number just after the payload.
+#[derive(Debug, Clone, Copy)]
+struct L4 {
+    tcp: bool,
+    dst_port: u16,
+    src_port: u16,
+    len: usize,
+    end_seq: u32,
+}
+
+fn l4(frame: &[u8]) -> Option<L4> {
     let eth = ethernet::Packet::new_checked(frame).ok()?;
     if ethernet::Repr::parse(&eth).ok()?.ethertype != ethernet::ETHERTYPE_IPV4 {
         return None;
     }
     let ip = ipv4::Packet::new_checked(eth.payload()).ok()?;
-    if ip.protocol() != ipv4::PROTO_UDP {
-        return None;
+    match ip.protocol() {
+        ipv4::PROTO_UDP => {
+            let u = udp::Packet::new_checked(ip.payload()).ok()?;
+            Some(L4 { tcp: false, dst_port: u.dst_port(), src_port: u.src_port(), len: u.payload().len(), end_seq: 0 })
+        }
+        ipv4::PROTO_TCP => {
+            let t = tcp::Packet::new_checked(ip.payload()).ok()?;
+            let len = t.payload().len();
+            Some(L4 { tcp: true, dst_port: t.dst_port(), src_port: t.src_port(), len, end_seq: t.seq().wrapping_add(len as u32) })
+        }
+        _ => None,
     }
-    let u = udp::Packet::new_checked(ip.payload()).ok()?;
-    Some((u.dst_port(), u.payload().len()))
+}
+
+/// Writes a pure ACK answering the segment whose headers are `seg` into
+/// `buf` (a 64 B frame without FCS).
+fn write_ack(buf: &mut [u8], seg: &[u8; TCP_HEADERS], ack: u32) {
+    let l3 = ethernet::HEADER_LEN;
+    buf.fill(0);
+    buf[..6].copy_from_slice(&seg[6..12]);
+    buf[6..12].copy_from_slice(&seg[..6]);
+    buf[12..14].copy_from_slice(&seg[12..14]);
+    let src = std::net::Ipv4Addr::new(seg[l3 + 16], seg[l3 + 17], seg[l3 + 18], seg[l3 + 19]);
+    let dst = std::net::Ipv4Addr::new(seg[l3 + 12], seg[l3 + 13], seg[l3 + 14], seg[l3 + 15]);
+    ipv4::Repr { src, dst, protocol: ipv4::PROTO_TCP, payload_len: tcp::HEADER_LEN, ttl: 64 }
+        .emit(&mut ipv4::Packet::new_unchecked(&mut buf[l3..]));
+    let s = tcp::Packet::new_unchecked(&seg[l3 + ipv4::HEADER_LEN..]);
+    let (sport, dport, seq) = (s.src_port(), s.dst_port(), s.ack());
+    tcp::Packet::new_unchecked(&mut buf[l3 + ipv4::HEADER_LEN..]).emit(dport, sport, seq, ack, tcp::FLAG_ACK, 65535);
 }
 
 impl Host {
@@ -583,17 +669,47 @@ impl Host {
         let last = self.counters.burst_hist.len() - 1;
         self.counters.burst_hist[(n as usize).min(last)] += 1;
         self.core.account_mut().add_packets(n);
-        // GRO, IP, UDP: socket lookup and queueing.
-        let proto = (c.gro_instr + c.ip_rcv_instr + c.udp_rcv_instr) as u64;
+        // GRO, IP, UDP or TCP: socket lookup and queueing. TCP segments of a
+        // flow merge into one skb (up to gro_max_bytes) that IP and TCP
+        // process once and acknowledge.
+        let udp_cost = (c.gro_instr + c.ip_rcv_instr + c.udp_rcv_instr) as u64;
+        let tcp_cost = (c.ip_rcv_instr + c.tcp_rcv_instr) as u64;
         self.work.reset(Category::Proto);
         let was_empty = k.sock_q.is_empty();
         k.ids.clear();
         k.ids2.clear();
+        k.acks.clear();
+        // The open GRO skb: (flow's source port, bytes, headers of its last segment, ack number).
+        let mut gro: Option<(u16, u64, [u8; TCP_HEADERS], u32)> = None;
         let rcvd = std::mem::take(&mut k.rcvd);
         for q in &rcvd {
-            self.work.instr(proto).read(SOCK_BASE).write(SOCK_BASE + 64);
-            let ours = udp_datagram(pool.data(q.frame)).is_some_and(|(port, _)| port == k.port);
-            let fits = k.sock_q_bytes + k.cfg.skb_truesize_bytes as u64 <= k.cfg.rcvbuf_bytes as u64;
+            let seg = l4(pool.data(q.frame));
+            let ours = seg.is_some_and(|s| s.dst_port == k.port && s.tcp == k.tcp);
+            if let (true, Some(s)) = (ours && k.tcp, seg) {
+                self.work.instr(c.gro_instr as u64);
+                let mut hdr = [0u8; TCP_HEADERS];
+                hdr.copy_from_slice(&pool.data(q.frame)[..TCP_HEADERS]);
+                match gro.as_mut() {
+                    Some(g) if g.0 == s.src_port && g.1 + s.len as u64 <= k.cfg.gro_max_bytes as u64 => {
+                        g.1 += s.len as u64;
+                        g.2 = hdr;
+                        g.3 = s.end_seq;
+                    }
+                    _ => {
+                        if let Some(g) = gro.take() {
+                            k.acks.push((g.2, g.3));
+                        }
+                        // A new skb for IP and TCP.
+                        k.c.gro_skbs += 1;
+                        self.work.instr(tcp_cost).read(SOCK_BASE).write(SOCK_BASE + 64);
+                        gro = Some((s.src_port, s.len as u64, hdr, s.end_seq));
+                    }
+                }
+            } else {
+                self.work.instr(udp_cost).read(SOCK_BASE).write(SOCK_BASE + 64);
+            }
+            let limit = if k.tcp { k.cfg.tcp_rcvbuf_bytes } else { k.cfg.rcvbuf_bytes } as u64;
+            let fits = k.sock_q_bytes + k.cfg.skb_truesize_bytes as u64 <= limit;
             if ours && fits {
                 k.sock_q.push_back(*q);
                 k.sock_q_bytes += k.cfg.skb_truesize_bytes as u64;
@@ -609,11 +725,19 @@ impl Host {
             }
         }
         k.rcvd = rcvd;
+        if let Some(g) = gro.take() {
+            k.acks.push((g.2, g.3));
+        }
         k.c.sock_queue_max = k.c.sock_queue_max.max(k.sock_q.len() as u64);
         self.core.exec(&self.work, &mut self.mem);
         if !k.ids.is_empty() {
             self.free_skbs(k);
         }
+        let acks = std::mem::take(&mut k.acks);
+        for (hdr, ack) in &acks {
+            self.send_ack(k, hdr, *ack, pool);
+        }
+        k.acks = acks;
         if was_empty && !k.sock_q.is_empty() {
             // The application sleeps in recvfrom: wake it.
             k.c.wakeups += 1;
@@ -692,11 +816,15 @@ impl Host {
     /// The application: one recvfrom, its processing, a sendto per reply
     /// datagram; then, if the socket is empty, the recvfrom that blocks.
     fn app_iteration(&mut self, k: &mut Kernel, pool: &mut FramePool) {
+        if k.tcp {
+            self.tcp_recv(k, pool);
+            return;
+        }
         let c = k.cfg.costs;
         let Some(q) = k.sock_q.pop_front() else { return };
         k.sock_q_bytes -= k.cfg.skb_truesize_bytes as u64;
         k.c.datagrams_received += 1;
-        let len = udp_datagram(pool.data(q.frame)).map_or(0, |d| d.1) as u64;
+        let len = l4(pool.data(q.frame)).map_or(0, |d| d.len) as u64;
         // recvfrom: system call, dequeue, copy to user, free the skb.
         k.c.syscalls += 1;
         self.work.reset(Category::Syscall).instr(c.syscall_instr as u64);
@@ -723,6 +851,50 @@ impl Host {
         }
         if k.sock_q.is_empty() {
             // The next recvfrom finds nothing and blocks.
+            k.c.syscalls += 1;
+            self.work.reset(Category::Syscall).instr(c.syscall_instr as u64).read(SOCK_BASE);
+            self.core.exec(&self.work, &mut self.mem);
+        }
+    }
+
+    /// iperf: one `recv` of up to `recv_bytes`: the queued segments' payloads
+    /// copied to the user buffer, their skbs freed; then, if the socket is
+    /// empty, the `recv` that blocks.
+    fn tcp_recv(&mut self, k: &mut Kernel, pool: &mut FramePool) {
+        let c = k.cfg.costs;
+        k.c.syscalls += 1;
+        self.work.reset(Category::Syscall).instr(c.syscall_instr as u64);
+        self.core.exec(&self.work, &mut self.mem);
+        let want = k.cfg.recv_bytes as u64;
+        let mut got = 0u64;
+        k.ids.clear();
+        k.ids2.clear();
+        k.rcvd.clear();
+        self.work.reset(Category::Copy);
+        while got < want {
+            let Some(q) = k.sock_q.front().copied() else { break };
+            let len = l4(pool.data(q.frame)).map_or(0, |s| s.len) as u64;
+            // A segment larger than what is left stays (partly read) for the next call; simplified: taken whole.
+            k.sock_q.pop_front();
+            k.sock_q_bytes -= k.cfg.skb_truesize_bytes as u64;
+            let data = self.pool.data_addr(q.buf) + TCP_HEADERS as u64;
+            self.work.copy_lines(data, USER_RX + got % want, len, c.copy_instr_per_line as u64);
+            got += len;
+            k.ids.push(q.skb);
+            k.ids2.push(q.buf);
+            k.rcvd.push(q);
+        }
+        self.core.exec(&self.work, &mut self.mem);
+        let n = k.rcvd.len() as u64;
+        self.work.reset(Category::Proto).instr(c.sock_recv_instr as u64 + n * c.tcp_recv_skb_instr as u64).read(SOCK_BASE).write(SOCK_BASE + 64);
+        self.core.exec(&self.work, &mut self.mem);
+        let t = self.core.now();
+        self.consumed.extend(k.rcvd.iter().map(|q| (t, q.frame)));
+        k.c.datagrams_received += n;
+        k.c.tcp_bytes += got;
+        self.counters.app_consumed += n;
+        self.free_skbs(k);
+        if k.sock_q.is_empty() {
             k.c.syscalls += 1;
             self.work.reset(Category::Syscall).instr(c.syscall_instr as u64).read(SOCK_BASE);
             self.core.exec(&self.work, &mut self.mem);
@@ -766,6 +938,34 @@ impl Host {
         self.core.exec(&self.work, &mut self.mem);
         self.work.reset(Category::Proto).instr(c.udp_send_instr as u64).read(SOCK_BASE).read(ROUTE_BASE).read(ROUTE_BASE + 64);
         self.core.exec(&self.work, &mut self.mem);
+        let Some((skb, buf)) = self.alloc_tx(k, frame, pool) else { return };
+        let data = self.pool.data_addr(buf);
+        self.work.reset(Category::Copy).copy_lines(USER_TX, data + HEADERS as u64, len, c.copy_instr_per_line as u64);
+        self.core.exec(&self.work, &mut self.mem);
+        // UDP and IP headers in front of the data.
+        self.work.reset(Category::Proto).write(data);
+        self.core.exec(&self.work, &mut self.mem);
+        k.c.datagrams_sent += 1;
+        self.queue_xmit(k, Slot { mbuf: buf, frame }, skb, pool);
+    }
+
+    /// TCP: one pure ACK for a GRO skb, from the softirq (no system call, no copy).
+    fn send_ack(&mut self, k: &mut Kernel, seg: &[u8; TCP_HEADERS], ack: u32, pool: &mut FramePool) {
+        let frame = pool.alloc(ACK_FRAME_BYTES);
+        write_ack(pool.data_mut(frame), seg, ack);
+        self.work.reset(Category::Proto).instr(k.cfg.costs.tcp_ack_instr as u64).read(SOCK_BASE).read(ROUTE_BASE);
+        self.core.exec(&self.work, &mut self.mem);
+        let Some((skb, buf)) = self.alloc_tx(k, frame, pool) else { return };
+        self.work.reset(Category::Proto).write(self.pool.data_addr(buf));
+        self.core.exec(&self.work, &mut self.mem);
+        k.c.tcp_acks += 1;
+        self.queue_xmit(k, Slot { mbuf: buf, frame }, skb, pool);
+    }
+
+    /// An skb and a data buffer for a packet to send; None (the frame
+    /// dropped and counted) if either pool is empty.
+    fn alloc_tx(&mut self, k: &mut Kernel, frame: FrameId, pool: &mut FramePool) -> Option<(u32, u32)> {
+        let c = k.cfg.costs;
         k.ids.clear();
         k.ids2.clear();
         k.touched.clear();
@@ -773,7 +973,7 @@ impl Host {
             k.c.nombuf += 1;
             k.c.qdisc_drops += 1;
             pool.free(frame);
-            return;
+            return None;
         }
         self.work.reset(Category::Skb).instr(c.skb_alloc_instr as u64);
         for &a in &k.touched {
@@ -791,20 +991,19 @@ impl Host {
             pool.free(frame);
             k.ids2.clear();
             self.free_skbs(k);
-            return;
+            return None;
         }
         let buf = k.ids2[0];
         self.charge_touched(Category::Mempool, c.buf_instr as u64, &k.touched);
-        let data = self.pool.data_addr(buf);
-        self.work.reset(Category::Copy).copy_lines(USER_TX, data + HEADERS as u64, len, c.copy_instr_per_line as u64);
-        self.core.exec(&self.work, &mut self.mem);
-        // UDP and IP headers in front of the data.
-        self.work.reset(Category::Proto).write(data);
-        self.core.exec(&self.work, &mut self.mem);
-        k.c.datagrams_sent += 1;
+        Some((skb, buf))
+    }
+
+    /// The qdisc (with its lock), then the driver, or the qdisc's backlog
+    /// while the TX ring is full, or a drop when that is full too.
+    fn queue_xmit(&mut self, k: &mut Kernel, slot: Slot, skb: u32, pool: &mut FramePool) {
+        let c = k.cfg.costs;
         self.work.reset(Category::Qdisc).instr(c.qdisc_instr as u64).write(QDISC_BASE).write(QDISC_BASE + 64);
         self.core.exec(&self.work, &mut self.mem);
-        let slot = Slot { mbuf: buf, frame };
         if k.qdisc.is_empty() && self.tx.free() > 0 {
             self.xmit(k, slot, skb);
         } else if (k.qdisc.len() as u64) < k.cfg.txqueuelen as u64 {
@@ -812,11 +1011,11 @@ impl Host {
             k.qdisc.push_back((slot, skb));
         } else {
             k.c.qdisc_drops += 1;
-            pool.free(frame);
+            pool.free(slot.frame);
             k.ids.clear();
             k.ids2.clear();
             k.ids.push(skb);
-            k.ids2.push(buf);
+            k.ids2.push(slot.mbuf);
             self.free_skbs(k);
         }
         self.tx_ring_full = !k.qdisc.is_empty();

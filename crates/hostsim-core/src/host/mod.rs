@@ -246,8 +246,12 @@ impl Host {
             ),
             kvs: if app == AppKind::Memcached { Some(Box::new(kvs_app::KvsApp::new(&cfg.app.kvs)?)) } else { None },
             kernel: (sim.stack == crate::config::Stack::Kernel).then(|| {
-                let port = if app == AppKind::Memcached { cfg.app.kvs.udp_port } else { cfg.app.echo_port };
-                Box::new(kernel::Kernel::new(&cfg.kernel, port))
+                let port = match app {
+                    AppKind::Memcached => cfg.app.kvs.udp_port,
+                    AppKind::Iperf => cfg.app.iperf_port,
+                    _ => cfg.app.echo_port,
+                };
+                Box::new(kernel::Kernel::new(&cfg.kernel, port, app == AppKind::Iperf))
             }),
             tx_rs: if sim.stack == crate::config::Stack::Kernel { 1 } else { p.tx_rs_thresh as u64 },
             // Packets per rx_burst (or, on the kernel, per NAPI poll).

@@ -6,17 +6,18 @@ use std::net::Ipv4Addr;
 
 use crate::config::{LoadgenConfig, Protocol};
 use crate::wire::ethernet::{self, Mac, ETHERTYPE_EXPERIMENTAL, ETHERTYPE_IPV4, FCS_LEN};
-use crate::wire::{ipv4, tag, udp};
+use crate::wire::{ipv4, tag, tcp, udp};
 
 /// Bytes of headers before the default tag position.
 pub fn header_len(p: Protocol) -> usize {
     match p {
         Protocol::Raw => ethernet::HEADER_LEN,
         Protocol::Udp => ethernet::HEADER_LEN + ipv4::HEADER_LEN + udp::HEADER_LEN,
+        Protocol::Tcp => ethernet::HEADER_LEN + ipv4::HEADER_LEN + tcp::HEADER_LEN,
     }
 }
 
-const MAX_HEADER: usize = ethernet::HEADER_LEN + ipv4::HEADER_LEN + udp::HEADER_LEN;
+const MAX_HEADER: usize = ethernet::HEADER_LEN + ipv4::HEADER_LEN + tcp::HEADER_LEN;
 
 pub struct FrameBuilder {
     protocol: Protocol,
@@ -36,7 +37,7 @@ impl FrameBuilder {
         let header_len = header_len(cfg.protocol);
         let ethertype = match cfg.protocol {
             Protocol::Raw => ETHERTYPE_EXPERIMENTAL,
-            Protocol::Udp => ETHERTYPE_IPV4,
+            Protocol::Udp | Protocol::Tcp => ETHERTYPE_IPV4,
         };
         ethernet::Repr { dst: mac(&cfg.dst_mac), src: mac(&cfg.src_mac), ethertype }
             .emit(&mut ethernet::Packet::new_unchecked(&mut template[..]));
@@ -46,6 +47,12 @@ impl FrameBuilder {
                 .emit(&mut ipv4::Packet::new_unchecked(&mut l4[..]));
             udp::Repr { src_port: cfg.src_port, dst_port: cfg.dst_port, payload_len: 0 }
                 .emit(&mut udp::Packet::new_unchecked(&mut l4[ipv4::HEADER_LEN..]));
+        }
+        if cfg.protocol == Protocol::Tcp {
+            let l4 = &mut template[ethernet::HEADER_LEN..];
+            ipv4::Repr { src: ip(&cfg.src_ip), dst: ip(&cfg.dst_ip), protocol: ipv4::PROTO_TCP, payload_len: 0, ttl: 64 }
+                .emit(&mut ipv4::Packet::new_unchecked(&mut l4[..]));
+            tcp::Packet::new_unchecked(&mut l4[ipv4::HEADER_LEN..]).emit(cfg.src_port, cfg.dst_port, 0, 0, tcp::FLAG_ACK | tcp::FLAG_PSH, 65535);
         }
         FrameBuilder {
             protocol: cfg.protocol,
@@ -75,6 +82,17 @@ impl FrameBuilder {
             let mut u = udp::Packet::new_unchecked(&mut l3[ipv4::HEADER_LEN..]);
             u.set_len((ip_len - ipv4::HEADER_LEN) as u16);
             u.set_src_port(self.src_port.wrapping_add(t.flow));
+        } else if self.protocol == Protocol::Tcp {
+            let ip_len = buf.len() - ethernet::HEADER_LEN;
+            let l3 = &mut buf[ethernet::HEADER_LEN..];
+            let mut ip = ipv4::Packet::new_unchecked(&mut l3[..]);
+            ip.set_total_len(ip_len as u16);
+            ip.fill_checksum();
+            let mut s = tcp::Packet::new_unchecked(&mut l3[ipv4::HEADER_LEN..]);
+            s.set_src_port(self.src_port.wrapping_add(t.flow));
+            // Fixed-size segments of one flow: the byte offset of this one.
+            let payload = (ip_len - ipv4::HEADER_LEN - tcp::HEADER_LEN) as u32;
+            s.set_seq((t.seq / self.flows).wrapping_mul(payload));
         }
         t.emit(&mut buf[self.tag_offset..self.tag_offset + tag::TAG_LEN]);
     }

@@ -74,6 +74,8 @@ pub struct Loadgen {
     /// Frames sent over the whole run, warm-up included.
     pub total_tx: u64,
     pub total_rx: u64,
+    /// TCP mode: pure ACKs received (the receiver's answers are not echoes).
+    tcp_acks: Option<u64>,
     /// Trace mode: the replay, whose frames replace the synthetic ones.
     replay: Option<Replay>,
     warmup_ps: Ps,
@@ -127,6 +129,7 @@ impl Loadgen {
             capture_rx: capture(&lg.capture_rx)?,
             total_tx: 0,
             total_rx: 0,
+            tcp_acks: (lg.protocol == crate::config::Protocol::Tcp).then_some(0),
             replay,
             warmup_ps: cfg.sim.warmup_ps,
             mc,
@@ -235,6 +238,12 @@ impl Loadgen {
                 self.credits += 1;
                 return now < self.tx_end;
             }
+            return false;
+        }
+        if self.tcp_acks.is_some() && crate::wire::tcp::is_pure_ack(pool.data(id)) {
+            // The kernel's ACKs for `--app iperf`: counted, not measured.
+            *self.tcp_acks.as_mut().unwrap() += 1;
+            pool.free(id);
             return false;
         }
         self.consume(pool, id, now);
@@ -382,6 +391,9 @@ impl Loadgen {
         });
         if let Some(mc) = &self.mc {
             v["memcached"] = mc.result_json(w);
+        }
+        if let Some(n) = self.tcp_acks {
+            v["rx_tcp_acks"] = json!(n);
         }
         if let Some(r) = &self.replay {
             let c = &r.trace.counts;

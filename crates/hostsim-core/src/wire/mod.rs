@@ -7,6 +7,7 @@ pub mod ethernet;
 pub mod ipv4;
 pub mod memcached;
 pub mod tag;
+pub mod tcp;
 pub mod udp;
 
 use std::fmt;
