@@ -1042,7 +1042,7 @@ mod tests {
 
     #[test]
     fn interrupts_keep_their_interval() {
-        let mut k = Kernel::new(&KernelConfig::default(), 9);
+        let mut k = Kernel::new(&KernelConfig::default(), 9, false);
         assert_eq!(k.request_irq(5), Some(5));
         assert_eq!(k.request_irq(6), None, "one outstanding");
         k.irq_at = None;
