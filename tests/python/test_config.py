@@ -206,7 +206,7 @@ BAD = [
     ({"loadgen": {"flows": 0}}, "loadgen.flows", "1..65536"),
     ({"loadgen": {"flows": -3}}, "loadgen.flows", "1..65536"),
     ({"loadgen": {"interarrival": "bursty"}}, "loadgen.interarrival", "constant, poisson"),
-    ({"loadgen": {"protocol": "tcp"}}, "loadgen.protocol", "udp, raw"),
+    ({"loadgen": {"protocol": "sctp"}}, "loadgen.protocol", "udp, raw, tcp"),
     ({"loadgen": {"src_mac": "02:00:00:00:00"}}, "loadgen.src_mac", "MAC"),
     ({"loadgen": {"dst_ip": "10.0.0.256"}}, "loadgen.dst_ip", "IPv4"),
     ({"loadgen": {"dst_port": 70000}}, "loadgen.dst_port", "0..65535"),
