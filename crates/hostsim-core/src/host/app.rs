@@ -89,15 +89,16 @@ impl TxTemplate {
     }
 }
 
-/// Turns a UDP/IPv4 datagram around in place: MACs, IP addresses and ports
-/// swapped (the checksums stay valid: their sums do not depend on the order).
-/// Frames that are not UDP/IPv4 get their MACs swapped only.
-pub fn swap_udp(frame: &mut [u8]) {
+/// Turns a UDP or TCP over IPv4 frame around in place: MACs, IP addresses
+/// and ports swapped (the checksums stay valid: their sums do not depend on
+/// the order). Other frames get their MACs swapped only.
+pub fn swap_endpoints(frame: &mut [u8]) {
     use crate::wire::ipv4;
     let mut eth = ethernet::Packet::new_unchecked(&mut *frame);
     eth.swap_macs();
     let l3 = ethernet::HEADER_LEN;
-    if frame.len() < l3 + ipv4::HEADER_LEN + 8 || frame[12..14] != [0x08, 0x00] || frame[l3 + 9] != ipv4::PROTO_UDP {
+    let l4_proto = frame.get(l3 + 9).copied();
+    if frame.len() < l3 + ipv4::HEADER_LEN + 4 || frame[12..14] != [0x08, 0x00] || !matches!(l4_proto, Some(ipv4::PROTO_UDP | ipv4::PROTO_TCP)) {
         return;
     }
     let ihl = ((frame[l3] & 0x0f) as usize * 4).max(ipv4::HEADER_LEN);
@@ -159,7 +160,7 @@ pub fn process(app: AppKind, c: &PmdCosts, work: &mut Work, data_addr: u64, fram
         }
         AppKind::UdpEcho => {
             work.instr(c.header_instr as u64).read(data_addr).write(data_addr);
-            swap_udp(frame);
+            swap_endpoints(frame);
             0
         }
         // Handled per request by `Host::serve_kvs`; iperf runs on the kernel only.

@@ -46,11 +46,13 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::app::{swap_udp, AppKind};
+use super::app::{swap_endpoints, AppKind};
 use super::kvs_app::{reply_frame_bytes, write_reply, Served};
 use super::rings::Slot;
 use super::{Host, HostEvent, CORE};
+use crate::config::Protocol;
 use crate::cpu::Category;
+use crate::loadgen::frame::header_len;
 use crate::engine::time::Ps;
 use crate::error::{ConfigError, Result};
 use crate::framebuf::{FrameId, FramePool};
@@ -73,10 +75,9 @@ const USER_TX: u64 = 0x3901_0000;
 const SKB_LINES: u64 = 4;
 /// build_skb puts `skb_shared_info` (≈ 320 B) at the end of a 2 KiB buffer.
 const SHINFO_OFFSET: u64 = 2048 - 320;
-/// Ethernet + IPv4 + UDP headers in front of a datagram's payload.
-const HEADERS: usize = ethernet::HEADER_LEN + ipv4::HEADER_LEN + udp::HEADER_LEN;
-/// Ethernet + IPv4 + TCP headers in front of a segment's payload.
-const TCP_HEADERS: usize = ethernet::HEADER_LEN + ipv4::HEADER_LEN + tcp::HEADER_LEN;
+/// Ethernet + IPv4 + UDP (TCP) headers in front of a datagram's (segment's) payload.
+const HEADERS: usize = header_len(Protocol::Udp);
+const TCP_HEADERS: usize = header_len(Protocol::Tcp);
 /// A pure ACK: the headers, padded to the 64 B minimum with the FCS.
 const ACK_FRAME_BYTES: u32 = 64;
 
@@ -275,6 +276,8 @@ struct Queued {
     skb: u32,
     buf: u32,
     frame: FrameId,
+    /// Payload bytes (found by the socket lookup).
+    len: u32,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -334,7 +337,6 @@ pub struct Kernel {
     pub(super) loop_pending: bool,
     ids: Vec<u32>,
     ids2: Vec<u32>,
-    touched: Vec<u64>,
     rcvd: Vec<Queued>,
     c: Counters,
 }
@@ -361,7 +363,6 @@ impl Kernel {
             loop_pending: false,
             ids: Vec::with_capacity(256),
             ids2: Vec::with_capacity(256),
-            touched: Vec::with_capacity(64),
             rcvd: Vec::with_capacity(256),
             c: Counters::default(),
         }
@@ -470,16 +471,14 @@ fn l4(frame: &[u8]) -> Option<L4> {
 fn write_ack(buf: &mut [u8], seg: &[u8; TCP_HEADERS], ack: u32) {
     let l3 = ethernet::HEADER_LEN;
     buf.fill(0);
-    buf[..6].copy_from_slice(&seg[6..12]);
-    buf[6..12].copy_from_slice(&seg[..6]);
-    buf[12..14].copy_from_slice(&seg[12..14]);
-    let src = std::net::Ipv4Addr::new(seg[l3 + 16], seg[l3 + 17], seg[l3 + 18], seg[l3 + 19]);
-    let dst = std::net::Ipv4Addr::new(seg[l3 + 12], seg[l3 + 13], seg[l3 + 14], seg[l3 + 15]);
-    ipv4::Repr { src, dst, protocol: ipv4::PROTO_TCP, payload_len: tcp::HEADER_LEN, ttl: 64 }
-        .emit(&mut ipv4::Packet::new_unchecked(&mut buf[l3..]));
-    let s = tcp::Packet::new_unchecked(&seg[l3 + ipv4::HEADER_LEN..]);
-    let (sport, dport, seq) = (s.src_port(), s.dst_port(), s.ack());
-    tcp::Packet::new_unchecked(&mut buf[l3 + ipv4::HEADER_LEN..]).emit(dport, sport, seq, ack, tcp::FLAG_ACK, 65535);
+    buf[..TCP_HEADERS].copy_from_slice(seg);
+    swap_endpoints(buf);
+    let mut ip = ipv4::Packet::new_unchecked(&mut buf[l3..]);
+    ip.set_total_len((ipv4::HEADER_LEN + tcp::HEADER_LEN) as u16);
+    ip.fill_checksum();
+    let s = tcp::Packet::new_unchecked(&buf[l3 + ipv4::HEADER_LEN..]);
+    let (sport, dport, seq) = (s.src_port(), s.dst_port(), tcp::Packet::new_unchecked(&seg[l3 + ipv4::HEADER_LEN..]).ack());
+    tcp::Packet::new_unchecked(&mut buf[l3 + ipv4::HEADER_LEN..]).emit(sport, dport, seq, ack, tcp::FLAG_ACK, 65535);
 }
 
 impl Host {
@@ -611,27 +610,25 @@ impl Host {
         k.c.napi_polls += 1;
         self.work.reset(Category::Irq).instr(c.napi_poll_instr as u64);
         self.core.exec(&self.work, &mut self.mem);
-        self.clean_tx(k, pool);
+        self.clean_tx(k);
         let n = self.rx.ready().min(budget);
         if n == 0 {
             return 0;
         }
         // Refill first: with no page buffer the packets stay in the ring.
         k.ids.clear();
-        k.touched.clear();
-        if !self.pool.get_bulk(CORE, n as usize, &mut k.ids, &mut k.touched) {
+        self.touched.clear();
+        if !self.pool.get_bulk(CORE, n as usize, &mut k.ids, &mut self.touched) {
             k.c.nombuf += 1;
             self.counters.rx_nombuf += 1;
             return 0;
         }
-        self.charge_touched(Category::Mempool, n * c.buf_instr as u64, &k.touched);
+        self.exec_touched(Category::Mempool, n * c.buf_instr as u64);
         k.ids2.clear();
-        k.touched.clear();
-        if !k.skbs.get_bulk(CORE, n as usize, &mut k.ids2, &mut k.touched) {
+        self.touched.clear();
+        if !k.skbs.get_bulk(CORE, n as usize, &mut k.ids2, &mut self.touched) {
             k.c.nombuf += 1;
-            let bufs = std::mem::take(&mut k.ids);
-            self.pool.put_bulk(CORE, &bufs, &mut k.touched);
-            k.ids = bufs;
+            self.pool.put_bulk(CORE, &k.ids, &mut self.touched);
             return 0;
         }
         // Driver: descriptors and the first line of each frame (eth_type_trans).
@@ -647,7 +644,7 @@ impl Host {
         self.core.exec(&self.work, &mut self.mem);
         // build_skb around each buffer.
         self.work.reset(Category::Skb).instr(n * c.skb_alloc_instr as u64);
-        for &a in &k.touched {
+        for &a in &self.touched {
             self.work.write(a);
         }
         k.rcvd.clear();
@@ -661,7 +658,7 @@ impl Host {
                 self.work.write(sa + l * 64);
             }
             self.work.write(self.pool.data_addr(s.mbuf) + SHINFO_OFFSET);
-            k.rcvd.push(Queued { skb, buf: s.mbuf, frame: s.frame });
+            k.rcvd.push(Queued { skb, buf: s.mbuf, frame: s.frame, len: 0 });
             self.rx.ring.slots[slot].mbuf = k.ids[i as usize];
         }
         self.core.exec(&self.work, &mut self.mem);
@@ -683,9 +680,9 @@ impl Host {
         let mut gro: Option<(u16, u64, [u8; TCP_HEADERS], u32)> = None;
         let rcvd = std::mem::take(&mut k.rcvd);
         for q in &rcvd {
-            let seg = l4(pool.data(q.frame));
-            let ours = seg.is_some_and(|s| s.dst_port == k.port && s.tcp == k.tcp);
-            if let (true, Some(s)) = (ours && k.tcp, seg) {
+            // The socket lookup: a segment or datagram to the application's port.
+            let ours = l4(pool.data(q.frame)).filter(|s| s.dst_port == k.port && s.tcp == k.tcp);
+            if let Some(s) = ours.filter(|s| s.tcp) {
                 self.work.instr(c.gro_instr as u64);
                 let mut hdr = [0u8; TCP_HEADERS];
                 hdr.copy_from_slice(&pool.data(q.frame)[..TCP_HEADERS]);
@@ -710,11 +707,11 @@ impl Host {
             }
             let limit = if k.tcp { k.cfg.tcp_rcvbuf_bytes } else { k.cfg.rcvbuf_bytes } as u64;
             let fits = k.sock_q_bytes + k.cfg.skb_truesize_bytes as u64 <= limit;
-            if ours && fits {
-                k.sock_q.push_back(*q);
+            if let (Some(s), true) = (ours, fits) {
+                k.sock_q.push_back(Queued { len: s.len as u32, ..*q });
                 k.sock_q_bytes += k.cfg.skb_truesize_bytes as u64;
             } else {
-                if ours {
+                if ours.is_some() {
                     k.c.rcvbuf_errors += 1;
                 } else {
                     k.c.no_ports += 1;
@@ -754,27 +751,19 @@ impl Host {
     /// Frees the skbs in `k.ids` and the page buffers in `k.ids2`.
     fn free_skbs(&mut self, k: &mut Kernel) {
         let c = k.cfg.costs;
-        k.touched.clear();
-        k.skbs.put_bulk(CORE, &k.ids, &mut k.touched);
-        self.charge_touched(Category::Skb, k.ids.len() as u64 * c.skb_free_instr as u64, &k.touched);
-        k.touched.clear();
-        self.pool.put_bulk(CORE, &k.ids2, &mut k.touched);
-        self.charge_touched(Category::Mempool, k.ids2.len() as u64 * c.buf_instr as u64, &k.touched);
+        self.touched.clear();
+        k.skbs.put_bulk(CORE, &k.ids, &mut self.touched);
+        self.exec_touched(Category::Skb, k.ids.len() as u64 * c.skb_free_instr as u64);
+        self.touched.clear();
+        self.pool.put_bulk(CORE, &k.ids2, &mut self.touched);
+        self.exec_touched(Category::Mempool, k.ids2.len() as u64 * c.buf_instr as u64);
         k.ids.clear();
         k.ids2.clear();
     }
 
-    fn charge_touched(&mut self, cat: Category, instr: u64, touched: &[u64]) {
-        self.work.reset(cat).instr(instr);
-        for &a in touched {
-            self.work.write(a);
-        }
-        self.core.exec(&self.work, &mut self.mem);
-    }
-
     /// Frees what the NIC has sent, then moves waiting packets from the
     /// qdisc to the ring.
-    fn clean_tx(&mut self, k: &mut Kernel, pool: &mut FramePool) {
+    fn clean_tx(&mut self, k: &mut Kernel) {
         let done = self.tx.done;
         if done > self.tx.freed {
             let n = done - self.tx.freed;
@@ -797,7 +786,6 @@ impl Host {
             self.xmit(k, slot, skb);
         }
         self.tx_ring_full = !k.qdisc.is_empty();
-        let _ = pool;
     }
 
     /// The driver puts one packet on the TX ring and rings the doorbell.
@@ -817,14 +805,14 @@ impl Host {
     /// datagram; then, if the socket is empty, the recvfrom that blocks.
     fn app_iteration(&mut self, k: &mut Kernel, pool: &mut FramePool) {
         if k.tcp {
-            self.tcp_recv(k, pool);
+            self.tcp_recv(k);
             return;
         }
         let c = k.cfg.costs;
         let Some(q) = k.sock_q.pop_front() else { return };
         k.sock_q_bytes -= k.cfg.skb_truesize_bytes as u64;
         k.c.datagrams_received += 1;
-        let len = l4(pool.data(q.frame)).map_or(0, |d| d.len) as u64;
+        let len = q.len as u64;
         // recvfrom: system call, dequeue, copy to user, free the skb.
         k.c.syscalls += 1;
         self.work.reset(Category::Syscall).instr(c.syscall_instr as u64);
@@ -845,7 +833,7 @@ impl Host {
                 // udp-echo: send the payload back to where it came from.
                 self.work.reset(Category::App).instr(c.app_instr as u64).read(USER_RX).write(USER_TX);
                 self.core.exec(&self.work, &mut self.mem);
-                swap_udp(pool.data_mut(q.frame));
+                swap_endpoints(pool.data_mut(q.frame));
                 self.sendto(k, q.frame, len, pool);
             }
         }
@@ -860,7 +848,7 @@ impl Host {
     /// iperf: one `recv` of up to `recv_bytes`: the queued segments' payloads
     /// copied to the user buffer, their skbs freed; then, if the socket is
     /// empty, the `recv` that blocks.
-    fn tcp_recv(&mut self, k: &mut Kernel, pool: &mut FramePool) {
+    fn tcp_recv(&mut self, k: &mut Kernel) {
         let c = k.cfg.costs;
         k.c.syscalls += 1;
         self.work.reset(Category::Syscall).instr(c.syscall_instr as u64);
@@ -873,7 +861,7 @@ impl Host {
         self.work.reset(Category::Copy);
         while got < want {
             let Some(q) = k.sock_q.front().copied() else { break };
-            let len = l4(pool.data(q.frame)).map_or(0, |s| s.len) as u64;
+            let len = q.len as u64;
             // A segment larger than what is left stays (partly read) for the next call; simplified: taken whole.
             k.sock_q.pop_front();
             k.sock_q_bytes -= k.cfg.skb_truesize_bytes as u64;
@@ -968,15 +956,15 @@ impl Host {
         let c = k.cfg.costs;
         k.ids.clear();
         k.ids2.clear();
-        k.touched.clear();
-        if !k.skbs.get_bulk(CORE, 1, &mut k.ids, &mut k.touched) {
+        self.touched.clear();
+        if !k.skbs.get_bulk(CORE, 1, &mut k.ids, &mut self.touched) {
             k.c.nombuf += 1;
             k.c.qdisc_drops += 1;
             pool.free(frame);
             return None;
         }
         self.work.reset(Category::Skb).instr(c.skb_alloc_instr as u64);
-        for &a in &k.touched {
+        for &a in &self.touched {
             self.work.write(a);
         }
         let skb = k.ids[0];
@@ -984,8 +972,8 @@ impl Host {
             self.work.write(k.skbs.mbuf_addr(skb) + l * 64);
         }
         self.core.exec(&self.work, &mut self.mem);
-        k.touched.clear();
-        if !self.pool.get_bulk(CORE, 1, &mut k.ids2, &mut k.touched) {
+        self.touched.clear();
+        if !self.pool.get_bulk(CORE, 1, &mut k.ids2, &mut self.touched) {
             k.c.nombuf += 1;
             k.c.qdisc_drops += 1;
             pool.free(frame);
@@ -994,7 +982,7 @@ impl Host {
             return None;
         }
         let buf = k.ids2[0];
-        self.charge_touched(Category::Mempool, c.buf_instr as u64, &k.touched);
+        self.exec_touched(Category::Mempool, c.buf_instr as u64);
         Some((skb, buf))
     }
 

@@ -32,8 +32,11 @@ use crate::wire::{ipv4, udp};
 const BUCKETS_BASE: u64 = 0x4000_0000;
 const ITEMS_BASE: u64 = 0x5000_0000;
 
+/// Ethernet + IPv4 + UDP headers in front of a datagram's payload.
+const UDP_HEADERS: usize = crate::loadgen::frame::header_len(crate::config::Protocol::Udp);
+
 /// Largest reply frame: a full 1400 B memcached datagram with its headers and FCS.
-pub const MAX_REPLY_FRAME_BYTES: u32 = (ethernet::HEADER_LEN + ipv4::HEADER_LEN + udp::HEADER_LEN) as u32
+pub const MAX_REPLY_FRAME_BYTES: u32 = UDP_HEADERS as u32
     + crate::wire::memcached::UDP_MAX_PAYLOAD_BYTES as u32
     + FCS_LEN as u32;
 
@@ -188,7 +191,7 @@ pub(super) fn write_reply(buf: &mut [u8], peer: &Peer, payload: &[u8]) {
     let l4 = &mut l3[ipv4::HEADER_LEN..];
     udp::Repr { src_port: peer.our_port, dst_port: peer.port, payload_len: payload.len() }
         .emit(&mut udp::Packet::new_unchecked(&mut l4[..]));
-    let start = ethernet::HEADER_LEN + ipv4::HEADER_LEN + udp::HEADER_LEN;
+    let start = UDP_HEADERS;
     buf[start..start + payload.len()].copy_from_slice(payload);
     // Zero the padding of a short frame (it may hold the request's bytes).
     buf[start + payload.len()..n].fill(0);
@@ -196,7 +199,7 @@ pub(super) fn write_reply(buf: &mut [u8], peer: &Peer, payload: &[u8]) {
 
 /// Frame length (FCS included, at least 64 B) carrying a UDP payload of `len`.
 pub(super) fn reply_frame_bytes(len: usize) -> u32 {
-    ((ethernet::HEADER_LEN + ipv4::HEADER_LEN + udp::HEADER_LEN + len + FCS_LEN) as u32).max(64)
+    ((UDP_HEADERS + len + FCS_LEN) as u32).max(64)
 }
 
 impl Host {

@@ -515,13 +515,7 @@ impl Host {
     /// testpmd's txonly engine: take a burst of mbufs, write a frame into
     /// each (Ethernet/IPv4/UDP from the port to its peer), transmit.
     fn tx_only(&mut self, now: Ps, pool: &mut FramePool) {
-        while let Some(&(t, upto)) = self.tx_wb_pending.front() {
-            if t > now {
-                break;
-            }
-            self.tx.done = upto;
-            self.tx_wb_pending.pop_front();
-        }
+        self.see_writebacks(now);
         let n = self.cfg.pmd.burst as usize;
         self.mbufs.clear();
         self.touched.clear();
@@ -736,9 +730,7 @@ impl Host {
                 let visible = self.mem.device_write(self.tx.ring.desc_addr(pos), DESC_BYTES as u32, arrive);
                 let t = visible.max(self.tx_wb_pending.back().map_or(0, |w| w.0));
                 self.tx_wb_pending.push_back((t, pos + 1));
-                if self.kernel.is_some() {
-                    self.raise_irq(t);
-                }
+                self.raise_irq(t);
             }
             self.tx_sent += 1;
         }

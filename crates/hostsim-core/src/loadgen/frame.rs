@@ -9,7 +9,7 @@ use crate::wire::ethernet::{self, Mac, ETHERTYPE_EXPERIMENTAL, ETHERTYPE_IPV4, F
 use crate::wire::{ipv4, tag, tcp, udp};
 
 /// Bytes of headers before the default tag position.
-pub fn header_len(p: Protocol) -> usize {
+pub const fn header_len(p: Protocol) -> usize {
     match p {
         Protocol::Raw => ethernet::HEADER_LEN,
         Protocol::Udp => ethernet::HEADER_LEN + ipv4::HEADER_LEN + udp::HEADER_LEN,
@@ -73,26 +73,25 @@ impl FrameBuilder {
     pub fn build(&self, buf: &mut [u8], frame_bytes: u32, t: &tag::Repr) {
         debug_assert_eq!(buf.len(), frame_bytes as usize - FCS_LEN);
         buf[..self.header_len].copy_from_slice(&self.template[..self.header_len]);
-        if self.protocol == Protocol::Udp {
+        if self.protocol != Protocol::Raw {
             let ip_len = buf.len() - ethernet::HEADER_LEN;
             let l3 = &mut buf[ethernet::HEADER_LEN..];
             let mut ip = ipv4::Packet::new_unchecked(&mut l3[..]);
             ip.set_total_len(ip_len as u16);
             ip.fill_checksum();
-            let mut u = udp::Packet::new_unchecked(&mut l3[ipv4::HEADER_LEN..]);
-            u.set_len((ip_len - ipv4::HEADER_LEN) as u16);
-            u.set_src_port(self.src_port.wrapping_add(t.flow));
-        } else if self.protocol == Protocol::Tcp {
-            let ip_len = buf.len() - ethernet::HEADER_LEN;
-            let l3 = &mut buf[ethernet::HEADER_LEN..];
-            let mut ip = ipv4::Packet::new_unchecked(&mut l3[..]);
-            ip.set_total_len(ip_len as u16);
-            ip.fill_checksum();
-            let mut s = tcp::Packet::new_unchecked(&mut l3[ipv4::HEADER_LEN..]);
-            s.set_src_port(self.src_port.wrapping_add(t.flow));
-            // Fixed-size segments of one flow: the byte offset of this one.
-            let payload = (ip_len - ipv4::HEADER_LEN - tcp::HEADER_LEN) as u32;
-            s.set_seq((t.seq / self.flows).wrapping_mul(payload));
+            let l4 = &mut l3[ipv4::HEADER_LEN..];
+            let port = self.src_port.wrapping_add(t.flow);
+            if self.protocol == Protocol::Udp {
+                let mut u = udp::Packet::new_unchecked(l4);
+                u.set_len((ip_len - ipv4::HEADER_LEN) as u16);
+                u.set_src_port(port);
+            } else {
+                // Fixed-size segments of one flow: the byte offset of this one.
+                let payload = (ip_len - ipv4::HEADER_LEN - tcp::HEADER_LEN) as u32;
+                let mut s = tcp::Packet::new_unchecked(l4);
+                s.set_src_port(port);
+                s.set_seq((t.seq / self.flows).wrapping_mul(payload));
+            }
         }
         t.emit(&mut buf[self.tag_offset..self.tag_offset + tag::TAG_LEN]);
     }
