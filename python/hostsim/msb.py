@@ -140,6 +140,9 @@ def msb(
     mean_bytes = mean_frame_bytes(lg["size"])
     if lg.get("trace") is not None:
         mean_bytes = _trace_mean_bytes(base, cfg.preset_name(), warnings)
+    elif lg.get("memcached") is not None:
+        # Request sizes come from the client's key and value distributions.
+        mean_bytes = _core_mean_bytes(base, cfg.preset_name())
     line_pps = base["link"]["rate_bps"] / ((mean_bytes + WIRE_OVERHEAD_BYTES) * 8)
     window_s = (base["sim"]["duration_ps"] - base["sim"]["warmup_ps"]) / 1e12
 
@@ -180,6 +183,11 @@ def _trace_mean_bytes(base: Dict[str, Any], preset: str, warnings: List[str]) ->
                         "(loadgen.trace.timing = rate), looping it when loadgen.trace.loop is false")
         loop = True if trace["loop"] is False else trace["loop"]
         base["loadgen"] = dict(base["loadgen"], trace=dict(trace, timing="rate", loop=loop))
+    return _core_mean_bytes(base, preset)
+
+
+def _core_mean_bytes(base: Dict[str, Any], preset: str) -> float:
+    """The mean frame size the core's load generator will send (a run of 1 ps)."""
     probe = dict(base, sim=dict(base["sim"], duration_ps=1, warmup_ps=0, drain_ps=0))
     return float(simulate_resolved(probe, preset)["loadgen"]["mean_frame_bytes"])
 
