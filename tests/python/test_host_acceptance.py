@@ -90,13 +90,6 @@ def test_testpmd_64b_msb_grows_25_percent_from_2_to_3_ghz():
     assert fast >= 1.25 * slow, (slow, fast)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "at 1518 B the knee drops are TxDrops, not DmaDrops: (dma, core, tx) = (0, 0, 601) at 7.8 Mpps. "
-    "The PCIe link is the bottleneck (upstream 98.7 %, downstream 95.7 % busy at 7.9 Mpps): RX payload "
-    "writes and the TX path's read requests share the upstream direction, RX writes are booked first, "
-    "so the TX reads fall behind, the TX ring fills, and by the drop FSM's definition the drops are "
-    "TxDrops. DmaDrops would need the RX writes to lose that arbitration; the NIC's upstream arbiter is "
-    "not modelled (testpmd rxonly at 1518 B reaches line rate)"))
 def test_testpmd_1518b_knee_drops_are_mostly_dma_drops():
     drops = knee_drops(msb("testpmd", 1518))
     assert share(drops, DMA) > 0.5, f"(dma, core, tx) = {drops}"
@@ -139,10 +132,6 @@ def test_rxptx_longer_processing_lowers_msb_and_moves_drops_to_the_core():
     assert share(d_long, CORE) > 0.5, d_long
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "at 10 ns the knee drops of rxptx at 1518 B are TxDrops (0, 0, 601), not DmaDrops: the same PCIe "
-    "arbitration as testpmd at 1518 B (see test_testpmd_1518b_knee_drops_are_mostly_dma_drops); at 1 us "
-    "they are CoreDrops (0, 94, 0)"))
 def test_rxptx_short_processing_knee_drops_are_dma_drops():
     assert share(knee_drops(msb("rxptx", 1518, app={"proc_time": "10ns"})), DMA) > 0.5
 

@@ -130,7 +130,8 @@ pub struct Host {
     // NIC transmit side
     nic_tx_tail: u64,
     tx_fetched: u64,
-    tx_fetch_busy: bool,
+    /// When the last TX descriptor fetch completes (fetches complete in order).
+    tx_fetch_done: Ps,
     /// TX descriptors that have arrived at the NIC, up to here.
     tx_arrived: u64,
     /// TX descriptors whose frames the NIC has started to read.
@@ -220,7 +221,7 @@ impl Host {
             tx_wb_pending: Default::default(),
             nic_tx_tail: 0,
             tx_fetched: 0,
-            tx_fetch_busy: false,
+            tx_fetch_done: 0,
             tx_arrived: 0,
             tx_sent: 0,
             tx_last_ready: 0,
@@ -324,7 +325,6 @@ impl Host {
                 self.fetch_tx_descs(now);
             }
             HostEvent::TxDescFetched(upto) => {
-                self.tx_fetch_busy = false;
                 self.tx_arrived = self.tx_arrived.max(upto);
                 self.tx_read_payloads(now, pool);
                 self.fetch_tx_descs(now);
@@ -671,22 +671,26 @@ impl Host {
         }
     }
 
-    /// Fetches the next batch of TX descriptors, if the doorbell gave some and
-    /// the NIC's descriptor cache (one batch) has room.
+    /// Fetches TX descriptors the doorbell gave, in requests of up to
+    /// `tx_fetch_batch`, while the NIC's descriptor cache (`tx_desc_cache`,
+    /// fetches in flight included) has room.
     fn fetch_tx_descs(&mut self, now: Ps) {
-        let batch = self.cfg.nic.tx_fetch_batch as u64;
-        if self.tx_fetch_busy || self.tx_fetched >= self.nic_tx_tail || self.tx_fetched - self.tx_sent >= batch {
-            return;
+        let (batch, cache) = (self.cfg.nic.tx_fetch_batch as u64, self.cfg.nic.tx_desc_cache as u64);
+        loop {
+            let room = cache - (self.tx_fetched - self.tx_sent);
+            let n = (self.nic_tx_tail - self.tx_fetched).min(room).min(batch);
+            if n == 0 {
+                return;
+            }
+            let at = now + self.cfg.pcie.latency_ps;
+            let base = self.tx.ring.base;
+            let ring = self.tx.ring.size();
+            let host = self.ring_read_time(|p| base + (p % ring) * DESC_BYTES, ring, self.tx_fetched, n, at);
+            let done = self.pcie.dma_read(now, (n * DESC_BYTES) as u32, host, Kind::Descriptor).max(self.tx_fetch_done);
+            self.tx_fetch_done = done;
+            self.tx_fetched += n;
+            self.schedule(done, HostEvent::TxDescFetched(self.tx_fetched));
         }
-        let n = (self.nic_tx_tail - self.tx_fetched).min(self.cfg.nic.tx_fetch_batch as u64);
-        let at = now + self.cfg.pcie.latency_ps;
-        let base = self.tx.ring.base;
-        let ring = self.tx.ring.size();
-        let host = self.ring_read_time(|p| base + (p % ring) * DESC_BYTES, ring, self.tx_fetched, n, at);
-        let done = self.pcie.dma_read(now, (n * DESC_BYTES) as u32, host, Kind::Descriptor);
-        self.tx_fetched += n;
-        self.tx_fetch_busy = true;
-        self.schedule(done, HostEvent::TxDescFetched(self.tx_fetched));
     }
 
     /// Reads the frames of the arrived descriptors over PCIe while the TX FIFO

@@ -32,6 +32,11 @@ pub struct NicConfig {
     pub rx_wb_timer_ps: Ps,
     /// TX descriptors fetched per request (82599: up to 40, params.md §2d).
     pub tx_fetch_batch: u32,
+    /// TX descriptors the NIC caches on chip, fetched and in flight
+    /// included: a fetch is issued whenever the tail has descriptors the
+    /// cache has room for, so several may be in flight (82599: 40 per queue,
+    /// one full batch; datasheet §7.2.3, not re-read here).
+    pub tx_desc_cache: u32,
 }
 
 impl Default for NicConfig {
@@ -44,6 +49,7 @@ impl Default for NicConfig {
             rx_wb_threshold: 1,
             rx_wb_timer_ps: 2_000_000,
             tx_fetch_batch: 40,
+            tx_desc_cache: 40,
         }
     }
 }
@@ -56,7 +62,7 @@ impl NicConfig {
     /// cache holds 256 and prefetches below 128 (estimate; the on-chip sizes
     /// of 100 GbE NICs are not published). FIFOs as the 82599 (estimate).
     pub fn nic_100g() -> Self {
-        NicConfig { rx_desc_cache: 256, rx_prefetch_threshold: 128, ..NicConfig::default() }
+        NicConfig { rx_desc_cache: 256, rx_prefetch_threshold: 128, tx_desc_cache: 256, ..NicConfig::default() }
     }
 }
 
@@ -84,8 +90,8 @@ impl NicConfig {
         if self.rx_wb_timer_ps == 0 || self.rx_wb_timer_ps > 1_000_000_000_000 {
             return Err(err("nic.rx_wb_timer_ps", self.rx_wb_timer_ps, "1 ps..=1 s"));
         }
-        if self.tx_fetch_batch == 0 {
-            return Err(err("nic.tx_fetch_batch", 0, ">= 1"));
+        if self.tx_fetch_batch == 0 || self.tx_fetch_batch > self.tx_desc_cache {
+            return Err(err("nic.tx_fetch_batch", self.tx_fetch_batch, &format!("1..=nic.tx_desc_cache ({})", self.tx_desc_cache)));
         }
         Ok(())
     }
@@ -103,5 +109,8 @@ mod tests {
         assert!(e.starts_with("nic.rx_wb_threshold") && e.contains("rx_desc_cache (32)"), "{e}");
         let c = NicConfig { rx_fifo_bytes: 100, ..NicConfig::default() };
         assert!(c.validate().unwrap_err().to_string().starts_with("nic.rx_fifo_bytes"));
+        let c = NicConfig { tx_fetch_batch: 64, ..NicConfig::default() };
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.starts_with("nic.tx_fetch_batch") && e.contains("tx_desc_cache (40)"), "{e}");
     }
 }
