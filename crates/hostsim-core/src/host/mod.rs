@@ -625,9 +625,38 @@ impl Host {
         self.exec_touched(Category::Mempool, n * self.cfg.pmd.costs.mempool_instr as u64);
     }
 
-    /// tx_burst with ixgbe semantics: free done mbufs when short of
-    /// descriptors, write descriptors, one tail doorbell per burst.
+    /// tx_burst with ixgbe semantics: a burst goes out in chunks of
+    /// `tx_rs_thresh` (as ixgbe's vector and simple transmit paths split
+    /// it), each freeing done mbufs when short of descriptors, writing its
+    /// descriptors and ringing the tail doorbell; what finds the ring full
+    /// is freed by the application (testpmd).
     fn tx_burst(&mut self, batch: &[Slot], pool: &mut FramePool) {
+        let mut sent = 0;
+        for part in batch.chunks(self.cfg.pmd.tx_rs_thresh as usize) {
+            let k = self.tx_chunk(part);
+            sent += k;
+            if k < part.len() {
+                break;
+            }
+        }
+        self.tx_ring_full = sent < batch.len();
+        if self.tx_ring_full {
+            // testpmd frees what it could not send.
+            let dropped = &batch[sent..];
+            if self.app == AppKind::Testpmd(ForwardMode::Txonly) {
+                self.counters.txonly_unsent += dropped.len() as u64;
+            } else {
+                self.counters.tx_ring_full_drops += dropped.len() as u64;
+            }
+            for s in dropped {
+                pool.free(s.frame);
+            }
+            self.free_mbufs(dropped.iter().map(|s| s.mbuf));
+        }
+    }
+
+    /// One chunk of a tx_burst; returns how many packets it placed.
+    fn tx_chunk(&mut self, part: &[Slot]) -> usize {
         let p = self.cfg.pmd;
         let rs = p.tx_rs_thresh as u64;
         if self.tx.free() < p.tx_free_thresh as u64 && self.tx.done >= self.tx.freed + rs {
@@ -641,9 +670,9 @@ impl Host {
             self.tx.freed += rs;
             self.put_mbufs();
         }
-        let k = (batch.len() as u64).min(self.tx.free()) as usize;
+        let k = (part.len() as u64).min(self.tx.free()) as usize;
         self.work.reset(Category::Tx).instr(p.costs.tx_burst_instr as u64);
-        for s in &batch[..k] {
+        for s in &part[..k] {
             let pos = self.tx.tail;
             let slot = self.tx.ring.slot(pos);
             self.tx.ring.slots[slot] = *s;
@@ -655,20 +684,7 @@ impl Host {
             let t = self.pcie.mmio_write(self.core.now(), 4);
             self.schedule(t, HostEvent::TxDoorbell(self.tx.tail));
         }
-        self.tx_ring_full = k < batch.len();
-        if self.tx_ring_full {
-            // testpmd frees what it could not send.
-            let dropped = &batch[k..];
-            if self.app == AppKind::Testpmd(ForwardMode::Txonly) {
-                self.counters.txonly_unsent += dropped.len() as u64;
-            } else {
-                self.counters.tx_ring_full_drops += dropped.len() as u64;
-            }
-            for s in dropped {
-                pool.free(s.frame);
-            }
-            self.free_mbufs(dropped.iter().map(|s| s.mbuf));
-        }
+        k
     }
 
     /// Fetches TX descriptors the doorbell gave, in requests of up to
