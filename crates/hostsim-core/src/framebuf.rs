@@ -11,7 +11,8 @@ use crate::wire::ethernet::FCS_LEN;
 pub type FrameId = u32;
 
 pub struct FramePool {
-    bufs: Vec<Box<[u8]>>,
+    /// Every buffer, `buf_size` bytes each, back to back (one allocation).
+    bufs: Vec<u8>,
     frame_bytes: Vec<u32>,
     free: Vec<FrameId>,
     buf_size: usize,
@@ -30,9 +31,9 @@ impl FramePool {
         let id = match self.free.pop() {
             Some(id) => id,
             None => {
-                self.bufs.push(vec![0u8; self.buf_size].into_boxed_slice());
+                self.bufs.resize(self.bufs.len() + self.buf_size, 0);
                 self.frame_bytes.push(0);
-                (self.bufs.len() - 1) as FrameId
+                (self.frame_bytes.len() - 1) as FrameId
             }
         };
         self.frame_bytes[id as usize] = frame_bytes;
@@ -70,22 +71,24 @@ impl FramePool {
     #[inline]
     pub fn data(&self, id: FrameId) -> &[u8] {
         let n = self.frame_bytes[id as usize] as usize - FCS_LEN;
-        &self.bufs[id as usize][..n]
+        let at = id as usize * self.buf_size;
+        &self.bufs[at..at + n]
     }
 
     #[inline]
     pub fn data_mut(&mut self, id: FrameId) -> &mut [u8] {
         let n = self.frame_bytes[id as usize] as usize - FCS_LEN;
-        &mut self.bufs[id as usize][..n]
+        let at = id as usize * self.buf_size;
+        &mut self.bufs[at..at + n]
     }
 
     /// Buffers created so far (the high-water mark of frames in flight).
     pub fn capacity(&self) -> usize {
-        self.bufs.len()
+        self.frame_bytes.len()
     }
 
     pub fn in_use(&self) -> usize {
-        self.bufs.len() - self.free.len()
+        self.frame_bytes.len() - self.free.len()
     }
 }
 

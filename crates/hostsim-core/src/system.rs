@@ -9,7 +9,10 @@
 //!
 //! Open loop, the generator sends on its own schedule; closed loop, it also
 //! sends when a reply arrives (`GenDeparture` at that instant) and after a
-//! timeout check (`GenTimeout`, one event per timeout period).
+//! timeout check (`GenTimeout`, one event per timeout period). Open loop, the
+//! generator only measures what comes back, so a frame put on the return
+//! link is handed to it at once with its arrival time (no event); frames
+//! that would arrive after the run's end are not received, as before.
 //!
 //! The run: the generator transmits for `sim.duration`; statistics reset when
 //! warm-up ends; then the system drains for up to `sim.drain` plus twice the
@@ -66,6 +69,10 @@ pub struct System {
     out: Vec<FrameId>,
     /// Closed loop: a `GenDeparture` is already queued.
     gen_pending: bool,
+    /// The run's last instant (transmission, drain, twice the propagation).
+    limit: Ps,
+    /// Open loop: the latest arrival handed to the generator.
+    last_arrival: Ps,
 }
 
 impl System {
@@ -92,6 +99,8 @@ impl System {
             },
             out: Vec::with_capacity(2),
             gen_pending: false,
+            limit: cfg.sim.duration_ps.saturating_add(cfg.sim.drain_ps).saturating_add(2 * cfg.link.propagation_ps),
+            last_arrival: 0,
         })
     }
 
@@ -108,11 +117,10 @@ impl System {
             self.q.schedule(self.cfg.sim.warmup_ps, Event::WarmupEnd);
         }
         self.drain_host();
-        let limit = self.cfg.sim.duration_ps.saturating_add(self.cfg.sim.drain_ps).saturating_add(2 * self.cfg.link.propagation_ps);
-        while let Some((now, ev)) = self.q.pop_until(limit) {
+        while let Some((now, ev)) = self.q.pop_until(self.limit) {
             self.dispatch(now, ev);
         }
-        self.q.now().max(self.cfg.sim.duration_ps)
+        self.q.now().max(self.last_arrival).max(self.cfg.sim.duration_ps)
     }
 
     #[inline]
@@ -180,7 +188,7 @@ impl System {
                 let mut out = std::mem::take(&mut self.out);
                 let next = r.complete(&mut self.pool, now, &mut out);
                 for id in out.drain(..) {
-                    self.send(TO_GEN, now, id);
+                    self.to_gen(now, id);
                 }
                 self.out = out;
                 if let Some(t) = next {
@@ -213,14 +221,32 @@ impl System {
         for (t, ev) in h.out_events.drain(..) {
             self.q.schedule(t, Event::Host(ev));
         }
-        for (t, id) in h.out_frames.drain(..) {
-            let sent = self.links[TO_GEN].send(t, id, self.pool.frame_bytes(id));
-            if sent.is_head {
-                self.q.schedule(sent.arrival, Event::LinkArrival(TO_GEN));
-            }
+        for i in 0..h.out_frames.len() {
+            let Dut::Host(h) = &self.dut else { return };
+            let (t, id) = h.out_frames[i];
+            self.to_gen(t, id);
         }
+        let Dut::Host(h) = &mut self.dut else { return };
+        h.out_frames.clear();
         for (t, id) in h.consumed.drain(..) {
             self.loadgen.consume(&mut self.pool, id, t);
+        }
+    }
+
+    /// A frame for the generator leaves the device at `now`.
+    #[inline]
+    fn to_gen(&mut self, now: Ps, id: FrameId) {
+        if self.loadgen.closed_loop.is_some() {
+            // A reply makes room for a request: it must arrive as an event.
+            self.send(TO_GEN, now, id);
+            return;
+        }
+        let (_, arrival) = self.links[TO_GEN].transmit(now, self.pool.frame_bytes(id));
+        if arrival <= self.limit {
+            self.last_arrival = self.last_arrival.max(arrival);
+            self.loadgen.receive(&mut self.pool, id, arrival);
+        } else {
+            self.pool.free(id);
         }
     }
 

@@ -68,16 +68,24 @@ impl Link {
     /// Starts sending a frame no earlier than `now` (later if the wire is busy).
     #[inline]
     pub fn send(&mut self, now: Ps, id: FrameId, frame_bytes: u32) -> Sent {
+        let (start, arrival) = self.transmit(now, frame_bytes);
+        let is_head = self.line.is_empty();
+        self.line.push_back((arrival, id));
+        Sent { start, arrival, is_head }
+    }
+
+    /// Puts a frame on the wire like [`Link::send`] but keeps no delay line:
+    /// for a receiver that takes each frame at its arrival time without an
+    /// event. Returns (start, arrival).
+    #[inline]
+    pub fn transmit(&mut self, now: Ps, frame_bytes: u32) -> (Ps, Ps) {
         let start = now.max(self.free_at);
         let ser = self.ser_ps[frame_bytes as usize];
         self.free_at = start + ser;
-        let arrival = self.free_at + self.propagation_ps;
-        let is_head = self.line.is_empty();
-        self.line.push_back((arrival, id));
         self.frames += 1;
         self.bytes += frame_bytes as u64;
         self.busy_ps += ser;
-        Sent { start, arrival, is_head }
+        (start, self.free_at + self.propagation_ps)
     }
 
     /// Removes the head frame (due now); returns it and the next head's arrival.
