@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Standard runs of the host model, for checking that a refactor changes no result.
+
+    scripts/golden.py record FILE     run every standard config, write the results (flattened)
+    scripts/golden.py compare FILE    run them again and list every field that differs
+
+Each run is one simulation through the Python API with a fixed seed; the
+results are flattened to dotted keys (lists by index). Wall-clock fields
+(`sim.wall_s`, `sim.packets_per_wall_s`) are left out. `compare` maps a key
+of the recorded file to its new name through `RENAMES` (longest prefix
+first), so a result whose shape changed is still compared field by field;
+recorded keys that no longer exist are listed as missing, new keys are not
+reported.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Dict, Iterator, List, Tuple
+
+import hostsim
+
+MS = "ms"
+
+#: name -> (config, overrides). Loads sit at or above each run's knee so
+#: that drops, the drop classes and back-pressure are exercised.
+RUNS: Dict[str, Tuple[Dict[str, Any], Dict[str, Any]]] = {
+    "testpmd-64": ({"app": "testpmd", "preset": "altra", "loadgen": {"size": 64, "rate": "35Mpps"}}, {}),
+    "testpmd-1518": ({"app": "testpmd", "preset": "altra", "loadgen": {"size": 1518, "rate": "100%"}}, {}),
+    "testpmd-io-64": ({"app": "testpmd", "preset": "altra", "loadgen": {"size": 64, "rate": "20Mpps"}},
+                      {"host.app.forward_mode": "io"}),
+    "testpmd-txonly": ({"app": "testpmd", "preset": "altra", "loadgen": {"size": 64, "rate": "1Mpps"}},
+                       {"host.app.forward_mode": "txonly"}),
+    "touchfwd-1518": ({"app": "touchfwd", "preset": "altra", "loadgen": {"size": 1518, "rate": "6Mpps"}}, {}),
+    "touchdrop-512": ({"app": "touchdrop", "preset": "altra", "loadgen": {"size": 512, "rate": "15Mpps"}}, {}),
+    "rxptx-1us": ({"app": "rxptx", "preset": "altra", "loadgen": {"size": 64, "rate": "2Mpps"}},
+                  {"host.app.proc_time": "1us"}),
+    "l2fwd-xeon": ({"app": "l2fwd", "preset": "xeon-e3-1230v2", "loadgen": {"size": 64, "rate": "100%"}}, {}),
+    "udp-echo-kernel": ({"app": "udp-echo", "stack": "kernel", "preset": "altra",
+                         "loadgen": {"size": 64, "rate": "1.2Mpps"}}, {}),
+    "memcached-pmd": ({"app": "memcached", "preset": "altra",
+                       "loadgen": {"size": 64, "rate": "8Mpps",
+                                   "memcached": {"keys": 1000, "populate": True, "get_ratio": 0.9}}}, {}),
+    "memcached-kernel": ({"app": "memcached", "stack": "kernel", "preset": "altra",
+                          "loadgen": {"size": 64, "rate": "1Mpps",
+                                      "memcached": {"keys": 1000, "populate": True, "get_ratio": 0.9}}}, {}),
+    "memcached-closed": ({"app": "memcached", "preset": "altra",
+                          "loadgen": {"size": 64, "memcached": {"keys": 1000, "populate": True, "get_ratio": 0.9},
+                                      "closed_loop": {"outstanding": 32}}}, {}),
+    "iperf-kernel": ({"app": "iperf", "stack": "kernel", "preset": "altra",
+                      "loadgen": {"size": 1518, "rate": "30Gbps", "protocol": "tcp", "dst_port": 5201}}, {}),
+    "touchfwd-inorder": ({"app": "touchfwd", "preset": "a72-quad", "loadgen": {"size": 1518, "rate": "2Mpps"}},
+                         {"host.cpu.out_of_order": False}),
+}
+
+TIMING = {"duration": "4ms", "warmup": "1ms", "seed": 7, "propagation": "1us"}
+SKIP = ("sim.wall_s", "sim.packets_per_wall_s")
+
+#: Recorded key prefix -> new key prefix, for results whose shape changed.
+RENAMES: Dict[str, str] = {}
+
+
+def flatten(value: Any, prefix: str = "") -> Iterator[Tuple[str, Any]]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from flatten(v, f"{prefix}.{k}" if prefix else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from flatten(v, f"{prefix}.{i}")
+    else:
+        yield prefix, value
+
+
+def run(name: str) -> Dict[str, Any]:
+    cfg, overrides = RUNS[name]
+    cfg = json.loads(json.dumps(cfg))
+    cfg.setdefault("sim", {}).update({"duration": TIMING["duration"], "warmup": TIMING["warmup"]})
+    cfg["seed"] = TIMING["seed"]
+    cfg.setdefault("link", {})["propagation"] = TIMING["propagation"]
+    r = hostsim.simulate(cfg, overrides).to_dict()
+    r.pop("config", None)
+    return {k: v for k, v in flatten(r) if not k.startswith(SKIP) and not k.startswith("stats.")}
+
+
+def renamed(key: str) -> str:
+    for old in sorted(RENAMES, key=len, reverse=True):
+        if key == old or key.startswith(old + "."):
+            return RENAMES[old] + key[len(old):]
+    return key
+
+
+def main(argv: List[str]) -> int:
+    if len(argv) != 3 or argv[1] not in ("record", "compare"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    mode, path = argv[1], argv[2]
+    if mode == "record":
+        out = {name: run(name) for name in RUNS}
+        with open(path, "w") as f:
+            json.dump(out, f, indent=1, sort_keys=True)
+        print(f"recorded {len(out)} runs in {path}")
+        return 0
+    with open(path) as f:
+        old = json.load(f)
+    bad = 0
+    for name, fields in old.items():
+        new = run(name)
+        diffs = []
+        for k, v in fields.items():
+            nk = renamed(k)
+            if nk not in new:
+                diffs.append(f"  missing {k} (as {nk})")
+            elif new[nk] != v:
+                diffs.append(f"  {k}: {v} -> {new[nk]}")
+        print(f"{name}: {'identical' if not diffs else f'{len(diffs)} differences'} ({len(fields)} fields)")
+        for d in diffs[:40]:
+            print(d)
+        bad += bool(diffs)
+    print(f"{len(old) - bad} of {len(old)} runs identical")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
