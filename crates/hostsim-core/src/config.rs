@@ -14,9 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{ConfigError, Result};
 
 /// Smallest and largest Ethernet frame the load generator emits (bytes, FCS included).
-pub const MIN_FRAME_BYTES: u32 = 64;
-/// Jumbo frames up to 9216 B (the common switch maximum).
-pub const MAX_FRAME_BYTES: u32 = 9216;
+pub use crate::wire::ethernet::{MAX_FRAME_BYTES, MIN_FRAME_BYTES};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -6,6 +6,7 @@
 //! `dev` are components; `system` wires them from a [`config::SimConfig`] and
 //! runs the event loop. Start with `system.rs`.
 
+pub mod apps;
 pub mod config;
 pub mod cpu;
 pub mod dev;

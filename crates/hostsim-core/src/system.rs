@@ -27,7 +27,8 @@ use crate::dev::reflector::{Arrival, Reflector};
 use crate::engine::stats::{HasStats, Stat, StatSink};
 use crate::engine::time::{ps_to_s, Ps};
 use crate::engine::EventQueue;
-use crate::host::{Host, HostEvent};
+use crate::host::Host;
+use crate::stack::Event as HostEvent;
 use crate::error::Result;
 use crate::framebuf::{FrameId, FramePool};
 use crate::link::Link;
@@ -79,11 +80,13 @@ impl System {
     pub fn new(cfg: &SimConfig) -> Result<Self> {
         cfg.validate()?;
         let loadgen = Loadgen::new(cfg)?;
-        // Frame buffers hold the largest frame anyone builds: the generator, or testpmd txonly.
+        // Frame buffers hold the largest frame anyone builds: the generator, or an application.
         let on_host = cfg.app != "reflector";
-        let host_frames = cfg.host.as_ref().filter(|_| on_host).map_or(0, |h| h.app.tx_frame_bytes);
-        // A memcached reply can be a full 1400 B datagram whatever the request's size.
-        let host_frames = if cfg.app == "memcached" { host_frames.max(crate::host::kvs_app::MAX_REPLY_FRAME_BYTES) } else { host_frames };
+        let registry = crate::apps::Registry::builtin();
+        let host_frames = match (&cfg.host, registry.get(&cfg.app)) {
+            (Some(h), Some(e)) if on_host => (e.max_frame_bytes)(&h.app),
+            _ => 0,
+        };
         let max_frame = loadgen.max_frame_bytes();
         let pool = FramePool::new(max_frame.max(host_frames));
         let link = || Link::new(cfg.link.rate_bps, cfg.link.propagation_ps);
@@ -175,7 +178,7 @@ impl System {
                             }
                         }
                         Dut::Host(h) => {
-                            h.frame_arrival(&mut self.pool, id, now);
+                            h.frame_arrival(0, &mut self.pool, id, now);
                             self.drain_host();
                         }
                     }
@@ -218,17 +221,17 @@ impl System {
     #[inline]
     fn drain_host(&mut self) {
         let Dut::Host(h) = &mut self.dut else { return };
-        for (t, ev) in h.out_events.drain(..) {
+        for (t, ev) in h.out.events.drain(..) {
             self.q.schedule(t, Event::Host(ev));
         }
-        for i in 0..h.out_frames.len() {
+        for i in 0..h.out.wire.len() {
             let Dut::Host(h) = &self.dut else { return };
-            let (t, id) = h.out_frames[i];
+            let (t, _port, id) = h.out.wire[i];
             self.to_gen(t, id);
         }
         let Dut::Host(h) = &mut self.dut else { return };
-        h.out_frames.clear();
-        for (t, id) in h.consumed.drain(..) {
+        h.out.wire.clear();
+        for (t, id) in h.out.consumed.drain(..) {
             self.loadgen.consume(&mut self.pool, id, t);
         }
     }

@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 
-use crate::config::MAX_FRAME_BYTES;
+use crate::wire::ethernet::MAX_FRAME_BYTES;
 use crate::engine::stats::{HasStats, StatSink};
 use crate::engine::time::{bits_to_ps, Ps};
 use crate::framebuf::FrameId;

@@ -1,19 +1,171 @@
-//! The NIC (SPEC 2.4): the pieces of one port's receive and transmit path
-//! that are state machines of their own — the RX FIFO, the descriptor cache
-//! with its prefetch and write-back thresholds, and the drop-attribution FSM.
-//! Their timing (DMA over PCIe into the memory system) is driven by the
-//! system builder, which calls these with the current time.
+//! The NICs of a host (SPEC 2.4): devices, each behind its own PCIe link
+//! and with a packet-rate limit of its own, and their ports, each with an RX
+//! FIFO, RSS, DMA engines, a TX FIFO, drop attribution and Q queue pairs.
+//!
+//! The NIC is event driven and knows nothing of the software above it:
+//! every step takes the current time, books PCIe transfers and memory
+//! accesses, and reports what follows to a [`NicOut`] — events for later,
+//! frames for the wire, and write-backs that software may now see (the
+//! owner routes those to the core that polls the queue or takes its
+//! interrupt). Software reaches into the queues' rings directly, as a
+//! driver does, and rings doorbells by scheduling [`NicEvent`]s.
+//!
+//! Files: `port` (the engines), `queue` (a queue pair's rings and NIC-side
+//! state), `ring` (descriptor rings at simulated addresses), `desc_cache`,
+//! `rx_fifo`, `drop_fsm`, `rss` (Toeplitz and the redirection table),
+//! `config` (parameters and presets).
 //!
 //! Read first: Intel 82599 datasheet §7.1 (receive) and §7.2 (transmit) for
 //! descriptor rings, thresholds and write-back; params.md §2d for the 16 B
-//! descriptors and batching; SPEC 2.10 for drop attribution.
+//! descriptors and batching, §9 for RSS; SPEC 2.10 for drop attribution.
 
 pub mod config;
 pub mod desc_cache;
 pub mod drop_fsm;
+pub mod port;
+pub mod queue;
+pub mod ring;
+pub mod rss;
 pub mod rx_fifo;
 
 pub use config::NicConfig;
 pub use desc_cache::RxDescCache;
 pub use drop_fsm::{DropCause, DropFsm};
+pub use port::{Port, PortAddrs, PortCounters, PortParams};
+pub use queue::{RxQueue, TxQueue};
+pub use ring::{RxRing, Slot, TxRing, DESC_BYTES};
 pub use rx_fifo::RxFifo;
+
+use crate::engine::stats::HasStats;
+use crate::engine::time::Ps;
+use crate::framebuf::{FrameId, FramePool};
+use crate::mem::MemSystem;
+use crate::pcie::PcieLink;
+
+/// The NIC's own events. Ports are numbered across the host; queues within their port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NicEvent {
+    /// The port's RX DMA engine may take the next frame from the FIFO.
+    RxDma { port: u16 },
+    /// A prefetch of `n` RX descriptors arrived.
+    RxDescFetched { port: u16, queue: u16, n: u32 },
+    /// The queue's RX write-back timer fires.
+    RxWbTimer { port: u16, queue: u16 },
+    /// An RX tail doorbell reaches the NIC.
+    RxDoorbell { port: u16, queue: u16, tail: u64 },
+    /// A TX tail doorbell reaches the NIC.
+    TxDoorbell { port: u16, queue: u16, tail: u64 },
+    /// TX descriptors up to this position arrived at the NIC.
+    TxDescFetched { port: u16, queue: u16, upto: u64 },
+    /// A frame left the port's TX FIFO for the wire: there may be room to read more.
+    TxFifoSpace { port: u16 },
+}
+
+/// Where the NIC's consequences go (the host implements it).
+pub trait NicOut {
+    /// An event of the NIC at `t`.
+    fn schedule(&mut self, t: Ps, ev: NicEvent);
+    /// A frame leaves `port` for the wire at `t` (its first bit may wait for the wire).
+    fn to_wire(&mut self, t: Ps, port: usize, frame: FrameId);
+    /// RX descriptors of (`port`, `queue`) written back, visible to software at `t`.
+    fn rx_writeback(&mut self, t: Ps, port: usize, queue: usize);
+    /// A TX completion of (`port`, `queue`) written back, visible at `t`.
+    fn tx_writeback(&mut self, t: Ps, port: usize, queue: usize);
+}
+
+/// One NIC device (chip): its PCIe link and its packet-rate limit, shared by its ports.
+pub struct NicDev {
+    pub pcie: PcieLink,
+    /// Least time between two frames the chip handles in one direction (0: no limit).
+    pub frame_interval_ps: Ps,
+    /// When the chip may start the next received frame, and the next transmitted one.
+    rx_next: Ps,
+    tx_next: Ps,
+}
+
+impl NicDev {
+    /// A device on `pcie` processing at most `max_pps` frames per second in
+    /// each direction (0: no limit).
+    pub fn new(pcie: PcieLink, max_pps: u64) -> Self {
+        let frame_interval_ps = if max_pps == 0 { 0 } else { crate::engine::time::PS_PER_S.div_ceil(max_pps) };
+        NicDev { pcie, frame_interval_ps, rx_next: 0, tx_next: 0 }
+    }
+}
+
+/// Every NIC of a host.
+pub struct Nic {
+    pub devs: Vec<NicDev>,
+    pub ports: Vec<Port>,
+}
+
+impl Nic {
+    /// A frame arrived whole from the wire at `port` at `now`.
+    #[inline]
+    pub fn frame_arrival<O: NicOut>(&mut self, port: usize, id: FrameId, now: Ps, frames: &mut FramePool, mem: &mut MemSystem, out: &mut O) {
+        let p = &mut self.ports[port];
+        p.frame_arrival(port, id, now, frames, &mut self.devs[p.dev], mem, out);
+    }
+
+    /// Handles one of the NIC's events.
+    pub fn handle<O: NicOut>(&mut self, now: Ps, ev: NicEvent, frames: &FramePool, mem: &mut MemSystem, out: &mut O) {
+        let port = match ev {
+            NicEvent::RxDma { port }
+            | NicEvent::RxDescFetched { port, .. }
+            | NicEvent::RxWbTimer { port, .. }
+            | NicEvent::RxDoorbell { port, .. }
+            | NicEvent::TxDoorbell { port, .. }
+            | NicEvent::TxDescFetched { port, .. }
+            | NicEvent::TxFifoSpace { port } => port as usize,
+        };
+        let p = &mut self.ports[port];
+        let dev = &mut self.devs[p.dev];
+        match ev {
+            NicEvent::RxDma { .. } => p.rx_dma(port, now, dev, mem, out),
+            NicEvent::RxDescFetched { queue, n, .. } => p.rx_descs_changed(port, queue as usize, Some(n as u64), None, now, dev, mem, out),
+            NicEvent::RxWbTimer { queue, .. } => p.rx_wb_timer(port, queue as usize, now, dev, mem, out),
+            NicEvent::RxDoorbell { queue, tail, .. } => p.rx_descs_changed(port, queue as usize, None, Some(tail), now, dev, mem, out),
+            NicEvent::TxDoorbell { queue, tail, .. } => {
+                p.tx_doorbell(queue as usize, tail);
+                p.fetch_tx_descs(port, queue as usize, now, dev, mem, out);
+            }
+            NicEvent::TxDescFetched { queue, upto, .. } => {
+                p.tx_descs_arrived(queue as usize, upto);
+                p.tx_read_payloads(port, now, frames, dev, mem, out);
+                p.fetch_tx_descs(port, queue as usize, now, dev, mem, out);
+            }
+            NicEvent::TxFifoSpace { .. } => {
+                p.tx_fifo_space();
+                p.tx_read_payloads(port, now, frames, dev, mem, out);
+                for q in 0..p.txq.len() {
+                    p.fetch_tx_descs(port, q, now, dev, mem, out);
+                }
+            }
+        }
+    }
+
+    /// The PCIe link behind `port` (the driver's doorbells go over it).
+    #[inline]
+    pub fn pcie_of(&mut self, port: usize) -> &mut PcieLink {
+        let d = self.ports[port].dev;
+        &mut self.devs[d].pcie
+    }
+
+    /// The first RX prefetch of every queue (the driver has armed the rings).
+    pub fn start<O: NicOut>(&mut self, now: Ps, mem: &mut MemSystem, out: &mut O) {
+        for (i, p) in self.ports.iter_mut().enumerate() {
+            let dev = &mut self.devs[p.dev];
+            for q in 0..p.rxq.len() {
+                p.prime(i, q, now, dev, mem, out);
+            }
+        }
+    }
+
+    pub fn reset_counters(&mut self) {
+        for p in &mut self.ports {
+            p.reset_counters();
+        }
+        for d in &mut self.devs {
+            d.pcie.reset_stats();
+        }
+    }
+}

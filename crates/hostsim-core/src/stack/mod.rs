@@ -1,4 +1,109 @@
-//! Software stacks on the host: the DPDK-style poll-mode driver (`pmd`) now,
-//! the Linux kernel stack later (SPEC 2.8).
+//! Software stacks (SPEC 2.8): what runs on a core between the NIC's queues
+//! and an application. One [`Stack`] instance per core: the DPDK-style
+//! poll-mode driver (`pmd`) polls the queue pairs bound to its core; the
+//! Linux kernel model (`kernel`) takes their interrupts. Both hand packets
+//! to an [`App`] (`app.rs`), which sees packets and a transmit handle,
+//! never the NIC.
+//!
+//! A stack works through a [`StackCx`]: its core, the NICs (their queues'
+//! rings and the PCIe links its doorbells cross), the memory system, the
+//! mbuf mempool and the frame pool; what it does later goes into an
+//! [`Out`] — events (doorbells, its own next step), frames whose life ended
+//! inside the host.
+//!
+//! Files: `app` (the application interface), `mempool` (DPDK's mempool at
+//! simulated addresses; the kernel's slabs use it too), `pmd/`, `kernel/`.
 
+pub mod app;
+pub mod kernel;
+pub mod mempool;
 pub mod pmd;
+
+pub use app::{App, AppCx, Socket};
+pub use mempool::{Mempool, MempoolConfig};
+
+use serde_json::Value;
+
+use crate::cpu::Core;
+use crate::engine::stats::StatSink;
+use crate::engine::time::Ps;
+use crate::framebuf::{FrameId, FramePool};
+use crate::mem::MemSystem;
+use crate::nic::{Nic, NicEvent};
+
+/// The host's events: the NIC's, and a core's next step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    Nic(NicEvent),
+    /// Core `n` runs its stack's next step.
+    Core(u16),
+}
+
+/// What the host's parts produce while handling one event, in order.
+#[derive(Default)]
+pub struct Out {
+    pub events: Vec<(Ps, Event)>,
+    /// Frames leaving a port for the wire: (time, port, frame).
+    pub wire: Vec<(Ps, u16, FrameId)>,
+    /// Frames whose life ended inside the host (an application consumed them).
+    pub consumed: Vec<(Ps, FrameId)>,
+}
+
+impl Out {
+    #[inline]
+    pub fn schedule(&mut self, t: Ps, ev: Event) {
+        self.events.push((t, ev));
+    }
+}
+
+/// A receive queue and the transmit queue its packets go out on: what one
+/// core polls (testpmd's forwarding stream).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stream {
+    pub rx_port: usize,
+    pub rx_queue: usize,
+    pub tx_port: usize,
+    pub tx_queue: usize,
+}
+
+/// Everything a stack works with for one step.
+pub struct StackCx<'a> {
+    pub core: &'a mut Core,
+    pub nic: &'a mut Nic,
+    pub mem: &'a mut MemSystem,
+    pub mbufs: &'a mut Mempool,
+    pub frames: &'a mut FramePool,
+    pub out: &'a mut Out,
+}
+
+/// Drops a stack makes itself (beyond the NIC's), for the result's `drops`.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct StackDrops {
+    /// Socket receive buffer full (the kernel's RcvbufErrors).
+    pub socket: u64,
+    /// To a port nobody listens on, or not UDP/TCP over IPv4.
+    pub no_port: u64,
+    /// The qdisc was full, or no buffer to send with.
+    pub qdisc: u64,
+}
+
+/// A software stack on one core.
+pub trait Stack {
+    /// `"pmd"` or `"kernel"`.
+    fn name(&self) -> &'static str;
+    /// The core's next step at `now`: a poll-loop iteration, an interrupt,
+    /// or one unit of the thread the scheduler picks.
+    fn run(&mut self, now: Ps, cx: &mut StackCx, app: &mut dyn App);
+    /// RX descriptors of a queue this core serves become visible at `t`.
+    fn rx_writeback(&mut self, t: Ps, port: usize, queue: usize, core: &mut Core, out: &mut Out);
+    /// A TX completion of a queue this core transmits on becomes visible at `t`.
+    fn tx_writeback(&mut self, t: Ps, port: usize, queue: usize, core: &mut Core, out: &mut Out);
+    /// Packets per rx_burst (PMD) or per NAPI poll (kernel), by count.
+    fn burst_histogram(&self) -> &[u64];
+    /// The stack's own counters, for the result.
+    fn result_json(&self) -> Value;
+    fn drops(&self) -> StackDrops;
+    fn report_stats(&self, s: &mut StatSink<'_>);
+    fn reset_stats(&mut self);
+}
+

@@ -5,6 +5,10 @@ use super::{WireError, WireResult};
 
 pub const HEADER_LEN: usize = 14;
 pub const FCS_LEN: usize = 4;
+/// Smallest and largest Ethernet frame (bytes, FCS included): 64 B, and
+/// jumbo frames up to 9216 B (the common switch maximum).
+pub const MIN_FRAME_BYTES: u32 = 64;
+pub const MAX_FRAME_BYTES: u32 = 9216;
 pub const ETHERTYPE_IPV4: u16 = 0x0800;
 /// IEEE 802 "local experimental" EtherType, used for raw load-generator frames.
 pub const ETHERTYPE_EXPERIMENTAL: u16 = 0x88B5;

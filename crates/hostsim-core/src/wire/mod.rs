@@ -36,6 +36,11 @@ impl fmt::Display for WireError {
 
 pub type WireResult<T> = Result<T, WireError>;
 
+/// Ethernet + IPv4 + UDP headers in front of a datagram's payload.
+pub const UDP_HEADERS: usize = ethernet::HEADER_LEN + ipv4::HEADER_LEN + udp::HEADER_LEN;
+/// Ethernet + IPv4 + TCP headers (no options) in front of a segment's payload.
+pub const TCP_HEADERS: usize = ethernet::HEADER_LEN + ipv4::HEADER_LEN + tcp::HEADER_LEN;
+
 /// The Internet checksum (RFC 1071) over `data`, folded and complemented.
 pub fn internet_checksum(data: &[u8]) -> u16 {
     let mut sum: u32 = 0;
@@ -50,4 +55,26 @@ pub fn internet_checksum(data: &[u8]) -> u16 {
         sum = (sum & 0xffff) + (sum >> 16);
     }
     !(sum as u16)
+}
+
+/// Turns a UDP or TCP over IPv4 frame around in place: MACs, IP addresses
+/// and ports swapped (the checksums stay valid: their sums do not depend on
+/// the order). Other frames get their MACs swapped only.
+pub fn swap_endpoints(frame: &mut [u8]) {
+    let mut eth = ethernet::Packet::new_unchecked(&mut *frame);
+    eth.swap_macs();
+    let l3 = ethernet::HEADER_LEN;
+    let l4_proto = frame.get(l3 + 9).copied();
+    if frame.len() < l3 + ipv4::HEADER_LEN + 4 || frame[12..14] != [0x08, 0x00] || !matches!(l4_proto, Some(ipv4::PROTO_UDP | ipv4::PROTO_TCP)) {
+        return;
+    }
+    let ihl = ((frame[l3] & 0x0f) as usize * 4).max(ipv4::HEADER_LEN);
+    for i in 0..4 {
+        frame.swap(l3 + 12 + i, l3 + 16 + i);
+    }
+    let l4 = l3 + ihl;
+    if frame.len() >= l4 + 4 {
+        frame.swap(l4, l4 + 2);
+        frame.swap(l4 + 1, l4 + 3);
+    }
 }

@@ -1,11 +1,431 @@
-//! The poll-mode driver's host-side state (SPEC 2.8), with DPDK semantics:
-//! the mbuf mempool with its per-core cache. Each operation returns the
-//! simulated addresses it touches, so the core timing model charges the
-//! memory accesses at real addresses.
+//! The poll-mode driver on one core (SPEC 2.8), with DPDK semantics, run
+//! to completion: each loop iteration polls the core's streams in turn —
+//! rx_burst on the stream's RX queue (read the written-back descriptors and
+//! the mbuf headers, refill the slots from the mempool's per-core cache,
+//! ring the tail doorbell every `rx_free_thresh` refills), the application
+//! on the burst, tx_burst on the stream's TX queue (in chunks of
+//! `tx_rs_thresh`, freeing sent mbufs when short of descriptors, one tail
+//! doorbell per chunk).
 //!
-//! Read first: DPDK Programmer's Guide, "Mempool Library" (per-lcore cache,
-//! flush threshold) and "Mbuf Library"; params.md §6a for the defaults.
+//! An empty poll costs cycles. When a whole iteration finds nothing, the
+//! core skips its empty polls arithmetically (same cost and phase as
+//! polling) until the next write-back of one of its queues can be seen, or
+//! sleeps until one is issued (`rx_writeback` wakes it at the next poll
+//! boundary). The driver's state is read at the start of each stream's
+//! poll; the memory system sees its accesses at their issue times.
+//!
+//! Read first: DPDK Programmer's Guide, "Poll Mode Driver", and the ixgbe
+//! driver's receive and transmit paths; params.md §6a for the defaults.
 
-pub mod mempool;
+pub mod config;
 
-pub use mempool::{Mempool, MempoolConfig};
+use serde_json::{json, Value};
+
+use super::app::{App, AppCx};
+use super::{Event, Out, StackCx, StackDrops, Stream};
+use crate::cpu::{Category, Core, Work};
+use crate::engine::stats::StatSink;
+use crate::engine::time::Ps;
+use crate::nic::{NicEvent, Slot};
+use config::PmdConfig;
+
+#[derive(Debug, Default, Clone)]
+struct Counters {
+    /// rx_burst calls that found no mbuf to refill with.
+    rx_nombuf: u64,
+    /// rx_burst calls that returned nothing.
+    empty_polls: u64,
+    /// Packets consumed by the application (rxonly, touchdrop).
+    app_consumed: u64,
+    /// Generated frames freed because the TX ring was full (testpmd txonly).
+    txonly_unsent: u64,
+}
+
+/// Why a stream's poll ended the iteration early.
+enum Polled {
+    Packets,
+    NoMbuf,
+}
+
+pub struct Pmd {
+    cfg: PmdConfig,
+    id: usize,
+    streams: Vec<Stream>,
+    sleeping: bool,
+    /// Duration of one empty iteration, measured at the last one.
+    poll_ps: Ps,
+    work: Work,
+    mbufs: Vec<u32>,
+    touched: Vec<u64>,
+    batch: Vec<Slot>,
+    tx: Vec<Slot>,
+    free: Vec<u32>,
+    bufs: Vec<(u32, u64)>,
+    /// Packets per rx_burst, by count.
+    burst_hist: Vec<u64>,
+    c: Counters,
+}
+
+impl Pmd {
+    pub fn new(cfg: &PmdConfig, id: usize, streams: Vec<Stream>) -> Pmd {
+        Pmd {
+            cfg: *cfg,
+            id,
+            streams,
+            sleeping: false,
+            poll_ps: 1,
+            work: Work::with_capacity(Category::Rx, 4096),
+            mbufs: Vec::with_capacity(cfg.burst as usize),
+            touched: Vec::with_capacity(256),
+            batch: Vec::with_capacity(cfg.burst as usize),
+            tx: Vec::with_capacity(cfg.burst as usize),
+            free: Vec::with_capacity(cfg.burst as usize),
+            bufs: Vec::with_capacity(cfg.burst as usize),
+            burst_hist: vec![0; cfg.burst as usize + 1],
+            c: Counters::default(),
+        }
+    }
+
+    #[inline]
+    fn exec(&mut self, cx: &mut StackCx) {
+        cx.core.exec(&self.work, cx.mem);
+    }
+
+    /// Charges the mempool's touched addresses as one work unit.
+    fn exec_touched(&mut self, cx: &mut StackCx, cat: Category, instr: u64) {
+        self.work.reset(cat).instr(instr);
+        for &a in &self.touched {
+            self.work.write(a);
+        }
+        cx.core.exec(&self.work, cx.mem);
+    }
+
+    fn schedule_loop(&self, cx: &mut StackCx, t: Ps) {
+        cx.out.schedule(t, Event::Core(self.id as u16));
+    }
+
+    /// One loop iteration over the core's streams.
+    fn iteration(&mut self, now: Ps, cx: &mut StackCx, app: &mut dyn App) {
+        let start = cx.core.now();
+        let mut busy = false;
+        for i in 0..self.streams.len() {
+            let s = self.streams[i];
+            let t = if i == 0 { now } else { cx.core.now() };
+            cx.nic.ports[s.rx_port].rxq[s.rx_queue].see_writebacks(t);
+            cx.nic.ports[s.tx_port].txq[s.tx_queue].see_writebacks(t);
+            let rx = &cx.nic.ports[s.rx_port].rxq[s.rx_queue].ring;
+            let n = rx.ready().min(self.cfg.burst as u64) as usize;
+            if n == 0 {
+                let addr = rx.ring.desc_addr(rx.next);
+                cx.core.empty_poll(self.cfg.costs.empty_poll_instr as u64, addr, cx.mem);
+                self.c.empty_polls += 1;
+                continue;
+            }
+            match self.poll_stream(s, n, cx, app) {
+                Polled::Packets => busy = true,
+                Polled::NoMbuf => {
+                    self.retry_poll(s, cx);
+                    return;
+                }
+            }
+        }
+        if busy {
+            self.schedule_loop(cx, cx.core.now());
+        } else {
+            self.idle(start, cx);
+        }
+    }
+
+    /// rx_burst of `n` packets on the stream, the application, tx_burst.
+    fn poll_stream(&mut self, s: Stream, n: usize, cx: &mut StackCx, app: &mut dyn App) -> Polled {
+        let c = self.cfg.costs;
+        // rx_burst: read the written-back descriptors and the mbuf headers.
+        self.work.reset(Category::Rx).instr(c.rx_burst_instr as u64);
+        self.batch.clear();
+        let rx = &cx.nic.ports[s.rx_port].rxq[s.rx_queue].ring;
+        for i in 0..n as u64 {
+            let pos = rx.next + i;
+            let slot = rx.ring.slots[rx.ring.slot(pos)];
+            self.work.read(rx.ring.desc_addr(pos)).instr(c.rx_pkt_instr as u64).write(cx.mbufs.mbuf_addr(slot.mbuf));
+            self.batch.push(slot);
+        }
+        self.exec(cx);
+        // Refill the slots with fresh mbufs.
+        self.mbufs.clear();
+        self.touched.clear();
+        if !cx.mbufs.get_bulk(self.id, n, &mut self.mbufs, &mut self.touched) {
+            self.c.rx_nombuf += 1;
+            return Polled::NoMbuf;
+        }
+        self.exec_touched(cx, Category::Mempool, n as u64 * c.mempool_instr as u64);
+        self.work.reset(Category::Rx);
+        let rx = &mut cx.nic.ports[s.rx_port].rxq[s.rx_queue].ring;
+        for i in 0..n {
+            let pos = rx.next + i as u64;
+            let slot = rx.ring.slot(pos);
+            let m = self.mbufs[i];
+            rx.ring.slots[slot].mbuf = m;
+            rx.ring.slots[slot].buf_addr = cx.mbufs.data_addr(m);
+            self.work.instr(c.refill_instr as u64).write(rx.ring.desc_addr(pos));
+        }
+        rx.next += n as u64;
+        rx.hold += n as u32;
+        self.exec(cx);
+        self.burst_hist[n] += 1;
+        cx.core.account_mut().add_packets(n as u64);
+        self.run_app(s, cx, app);
+        let rx = &mut cx.nic.ports[s.rx_port].rxq[s.rx_queue].ring;
+        if rx.hold > self.cfg.rx_free_thresh {
+            rx.hold = 0;
+            let tail = rx.tail();
+            let t = cx.nic.pcie_of(s.rx_port).mmio_write(cx.core.now(), 4);
+            cx.out.schedule(t, Event::Nic(NicEvent::RxDoorbell { port: s.rx_port as u16, queue: s.rx_queue as u16, tail }));
+        }
+        Polled::Packets
+    }
+
+    /// The context the application runs in, for packets leaving on `tx_port`.
+    fn app_cx<'a>(&'a mut self, cx: &'a mut StackCx, tx_port: usize) -> AppCx<'a> {
+        let port = &cx.nic.ports[tx_port];
+        let (port_mac, peer_mac, port_ip, peer_ip) = (port.mac, port.peer, port.ip, port.peer_ip);
+        AppCx {
+            core: cx.core,
+            mem: cx.mem,
+            frames: cx.frames,
+            mbufs: cx.mbufs,
+            work: &mut self.work,
+            costs: &self.cfg.costs,
+            core_id: self.id,
+            port_mac,
+            peer_mac,
+            port_ip,
+            peer_ip,
+            tx: &mut self.tx,
+            free: &mut self.free,
+            consumed: &mut cx.out.consumed,
+            consumed_count: &mut self.c.app_consumed,
+            nombuf: &mut self.c.rx_nombuf,
+            user_rx: 0,
+            user_tx: 0,
+            kernel_app_instr: 0,
+            scratch: &mut self.mbufs,
+            touched: &mut self.touched,
+        }
+    }
+
+    /// The application on the received batch, then the mbufs it freed go
+    /// back and what it sends goes to tx_burst.
+    fn run_app(&mut self, s: Stream, cx: &mut StackCx, app: &mut dyn App) {
+        self.tx.clear();
+        self.free.clear();
+        let batch = std::mem::take(&mut self.batch);
+        app.burst(&mut self.app_cx(cx, s.tx_port), &batch);
+        self.batch = batch;
+        if !self.free.is_empty() {
+            self.mbufs.clear();
+            self.mbufs.append(&mut self.free);
+            self.put_mbufs(cx);
+        }
+        if !self.tx.is_empty() {
+            let tx = std::mem::take(&mut self.tx);
+            self.tx_burst(s, &tx, cx, false);
+            self.tx = tx;
+        }
+    }
+
+    /// Returns the mbufs gathered in `self.mbufs` to the mempool (one bulk put).
+    fn put_mbufs(&mut self, cx: &mut StackCx) {
+        self.touched.clear();
+        let n = self.mbufs.len() as u64;
+        cx.mbufs.put_bulk(self.id, &self.mbufs, &mut self.touched);
+        self.exec_touched(cx, Category::Mempool, n * self.cfg.costs.mempool_instr as u64);
+    }
+
+    /// tx_burst with ixgbe semantics: a burst goes out in chunks of
+    /// `tx_rs_thresh` (as ixgbe's vector and simple transmit paths split
+    /// it), each freeing done mbufs when short of descriptors, writing its
+    /// descriptors and ringing the tail doorbell; what finds the ring full
+    /// is freed by the application (testpmd).
+    fn tx_burst(&mut self, s: Stream, batch: &[Slot], cx: &mut StackCx, generated: bool) {
+        let mut sent = 0;
+        for part in batch.chunks(self.cfg.tx_rs_thresh as usize) {
+            let k = self.tx_chunk(s, part, cx);
+            sent += k;
+            if k < part.len() {
+                break;
+            }
+        }
+        let full = sent < batch.len();
+        cx.nic.ports[s.rx_port].rxq[s.rx_queue].tx_blocked = full;
+        if full {
+            // testpmd frees what it could not send.
+            let dropped = &batch[sent..];
+            if generated {
+                self.c.txonly_unsent += dropped.len() as u64;
+            } else {
+                cx.nic.ports[s.tx_port].txq[s.tx_queue].counters.ring_full_drops += dropped.len() as u64;
+            }
+            for d in dropped {
+                cx.frames.free(d.frame);
+            }
+            self.mbufs.clear();
+            self.mbufs.extend(dropped.iter().map(|d| d.mbuf));
+            self.put_mbufs(cx);
+        }
+    }
+
+    /// One chunk of a tx_burst; returns how many packets it placed.
+    fn tx_chunk(&mut self, s: Stream, part: &[Slot], cx: &mut StackCx) -> usize {
+        let p = self.cfg;
+        let rs = p.tx_rs_thresh as u64;
+        let tx = &mut cx.nic.ports[s.tx_port].txq[s.tx_queue].ring;
+        if tx.free() < p.tx_free_thresh as u64 && tx.done >= tx.freed + rs {
+            // The descriptor with the RS bit says the whole batch is done.
+            self.work.reset(Category::Tx).instr(rs * p.costs.tx_free_instr as u64).read(tx.ring.desc_addr(tx.freed + rs - 1));
+            self.mbufs.clear();
+            for pos in tx.freed..tx.freed + rs {
+                self.mbufs.push(tx.ring.slots[tx.ring.slot(pos)].mbuf);
+            }
+            tx.freed += rs;
+            self.exec(cx);
+            self.put_mbufs(cx);
+        }
+        let tx = &mut cx.nic.ports[s.tx_port].txq[s.tx_queue].ring;
+        let k = (part.len() as u64).min(tx.free()) as usize;
+        self.work.reset(Category::Tx).instr(p.costs.tx_burst_instr as u64);
+        for slot in &part[..k] {
+            let pos = tx.tail;
+            let i = tx.ring.slot(pos);
+            tx.ring.slots[i] = *slot;
+            self.work.instr(p.costs.tx_pkt_instr as u64).write(tx.ring.desc_addr(pos));
+            tx.tail += 1;
+        }
+        let tail = tx.tail;
+        self.exec(cx);
+        if k > 0 {
+            let t = cx.nic.pcie_of(s.tx_port).mmio_write(cx.core.now(), 4);
+            cx.out.schedule(t, Event::Nic(NicEvent::TxDoorbell { port: s.tx_port as u16, queue: s.tx_queue as u16, tail }));
+        }
+        k
+    }
+
+    /// An application that generates its frames (testpmd txonly): each
+    /// iteration takes a burst of mbufs per stream, has frames written into
+    /// them, and transmits them, without polling RX.
+    fn generate(&mut self, now: Ps, cx: &mut StackCx, app: &mut dyn App) {
+        for i in 0..self.streams.len() {
+            let s = self.streams[i];
+            let t = if i == 0 { now } else { cx.core.now() };
+            cx.nic.ports[s.rx_port].rxq[s.rx_queue].see_writebacks(t);
+            cx.nic.ports[s.tx_port].txq[s.tx_queue].see_writebacks(t);
+            let n = self.cfg.burst as usize;
+            self.mbufs.clear();
+            self.touched.clear();
+            if !cx.mbufs.get_bulk(self.id, n, &mut self.mbufs, &mut self.touched) {
+                self.c.rx_nombuf += 1;
+                self.retry_poll(s, cx);
+                return;
+            }
+            self.exec_touched(cx, Category::Mempool, n as u64 * self.cfg.costs.mempool_instr as u64);
+            self.bufs.clear();
+            for &m in &self.mbufs {
+                self.bufs.push((m, cx.mbufs.data_addr(m)));
+            }
+            let bufs = std::mem::take(&mut self.bufs);
+            let mut out = std::mem::take(&mut self.batch);
+            out.clear();
+            app.generate(&mut self.app_cx(cx, s.tx_port), &bufs, &mut out);
+            self.bufs = bufs;
+            cx.core.account_mut().add_packets(out.len() as u64);
+            self.tx_burst(s, &out, cx, true);
+            self.batch = out;
+        }
+        self.schedule_loop(cx, cx.core.now());
+    }
+
+    /// No mbuf to work with: poll again (never sleep: packets may be waiting).
+    fn retry_poll(&mut self, s: Stream, cx: &mut StackCx) {
+        let rx = &cx.nic.ports[s.rx_port].rxq[s.rx_queue].ring;
+        let addr = rx.ring.desc_addr(rx.next);
+        let t = cx.core.empty_poll(self.cfg.costs.empty_poll_instr as u64, addr, cx.mem);
+        self.schedule_loop(cx, t);
+    }
+
+    /// A whole iteration found nothing (it began at `start`): skip the
+    /// polls until the next write-back is visible, or sleep.
+    fn idle(&mut self, start: Ps, cx: &mut StackCx) {
+        let after = cx.core.now();
+        self.poll_ps = (after - start).max(1);
+        let next = self.streams.iter().filter_map(|s| cx.nic.ports[s.rx_port].rxq[s.rx_queue].next_writeback()).min();
+        match next {
+            // A write-back is on its way: poll until it is visible.
+            Some(t) => {
+                let polls = t.saturating_sub(after) / self.poll_ps;
+                self.c.empty_polls += polls * self.streams.len() as u64;
+                let resume = cx.core.idle_until(after + polls * self.poll_ps);
+                self.schedule_loop(cx, resume);
+            }
+            // Nothing in flight: sleep until a write-back is issued.
+            None => self.sleeping = true,
+        }
+    }
+}
+
+impl super::Stack for Pmd {
+    fn name(&self) -> &'static str {
+        "pmd"
+    }
+
+    fn run(&mut self, now: Ps, cx: &mut StackCx, app: &mut dyn App) {
+        cx.core.idle_until(now);
+        if app.generates() {
+            self.generate(now, cx, app);
+        } else {
+            self.iteration(now, cx, app);
+        }
+    }
+
+    /// Wakes a sleeping core at the first poll boundary at or after `t`,
+    /// charging the polls it skipped as idle.
+    fn rx_writeback(&mut self, t: Ps, _port: usize, _queue: usize, core: &mut Core, out: &mut Out) {
+        if !self.sleeping {
+            return;
+        }
+        self.sleeping = false;
+        let now = core.now();
+        let polls = t.saturating_sub(now).div_ceil(self.poll_ps);
+        self.c.empty_polls += polls * self.streams.len() as u64;
+        let wake = now + polls * self.poll_ps;
+        core.idle_until(wake);
+        out.schedule(wake, Event::Core(self.id as u16));
+    }
+
+    fn tx_writeback(&mut self, _t: Ps, _port: usize, _queue: usize, _core: &mut Core, _out: &mut Out) {}
+
+    fn burst_histogram(&self) -> &[u64] {
+        &self.burst_hist
+    }
+
+    fn result_json(&self) -> Value {
+        json!({
+            "rx_nombuf": self.c.rx_nombuf,
+            "empty_polls": self.c.empty_polls,
+            "app_consumed": self.c.app_consumed,
+            "txonly_unsent": self.c.txonly_unsent,
+        })
+    }
+
+    fn drops(&self) -> StackDrops {
+        StackDrops::default()
+    }
+
+    fn report_stats(&self, s: &mut StatSink<'_>) {
+        s.count("empty_polls", self.c.empty_polls, "rx_burst calls that returned nothing");
+        s.count("rx_nombuf", self.c.rx_nombuf, "rx_burst calls that found no mbuf to refill with");
+    }
+
+    fn reset_stats(&mut self) {
+        self.c = Counters::default();
+        self.burst_hist.iter_mut().for_each(|n| *n = 0);
+    }
+}

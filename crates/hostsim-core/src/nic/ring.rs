@@ -1,9 +1,11 @@
-//! The descriptor rings as the driver sees them, at simulated addresses.
+//! A queue's descriptor rings in host memory, at simulated addresses, as
+//! both the NIC and the driver see them.
 //!
 //! Positions are absolute counters (slot = position mod size). Each slot
-//! remembers the mbuf armed in it and, once the NIC has filled it, the frame
-//! (by handle) whose bytes the mbuf now holds: the frame's bytes live in the
-//! frame pool, its timing at the mbuf's address.
+//! holds what its descriptor names — the buffer's DMA address — and what
+//! software keeps beside it: the mbuf armed in it and, once the NIC has
+//! filled it, the frame (by handle) whose bytes the buffer now holds. The
+//! frame's bytes live in the frame pool, its timing at the buffer's address.
 //!
 //! RX (ixgbe semantics): the driver arms every slot at start and gives the
 //! NIC `rxd − 1` of them (head == tail means empty); a packet is visible once
@@ -14,12 +16,18 @@
 //! that carried the RS bit.
 
 use crate::framebuf::FrameId;
-use crate::nic::config::DESC_BYTES;
 
+/// Size of an RX or TX descriptor in host memory (82599 advanced descriptors;
+/// params.md §2d).
+pub const DESC_BYTES: u64 = 16;
+
+/// One descriptor's buffer: the mbuf, the frame it holds, and the address
+/// the descriptor gives the NIC (the mbuf's data address).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Slot {
     pub mbuf: u32,
     pub frame: FrameId,
+    pub buf_addr: u64,
 }
 
 /// A descriptor ring in host memory: `size` descriptors of 16 B from `base`,
@@ -48,6 +56,11 @@ impl Ring {
     pub fn size(&self) -> u64 {
         self.size
     }
+
+    /// Bytes of host memory the descriptors take.
+    pub fn bytes(&self) -> u64 {
+        self.size * DESC_BYTES
+    }
 }
 
 pub struct RxRing {
@@ -61,8 +74,9 @@ pub struct RxRing {
 }
 
 impl RxRing {
-    pub fn new(base: u64, mbufs: &[u32]) -> Self {
-        let slots = mbufs.iter().map(|&m| Slot { mbuf: m, frame: 0 }).collect();
+    /// A ring at `base` whose slots are armed with `bufs` (mbuf, data address).
+    pub fn new(base: u64, bufs: impl Iterator<Item = (u32, u64)>) -> Self {
+        let slots = bufs.map(|(mbuf, buf_addr)| Slot { mbuf, frame: 0, buf_addr }).collect();
         RxRing { ring: Ring::new(base, slots), next: 0, done: 0, hold: 0 }
     }
 
@@ -98,5 +112,27 @@ impl TxRing {
     #[inline]
     pub fn free(&self) -> u64 {
         self.ring.size - 1 - (self.tail - self.freed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_wrap_and_one_slot_stays_empty() {
+        let mut rx = RxRing::new(0x1000, (0..8).map(|i| (i, 0x10_0000 + i as u64 * 2048)));
+        assert_eq!(rx.tail(), 7, "the NIC owns rxd - 1 descriptors");
+        assert_eq!(rx.ring.desc_addr(9), 0x1000 + DESC_BYTES);
+        assert_eq!(rx.ring.slots[rx.ring.slot(10)].buf_addr, 0x10_0000 + 2 * 2048);
+        rx.done = 5;
+        rx.next = 3;
+        assert_eq!((rx.ready(), rx.tail()), (2, 10));
+        let mut tx = TxRing::new(0x2000, 8);
+        assert_eq!(tx.free(), 7);
+        tx.tail = 7;
+        assert_eq!(tx.free(), 0);
+        tx.freed = 4;
+        assert_eq!((tx.free(), tx.ring.bytes()), (4, 128));
     }
 }

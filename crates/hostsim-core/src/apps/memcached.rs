@@ -1,9 +1,13 @@
-//! MemcachedDPDK: the key-value store (`crate::kvs`) deployed on the
-//! poll-mode driver, run to completion. Each received frame that is a UDP
-//! datagram to the store's port goes to `Store::handle_datagram`; each reply
-//! datagram goes back in a frame addressed to the sender (the request's
-//! frame and mbuf are reused for the first one, as DPDK servers answer in
-//! place; further datagrams of a long reply take fresh mbufs).
+//! memcached over UDP: the key-value store (`crate::kvs`) as an application.
+//! On the poll-mode driver (MemcachedDPDK), run to completion: each
+//! received frame that is a UDP datagram to the store's port goes to
+//! `Store::handle_datagram`; each reply datagram goes back in a frame
+//! addressed to the sender (the request's frame and mbuf are reused for the
+//! first one, as DPDK servers answer in place; further datagrams of a long
+//! reply take fresh mbufs). On the kernel stack (MemcachedKernel), the
+//! request is read from the socket into the user buffer and each reply
+//! datagram is built in the send buffer and sent with `sendto`. One store
+//! serves every core.
 //!
 //! Timing: the request's bytes are read, `request_instr` instructions are
 //! charged per request, the store reports the lines of its hash table and
@@ -19,12 +23,14 @@ use std::net::Ipv4Addr;
 
 use serde_json::{json, Value};
 
-use super::rings::Slot;
-use super::{Host, CORE};
-use crate::cpu::Category;
+use super::config::{AppConfig, KvsAppConfig};
+use crate::cpu::{Category, Work};
 use crate::error::Result;
-use crate::framebuf::FramePool;
+use crate::framebuf::FrameId;
 use crate::kvs::{Datagrams, Store, StoreConfig, ValueLimit};
+use crate::nic::Slot;
+use crate::stack::app::Transport;
+use crate::stack::{App, AppCx, Socket};
 use crate::wire::ethernet::{self, Mac, FCS_LEN};
 use crate::wire::{ipv4, udp};
 
@@ -32,21 +38,28 @@ use crate::wire::{ipv4, udp};
 const BUCKETS_BASE: u64 = 0x4000_0000;
 const ITEMS_BASE: u64 = 0x5000_0000;
 
-/// Ethernet + IPv4 + UDP headers in front of a datagram's payload.
-const UDP_HEADERS: usize = crate::loadgen::frame::header_len(crate::config::Protocol::Udp);
+use crate::wire::UDP_HEADERS;
 
 /// Largest reply frame: a full 1400 B memcached datagram with its headers and FCS.
 pub const MAX_REPLY_FRAME_BYTES: u32 = UDP_HEADERS as u32
     + crate::wire::memcached::UDP_MAX_PAYLOAD_BYTES as u32
     + FCS_LEN as u32;
 
+pub fn new(cfg: &AppConfig) -> Result<Box<dyn App>> {
+    Ok(Box::new(KvsApp::new(&cfg.kvs)?))
+}
+
+/// Frame buffers must hold a full reply datagram whatever the request's size.
+pub fn max_frame_bytes(_: &AppConfig) -> u32 {
+    MAX_REPLY_FRAME_BYTES
+}
+
 /// The store and the buffers of the deployment.
 pub struct KvsApp {
     store: Store,
     replies: Datagrams,
-    out: Vec<Slot>,
-    /// Mbufs of requests that get no reply, returned once per batch.
-    freed: Vec<u32>,
+    /// The sender of the request being answered on the kernel stack.
+    peer: Option<Peer>,
     udp_port: u16,
     request_instr: u64,
     requests: u64,
@@ -56,7 +69,7 @@ pub struct KvsApp {
 }
 
 /// Who sent a request: the reply goes back to it.
-pub(super) struct Peer {
+pub struct Peer {
     mac: Mac,
     our_mac: Mac,
     ip: Ipv4Addr,
@@ -66,7 +79,7 @@ pub(super) struct Peer {
 }
 
 impl KvsApp {
-    pub fn new(cfg: &super::config::KvsAppConfig) -> Result<KvsApp> {
+    pub fn new(cfg: &KvsAppConfig) -> Result<KvsApp> {
         let store = Store::new(StoreConfig {
             buckets: cfg.buckets as usize,
             items: cfg.items as usize,
@@ -77,8 +90,7 @@ impl KvsApp {
         Ok(KvsApp {
             store,
             replies: Datagrams::new(),
-            out: Vec::new(),
-            freed: Vec::new(),
+            peer: None,
             udp_port: cfg.udp_port,
             request_instr: cfg.request_instr as u64,
             requests: 0,
@@ -114,7 +126,7 @@ impl KvsApp {
     /// Serves one frame: if it is a request to the store, reads its `len`
     /// bytes at `addr` (simulated), runs it, and leaves the reply datagrams
     /// in [`Self::reply`]. Counts requests, non-requests and unanswered ones.
-    pub(super) fn serve(&mut self, frame: &[u8], addr: u64, len: u64, per_line: u64, work: &mut crate::cpu::Work) -> Served {
+    fn serve(&mut self, frame: &[u8], addr: u64, len: u64, per_line: u64, work: &mut Work) -> Served {
         let Some((range, peer)) = self.parse(frame) else {
             self.not_requests += 1;
             return Served::NotRequest;
@@ -131,15 +143,7 @@ impl KvsApp {
         Served::Reply(peer)
     }
 
-    pub(super) fn reply_count(&self) -> usize {
-        self.replies.len()
-    }
-
-    pub(super) fn reply(&self, i: usize) -> &[u8] {
-        self.replies.get(i)
-    }
-
-    pub fn result_json(&self) -> Value {
+    fn counters_json(&self) -> Value {
         let s = self.store.stats();
         json!({
             "requests": self.requests,
@@ -161,7 +165,7 @@ impl KvsApp {
         })
     }
 
-    pub fn reset_counters(&mut self) {
+    fn reset_counters(&mut self) {
         self.requests = 0;
         self.not_requests = 0;
         self.no_reply = 0;
@@ -170,7 +174,7 @@ impl KvsApp {
 }
 
 /// What became of a frame given to the store.
-pub(super) enum Served {
+enum Served {
     /// Not a UDP datagram to the store's port.
     NotRequest,
     /// A request that gets no answer (noreply, or one memcached ignores).
@@ -180,7 +184,7 @@ pub(super) enum Served {
 }
 
 /// Writes a reply datagram into `buf` (the frame without FCS) to `peer`.
-pub(super) fn write_reply(buf: &mut [u8], peer: &Peer, payload: &[u8]) {
+fn write_reply(buf: &mut [u8], peer: &Peer, payload: &[u8]) {
     let n = buf.len();
     ethernet::Repr { dst: peer.mac, src: peer.our_mac, ethertype: ethernet::ETHERTYPE_IPV4 }
         .emit(&mut ethernet::Packet::new_unchecked(&mut buf[..]));
@@ -198,76 +202,93 @@ pub(super) fn write_reply(buf: &mut [u8], peer: &Peer, payload: &[u8]) {
 }
 
 /// Frame length (FCS included, at least 64 B) carrying a UDP payload of `len`.
-pub(super) fn reply_frame_bytes(len: usize) -> u32 {
+fn reply_frame_bytes(len: usize) -> u32 {
     ((UDP_HEADERS + len + FCS_LEN) as u32).max(64)
 }
 
-impl Host {
-    /// The store serves the received batch; replies go out in one tx_burst.
-    pub(super) fn serve_kvs(&mut self, batch: &[Slot], pool: &mut FramePool) {
-        let Some(mut kv) = self.kvs.take() else { return };
-        let per_line = self.cfg.pmd.costs.touch_instr_per_line as u64;
-        self.work.reset(Category::App);
-        kv.out.clear();
-        kv.freed.clear();
-        for s in batch {
-            let addr = self.pool.data_addr(s.mbuf);
-            let len = pool.data(s.frame).len() as u64;
-            let peer = match kv.serve(pool.data(s.frame), addr, len, per_line, &mut self.work) {
+
+impl App for KvsApp {
+    fn name(&self) -> &'static str {
+        "memcached"
+    }
+
+    /// MemcachedDPDK: the store serves the received batch; replies go out in one tx_burst.
+    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) {
+        let per_line = cx.costs.touch_instr_per_line as u64;
+        cx.work.reset(Category::App);
+        for s in pkts {
+            let len = cx.frames.data(s.frame).len() as u64;
+            let peer = match self.serve(cx.frames.data(s.frame), s.buf_addr, len, per_line, cx.work) {
                 Served::Reply(peer) => peer,
                 Served::NotRequest | Served::NoReply => {
-                    kv.freed.push(s.mbuf);
-                    pool.free(s.frame);
+                    cx.free.push(s.mbuf);
+                    cx.frames.free(s.frame);
                     continue;
                 }
             };
-            for i in 0..kv.replies.len() {
-                let payload = kv.replies.get(i);
+            for i in 0..self.replies.len() {
+                let payload = self.replies.get(i);
                 let bytes = reply_frame_bytes(payload.len());
-                let (frame, mbuf) = if i == 0 {
-                    (s.frame, s.mbuf)
+                let (frame, mbuf, addr) = if i == 0 {
+                    (s.frame, s.mbuf, s.buf_addr)
                 } else {
-                    match self.extra_mbuf() {
-                        Some(m) => (pool.alloc(bytes), m),
+                    match cx.alloc_mbuf() {
+                        Some((m, a)) => (cx.frames.alloc(bytes), m, a),
                         None => break,
                     }
                 };
                 // The system sizes frame buffers for a full reply datagram
                 // (MAX_REPLY_FRAME_BYTES), so this always fits.
-                let fits = pool.resize(frame, bytes);
+                let fits = cx.frames.resize(frame, bytes);
                 debug_assert!(fits, "frame buffers hold {MAX_REPLY_FRAME_BYTES} B replies");
-                write_reply(pool.data_mut(frame), &peer, payload);
-                self.work.write_lines(self.pool.data_addr(mbuf), bytes as u64 - FCS_LEN as u64, per_line);
-                kv.out.push(Slot { mbuf, frame });
+                write_reply(cx.frames.data_mut(frame), &peer, payload);
+                cx.work.write_lines(addr, bytes as u64 - FCS_LEN as u64, per_line);
+                cx.tx.push(Slot { mbuf, frame, buf_addr: addr });
             }
         }
-        self.core.exec(&self.work, &mut self.mem);
-        if !kv.freed.is_empty() {
-            self.free_mbufs(kv.freed.iter().copied());
-        }
-        let out = std::mem::take(&mut kv.out);
-        self.kvs = Some(kv);
-        if !out.is_empty() {
-            self.tx_burst(&out, pool);
-        }
-        if let Some(kv) = self.kvs.as_mut() {
-            kv.out = out;
+        cx.exec();
+    }
+
+    fn socket(&self) -> Option<Socket> {
+        Some(Socket { transport: Transport::Udp, port: self.udp_port })
+    }
+
+    /// MemcachedKernel: the store serves the request from the user buffer.
+    fn recv(&mut self, cx: &mut AppCx, frame: FrameId, len: u64) -> usize {
+        let per_line = cx.costs.touch_instr_per_line as u64;
+        cx.work.reset(Category::App);
+        let served = self.serve(cx.frames.data(frame), cx.user_rx, len, per_line, cx.work);
+        cx.exec();
+        match served {
+            Served::Reply(peer) => {
+                self.peer = Some(peer);
+                self.replies.len()
+            }
+            Served::NoReply | Served::NotRequest => 0,
         }
     }
 
-    /// One more mbuf for a multi-datagram reply.
-    fn extra_mbuf(&mut self) -> Option<u32> {
-        self.mbufs.clear();
-        self.touched.clear();
-        if !self.pool.get_bulk(CORE, 1, &mut self.mbufs, &mut self.touched) {
-            self.counters.rx_nombuf += 1;
-            return None;
+    /// Each reply datagram is built in the send buffer and in a frame.
+    fn reply(&mut self, cx: &mut AppCx, i: usize, request: FrameId, _len: u64) -> (FrameId, u64) {
+        let per_line = cx.costs.touch_instr_per_line as u64;
+        let payload = self.replies.get(i);
+        let bytes = reply_frame_bytes(payload.len());
+        let f = if i == 0 { request } else { cx.frames.alloc(bytes) };
+        let fits = cx.frames.resize(f, bytes);
+        debug_assert!(fits, "frame buffers hold full reply datagrams");
+        if let Some(peer) = &self.peer {
+            write_reply(cx.frames.data_mut(f), peer, payload);
         }
-        // Charged with the request's work unit (App), which is being built.
-        self.work.instr(self.cfg.pmd.costs.mempool_instr as u64);
-        for &a in &self.touched {
-            self.work.write(a);
-        }
-        Some(self.mbufs[0])
+        cx.work.reset(Category::App).write_lines(cx.user_tx, payload.len() as u64, per_line);
+        cx.exec();
+        (f, payload.len() as u64)
+    }
+
+    fn result_json(&self) -> Value {
+        self.counters_json()
+    }
+
+    fn reset_stats(&mut self) {
+        self.reset_counters();
     }
 }

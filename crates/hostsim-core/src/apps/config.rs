@@ -1,0 +1,117 @@
+//! The applications' parameters (`host.app.*`): testpmd's forwarding mode,
+//! rxptx's processing time, txonly's frame length, the key-value store,
+//! and the ports udp-echo and iperf listen on.
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::time::Ps;
+use crate::error::{ConfigError, Result};
+
+/// testpmd forwarding modes (`--forward-mode`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ForwardMode {
+    Io,
+    Mac,
+    #[default]
+    Macswap,
+    Rxonly,
+    /// Generate packets and transmit them; the RX queue is not polled.
+    Txonly,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AppConfig {
+    /// testpmd's forwarding mode (app `testpmd` only).
+    #[serde(default)]
+    pub forward_mode: ForwardMode,
+    /// rxptx: processing time per packet (ps).
+    #[serde(default)]
+    pub proc_time_ps: Ps,
+    /// testpmd txonly: length of the generated frames, FCS included
+    /// (testpmd `--txpkts`, default 64).
+    #[serde(default = "default_tx_frame_bytes")]
+    pub tx_frame_bytes: u32,
+    /// memcached (MemcachedDPDK, MemcachedKernel): the store and its costs.
+    #[serde(default)]
+    pub kvs: KvsAppConfig,
+    /// udp-echo: the UDP port it answers on (the load generator's default
+    /// destination port, 9; RFC 862's echo port is 7).
+    #[serde(default = "default_echo_port")]
+    pub echo_port: u16,
+    /// iperf: the TCP port it receives on (iperf3's 5201).
+    #[serde(default = "default_iperf_port")]
+    pub iperf_port: u16,
+}
+
+fn default_iperf_port() -> u16 {
+    5201
+}
+
+fn default_echo_port() -> u16 {
+    9
+}
+
+/// The key-value store behind `--app memcached`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct KvsAppConfig {
+    /// UDP port the store answers on (memcached's 11211).
+    pub udp_port: u16,
+    /// Hash chains (a power of two) and item slots (our DPDK kvs' defaults).
+    pub buckets: u32,
+    pub items: u32,
+    /// Longest value a `set` may store (bytes).
+    pub max_value_bytes: u32,
+    /// Instructions per request for parsing, hashing and building the reply
+    /// (estimate: a few hundred, as MICA's ~210–240 ns/op per core at
+    /// ~2 instructions/cycle suggests, params.md §8); memory accesses come on top.
+    pub request_instr: u32,
+}
+
+impl Default for KvsAppConfig {
+    fn default() -> Self {
+        KvsAppConfig { udp_port: 11211, buckets: 65536, items: 65536, max_value_bytes: 1024, request_instr: 400 }
+    }
+}
+
+fn default_tx_frame_bytes() -> u32 {
+    64
+}
+
+impl Default for AppConfig {
+    fn default() -> Self {
+        AppConfig {
+            forward_mode: ForwardMode::Macswap,
+            proc_time_ps: 1_000_000,
+            tx_frame_bytes: default_tx_frame_bytes(),
+            kvs: KvsAppConfig::default(),
+            echo_port: default_echo_port(),
+            iperf_port: default_iperf_port(),
+        }
+    }
+}
+
+
+impl AppConfig {
+    /// Checks every field; errors name the field from `app.`.
+    pub fn validate(&self) -> Result<()> {
+        let invalid = |field: &str, value: String, allowed: &str| -> Result<()> { Err(ConfigError::new(field, value, allowed).into()) };
+        let len = self.tx_frame_bytes;
+        if !(crate::wire::ethernet::MIN_FRAME_BYTES..=crate::wire::ethernet::MAX_FRAME_BYTES).contains(&len) {
+            return invalid("app.tx_frame_bytes", len.to_string(), "64..=9216");
+        }
+        let k = &self.kvs;
+        if !k.buckets.is_power_of_two() {
+            return invalid("app.kvs.buckets", k.buckets.to_string(), "a power of two");
+        }
+        if k.items == 0 || k.items > 1 << 24 {
+            return invalid("app.kvs.items", k.items.to_string(), "1..=16777216");
+        }
+        if k.max_value_bytes > 1 << 20 {
+            return invalid("app.kvs.max_value_bytes", k.max_value_bytes.to_string(), "0..=1048576");
+        }
+        Ok(())
+    }
+}

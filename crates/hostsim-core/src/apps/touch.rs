@@ -1,0 +1,69 @@
+//! touchfwd and touchdrop (the kernel-bypass study's benchmarks): read every
+//! byte of every packet, then swap the MACs and forward it (touchfwd) or
+//! free it (touchdrop). The reads are real (a fold over the bytes, kept as
+//! a digest) and charged per cache line.
+
+use serde_json::{json, Value};
+
+use super::config::AppConfig;
+use crate::cpu::Category;
+use crate::error::Result;
+use crate::nic::Slot;
+use crate::stack::{App, AppCx};
+use crate::wire::ethernet;
+
+pub fn new_fwd(_: &AppConfig) -> Result<Box<dyn App>> {
+    Ok(Box::new(Touch { forward: true, digest: 0 }))
+}
+
+pub fn new_drop(_: &AppConfig) -> Result<Box<dyn App>> {
+    Ok(Box::new(Touch { forward: false, digest: 0 }))
+}
+
+struct Touch {
+    forward: bool,
+    /// XOR of the digests of every packet read.
+    digest: u64,
+}
+
+impl App for Touch {
+    fn name(&self) -> &'static str {
+        if self.forward {
+            "touchfwd"
+        } else {
+            "touchdrop"
+        }
+    }
+
+    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) {
+        let c = *cx.costs;
+        cx.work.reset(Category::App);
+        for s in pkts {
+            let frame = cx.frames.data_mut(s.frame);
+            cx.work.read_lines(s.buf_addr, frame.len() as u64, c.touch_instr_per_line as u64);
+            self.digest ^= super::touch(frame);
+            if self.forward {
+                cx.work.instr(c.header_instr as u64).read(s.buf_addr).write(s.buf_addr);
+                ethernet::Packet::new_unchecked(frame).swap_macs();
+            }
+        }
+        cx.exec();
+        if self.forward {
+            cx.tx.extend_from_slice(pkts);
+        } else {
+            cx.consume(pkts);
+        }
+    }
+
+    fn forwards(&self) -> bool {
+        self.forward
+    }
+
+    fn result_json(&self) -> Value {
+        json!({"touch_digest": self.digest})
+    }
+
+    fn reset_stats(&mut self) {
+        self.digest = 0;
+    }
+}

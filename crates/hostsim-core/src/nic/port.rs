@@ -1,0 +1,398 @@
+//! One NIC port: the MAC's RX FIFO and RSS, the RX DMA engine, the TX
+//! descriptor engine and payload reads, the TX FIFO and the wire, the drop
+//! attribution, and the port's queue pairs.
+//!
+//! ```text
+//! wire ─▶ RSS ─▶ RX FIFO ─▶ DMA engine ──PCIe──▶ buffer (mem/DCA) ─▶ descriptor write-back
+//!                              ▲ descriptor prefetch ◀── RX ring of the frame's queue ◀── doorbell
+//! wire ◀─ TX FIFO ◀─ payload DMA read ◀─ TX descriptor fetch (per queue) ◀── doorbell
+//!                     └─▶ completion write-back (every `rs` descriptors)
+//! ```
+//!
+//! Every step takes the current time and books its transfers on the port's
+//! PCIe link and its memory accesses in the memory system; what happens
+//! later is an event for the owner of the port ([`super::NicOut`]).
+//!
+//! Simplified: one DMA write engine per port handles frames in FIFO order —
+//! a frame whose queue has no descriptor blocks the frames behind it (as
+//! the 82599 does without SRRCTL.DROP_EN, DPDK's default); the TX FIFO
+//! reserves a frame's bytes when its payload read is issued and frees them
+//! when the frame has left for the wire; with several TX queues the engine
+//! takes one frame from each queue that has one, in turn; RX descriptor
+//! prefetches may complete out of order; a write-back on the timer does not
+//! wait for every pending frame's data. A chip's packet rate
+//! (`max_pps`, [`NicDev`]) spaces the frames of all its ports, in each
+//! direction, at least 1/max_pps apart.
+
+use std::collections::VecDeque;
+use std::net::Ipv4Addr;
+
+use super::drop_fsm::DropFsm;
+use super::queue::{RxQueue, TxQueue};
+use super::ring::DESC_BYTES;
+use super::rss::Rss;
+use super::rx_fifo::RxFifo;
+use super::{NicDev, NicEvent, NicOut};
+use crate::engine::stats::HasStats;
+use crate::engine::time::{bits_to_ps, Ps};
+use crate::framebuf::{FrameId, FramePool};
+use crate::mem::MemSystem;
+use crate::pcie::Kind;
+use crate::wire::ethernet::{Mac, FCS_LEN};
+
+/// Bytes on the wire per frame beyond the frame (preamble, SFD, gap; params.md §1).
+const WIRE_OVERHEAD_BYTES: u64 = 20;
+
+/// What a port's engines need to know of its configuration, in base units.
+#[derive(Debug, Clone, Copy)]
+pub struct PortParams {
+    pub tx_fifo_bytes: u64,
+    pub rx_wb_timer_ps: Ps,
+    pub tx_fetch_batch: u64,
+    pub tx_desc_cache: u64,
+    /// One-way PCIe latency of the port's link.
+    pub pcie_latency_ps: Ps,
+    pub wire_rate_bps: u64,
+}
+
+/// A port's addresses and its peer's.
+#[derive(Debug, Clone, Copy)]
+pub struct PortAddrs {
+    pub mac: Mac,
+    pub ip: Ipv4Addr,
+    pub peer: Mac,
+    pub peer_ip: Ipv4Addr,
+}
+
+/// Counters of a port, named as DPDK's xstats name them.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PortCounters {
+    pub rx_packets: u64,
+    pub rx_bytes: u64,
+    /// Frames dropped because the RX FIFO was full.
+    pub rx_missed_errors: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+}
+
+pub struct Port {
+    /// The PCIe link (NIC device) the port sits behind.
+    pub dev: usize,
+    /// The port's MAC and IPv4 address, and those of the station at the other end of its link.
+    pub mac: Mac,
+    pub ip: Ipv4Addr,
+    pub peer: Mac,
+    pub peer_ip: Ipv4Addr,
+    pub params: PortParams,
+    pub fifo: RxFifo,
+    pub fsm: DropFsm,
+    pub rss: Rss,
+    pub rxq: Vec<RxQueue>,
+    pub txq: Vec<TxQueue>,
+    pub counters: PortCounters,
+    dma_free_at: Ps,
+    dma_scheduled: bool,
+    /// The TX FIFO: (time the frame has left for the wire, bytes), oldest first.
+    tx_fifo: VecDeque<(Ps, u32)>,
+    tx_fifo_used: u64,
+    tx_space_pending: bool,
+    /// When the last frame read for transmission is in the TX FIFO (frames leave in order).
+    tx_last_ready: Ps,
+    /// When the wire is free after the frames already queued.
+    wire_free_at: Ps,
+    /// The TX queue the payload engine serves next.
+    tx_turn: usize,
+}
+
+impl Port {
+    pub fn new(dev: usize, addrs: PortAddrs, params: PortParams, rx_fifo_bytes: u64, rss: Rss, rxq: Vec<RxQueue>, txq: Vec<TxQueue>) -> Port {
+        Port {
+            dev,
+            mac: addrs.mac,
+            ip: addrs.ip,
+            peer: addrs.peer,
+            peer_ip: addrs.peer_ip,
+            params,
+            fifo: RxFifo::new(rx_fifo_bytes),
+            fsm: DropFsm::default(),
+            rss,
+            rxq,
+            txq,
+            counters: Default::default(),
+            dma_free_at: 0,
+            dma_scheduled: false,
+            tx_fifo: VecDeque::new(),
+            tx_fifo_used: 0,
+            tx_space_pending: false,
+            tx_last_ready: 0,
+            wire_free_at: 0,
+            tx_turn: 0,
+        }
+    }
+
+    /// A frame arrived whole from the wire at `now`: RSS picks its queue,
+    /// the drop FSM sees the port's state, the FIFO takes it or drops it.
+    pub fn frame_arrival<O: NicOut>(&mut self, me: usize, id: FrameId, now: Ps, frames: &mut FramePool, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
+        let bytes = frames.frame_bytes(id);
+        let queue = self.rss.queue(frames.data(id));
+        // The queue that decides whether the FIFO moves: the head frame's.
+        let q = &self.rxq[self.fifo.head().map_or(queue, |h| h.2)];
+        let fits = self.fifo.fits(bytes);
+        if self.fsm.on_arrival(!fits, self.fifo.is_empty(), q.desc.ring_full(), q.tx_blocked).is_some() {
+            self.counters.rx_missed_errors += 1;
+            frames.free(id);
+            return;
+        }
+        self.fifo.push(id, bytes, queue);
+        self.kick_rx_dma(me, now, dev, mem, out);
+    }
+
+    /// Starts the DMA engine on the FIFO's head: at once if it is free (no
+    /// event needed), else when it becomes free.
+    fn kick_rx_dma<O: NicOut>(&mut self, me: usize, now: Ps, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
+        if self.dma_scheduled || self.fifo.is_empty() {
+            return;
+        }
+        let free = self.dma_free_at.max(dev.rx_next);
+        if free <= now {
+            self.rx_dma(me, now, dev, mem, out);
+        } else {
+            self.dma_scheduled = true;
+            out.schedule(free, NicEvent::RxDma { port: me as u16 });
+        }
+    }
+
+    /// The DMA engine moves the FIFO's head frame into its queue's next buffer.
+    pub(super) fn rx_dma<O: NicOut>(&mut self, me: usize, now: Ps, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
+        self.dma_scheduled = false;
+        if dev.rx_next > now {
+            // Another port of the chip took this slot of its packet rate.
+            return self.kick_rx_dma(me, now, dev, mem, out);
+        }
+        let Some((id, bytes, q)) = self.fifo.head() else { return };
+        let Some(pos) = self.rxq[q].desc.take() else {
+            // No descriptor: wait for a prefetch or a doorbell to kick the engine.
+            self.prefetch_rx_descs(me, q, now, dev, mem, out);
+            return;
+        };
+        self.fifo.pop();
+        let rq = &mut self.rxq[q];
+        let slot = rq.ring.ring.slot(pos);
+        rq.ring.ring.slots[slot].frame = id;
+        let len = bytes - FCS_LEN as u32;
+        let addr = rq.ring.ring.slots[slot].buf_addr;
+        let arrive = dev.pcie.dma_write(now, len, Kind::Payload);
+        let visible = mem.device_write(addr, len, arrive);
+        self.dma_free_at = arrive.saturating_sub(self.params.pcie_latency_ps).max(now);
+        if dev.frame_interval_ps > 0 {
+            dev.rx_next = now + dev.frame_interval_ps;
+        }
+        self.counters.rx_packets += 1;
+        self.counters.rx_bytes += bytes as u64;
+        rq.counters.packets += 1;
+        rq.counters.bytes += bytes as u64;
+        if let Some((first, n)) = rq.desc.complete(now) {
+            self.write_back_rx(me, q, now, first, n, visible, dev, mem, out);
+        } else if !rq.wb_timer_armed {
+            if let Some(t) = rq.desc.wb_deadline(self.params.rx_wb_timer_ps) {
+                rq.wb_timer_armed = true;
+                out.schedule(t, NicEvent::RxWbTimer { port: me as u16, queue: q as u16 });
+            }
+        }
+        self.prefetch_rx_descs(me, q, now, dev, mem, out);
+        self.kick_rx_dma(me, now, dev, mem, out);
+    }
+
+    /// The first prefetch of a queue whose ring the driver has just armed.
+    pub(super) fn prime<O: NicOut>(&mut self, me: usize, q: usize, now: Ps, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
+        self.prefetch_rx_descs(me, q, now, dev, mem, out);
+    }
+
+    fn prefetch_rx_descs<O: NicOut>(&mut self, me: usize, q: usize, now: Ps, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
+        let rq = &mut self.rxq[q];
+        let Some((first, n)) = rq.desc.start_prefetch() else { return };
+        let at = now + self.params.pcie_latency_ps;
+        let host = ring_read_time(mem, rq.ring.ring.base, rq.ring.ring.size(), first, n, at);
+        let done = dev.pcie.dma_read(now, (n * DESC_BYTES) as u32, host, Kind::Descriptor);
+        out.schedule(done, NicEvent::RxDescFetched { port: me as u16, queue: q as u16, n: n as u32 });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn write_back_rx<O: NicOut>(&mut self, me: usize, q: usize, now: Ps, first: u64, n: u64, data_visible: Ps, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
+        let rq = &mut self.rxq[q];
+        let arrive = dev.pcie.dma_write(now, (n * DESC_BYTES) as u32, Kind::Descriptor);
+        let ring = rq.ring.ring.size();
+        let head = (ring - first % ring).min(n);
+        let mut visible = mem.device_write(rq.ring.ring.desc_addr(first), (head * DESC_BYTES) as u32, arrive);
+        if n > head {
+            visible = visible.max(mem.device_write(rq.ring.ring.desc_addr(first + head), ((n - head) * DESC_BYTES) as u32, arrive));
+        }
+        let t = visible.max(data_visible).max(rq.wb_pending.back().map_or(0, |w| w.0));
+        rq.wb_pending.push_back((t, first + n));
+        out.rx_writeback(t, me, q);
+    }
+
+    pub(super) fn rx_wb_timer<O: NicOut>(&mut self, me: usize, q: usize, now: Ps, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
+        let rq = &mut self.rxq[q];
+        rq.wb_timer_armed = false;
+        match rq.desc.wb_deadline(self.params.rx_wb_timer_ps) {
+            Some(t) if t <= now => {
+                if let Some((first, n)) = rq.desc.start_writeback() {
+                    self.write_back_rx(me, q, now, first, n, now, dev, mem, out);
+                }
+            }
+            Some(t) => {
+                rq.wb_timer_armed = true;
+                out.schedule(t, NicEvent::RxWbTimer { port: me as u16, queue: q as u16 });
+            }
+            None => {}
+        }
+    }
+
+    /// A prefetch of `n` descriptors arrived, or the driver moved the tail
+    /// (`tail` given): more descriptors may be fetched and the engine may run.
+    pub(super) fn rx_descs_changed<O: NicOut>(&mut self, me: usize, q: usize, fetched: Option<u64>, tail: Option<u64>, now: Ps, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
+        if let Some(n) = fetched {
+            self.rxq[q].desc.prefetch_done(n);
+        }
+        if let Some(t) = tail {
+            self.rxq[q].desc.doorbell(t);
+        }
+        self.prefetch_rx_descs(me, q, now, dev, mem, out);
+        self.kick_rx_dma(me, now, dev, mem, out);
+    }
+
+    /// Fetches TX descriptors the doorbell gave, in requests of up to
+    /// `tx_fetch_batch`, while the NIC's descriptor cache (`tx_desc_cache`,
+    /// fetches in flight included) has room.
+    pub(super) fn fetch_tx_descs<O: NicOut>(&mut self, me: usize, q: usize, now: Ps, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
+        let (batch, cache) = (self.params.tx_fetch_batch, self.params.tx_desc_cache);
+        let tq = &mut self.txq[q];
+        loop {
+            let room = cache - (tq.fetched - tq.sent);
+            let n = (tq.nic_tail - tq.fetched).min(room).min(batch);
+            if n == 0 {
+                return;
+            }
+            let at = now + self.params.pcie_latency_ps;
+            let host = ring_read_time(mem, tq.ring.ring.base, tq.ring.ring.size(), tq.fetched, n, at);
+            let done = dev.pcie.dma_read(now, (n * DESC_BYTES) as u32, host, Kind::Descriptor).max(tq.fetch_done);
+            tq.fetch_done = done;
+            tq.fetched += n;
+            out.schedule(done, NicEvent::TxDescFetched { port: me as u16, queue: q as u16, upto: tq.fetched });
+        }
+    }
+
+    pub(super) fn tx_doorbell(&mut self, q: usize, tail: u64) {
+        let tq = &mut self.txq[q];
+        tq.nic_tail = tq.nic_tail.max(tail);
+    }
+
+    pub(super) fn tx_descs_arrived(&mut self, q: usize, upto: u64) {
+        let tq = &mut self.txq[q];
+        tq.arrived = tq.arrived.max(upto);
+    }
+
+    pub(super) fn tx_fifo_space(&mut self) {
+        self.tx_space_pending = false;
+    }
+
+    /// The next TX queue with a frame to read, taking the queues in turn.
+    #[inline]
+    fn next_tx_queue(&mut self) -> Option<usize> {
+        let n = self.txq.len();
+        for i in 0..n {
+            let q = (self.tx_turn + i) % n;
+            if self.txq[q].readable() {
+                self.tx_turn = (q + 1) % n;
+                return Some(q);
+            }
+        }
+        None
+    }
+
+    /// Reads the frames of the arrived descriptors over PCIe while the TX FIFO
+    /// has room for them, and queues each on the wire when it is in.
+    pub(super) fn tx_read_payloads<O: NicOut>(&mut self, me: usize, now: Ps, frames: &FramePool, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
+        while let Some(&(leave, bytes)) = self.tx_fifo.front() {
+            if leave > now {
+                break;
+            }
+            self.tx_fifo_used -= bytes as u64;
+            self.tx_fifo.pop_front();
+        }
+        while let Some(q) = self.next_tx_queue() {
+            let tq = &self.txq[q];
+            let pos = tq.sent;
+            let s = tq.ring.ring.slots[tq.ring.ring.slot(pos)];
+            let bytes = frames.frame_bytes(s.frame);
+            if self.tx_fifo_used + bytes as u64 > self.params.tx_fifo_bytes {
+                if let (false, Some(&(leave, _))) = (self.tx_space_pending, self.tx_fifo.front()) {
+                    self.tx_space_pending = true;
+                    out.schedule(leave, NicEvent::TxFifoSpace { port: me as u16 });
+                }
+                // This queue goes first next time.
+                self.tx_turn = q;
+                break;
+            }
+            let len = bytes - FCS_LEN as u32;
+            let at = now + self.params.pcie_latency_ps;
+            let host = mem.device_read(s.buf_addr, len, at).saturating_sub(at);
+            let done = dev.pcie.dma_read(now, len, host, Kind::Payload);
+            let ready = done.max(self.tx_last_ready).max(dev.tx_next);
+            if dev.frame_interval_ps > 0 {
+                dev.tx_next = ready + dev.frame_interval_ps;
+            }
+            self.tx_last_ready = ready;
+            // The frame leaves the FIFO once it is on the wire (same arithmetic as the link).
+            let start = ready.max(self.wire_free_at);
+            self.wire_free_at = start + bits_to_ps((bytes as u64 + WIRE_OVERHEAD_BYTES) * 8, self.params.wire_rate_bps);
+            self.tx_fifo.push_back((self.wire_free_at, bytes));
+            self.tx_fifo_used += bytes as u64;
+            out.to_wire(ready, me, s.frame);
+            self.counters.tx_packets += 1;
+            self.counters.tx_bytes += bytes as u64;
+            let tq = &mut self.txq[q];
+            tq.counters.packets += 1;
+            tq.counters.bytes += bytes as u64;
+            if (pos + 1) % tq.rs == 0 {
+                let arrive = dev.pcie.dma_write(ready, DESC_BYTES as u32, Kind::Descriptor);
+                let visible = mem.device_write(tq.ring.ring.desc_addr(pos), DESC_BYTES as u32, arrive);
+                let t = visible.max(tq.wb_pending.back().map_or(0, |w| w.0));
+                tq.wb_pending.push_back((t, pos + 1));
+                out.tx_writeback(t, me, q);
+            }
+            tq.sent += 1;
+        }
+    }
+
+    /// Bytes in the RX FIFO at most (statistics).
+    pub fn rx_fifo_max_bytes(&self) -> u64 {
+        self.fifo.max_used_bytes()
+    }
+
+    /// Clears the counters (end of warm-up); the state stays.
+    pub fn reset_counters(&mut self) {
+        self.counters = Default::default();
+        self.fsm.reset_stats();
+        for q in &mut self.rxq {
+            q.counters = Default::default();
+        }
+        for q in &mut self.txq {
+            q.counters = Default::default();
+        }
+    }
+}
+
+/// Time the host needs to answer a device read of `n` descriptors from
+/// position `pos` of a ring at `base` with `size` slots (two pieces if it
+/// wraps), reaching it at `at`.
+fn ring_read_time(mem: &mut MemSystem, base: u64, size: u64, pos: u64, n: u64, at: Ps) -> Ps {
+    let addr = |p: u64| base + (p % size) * DESC_BYTES;
+    let first = (size - pos % size).min(n);
+    let mut t = mem.device_read(addr(pos), (first * DESC_BYTES) as u32, at).saturating_sub(at);
+    if n > first {
+        t = t.max(mem.device_read(addr(pos + first), ((n - first) * DESC_BYTES) as u32, at).saturating_sub(at));
+    }
+    t
+}

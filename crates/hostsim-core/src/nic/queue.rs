@@ -1,0 +1,116 @@
+//! One RX/TX queue pair of a port: the descriptor rings in host memory and
+//! what the NIC keeps for each — the RX descriptor cache and its pending
+//! write-backs, the TX fetch and read positions and their completions.
+//!
+//! Software (a stack) reads and refills the rings directly, as a driver
+//! does; the NIC side moves only through the port's engines (`port.rs`).
+//! Write-backs are kept as (time visible, position) in order, so software
+//! reads them when it polls and needs no event for each.
+
+use std::collections::VecDeque;
+
+use super::desc_cache::RxDescCache;
+use super::ring::{RxRing, TxRing};
+use crate::engine::time::Ps;
+
+/// Counters of one receive queue (DPDK's per-queue xstats).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RxQueueCounters {
+    /// Frames DMA'd into this queue's buffers.
+    pub packets: u64,
+    pub bytes: u64,
+}
+
+/// Counters of one transmit queue.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TxQueueCounters {
+    /// Frames read from host memory for transmission.
+    pub packets: u64,
+    pub bytes: u64,
+    /// Packets software freed because this ring was full (testpmd's TX-dropped).
+    pub ring_full_drops: u64,
+}
+
+pub struct RxQueue {
+    pub ring: RxRing,
+    pub desc: RxDescCache,
+    /// Write-backs issued: (time visible, descriptors done up to), in order.
+    pub wb_pending: VecDeque<(Ps, u64)>,
+    pub wb_timer_armed: bool,
+    /// The stream that drains this queue found its TX ring full at its last
+    /// transmit (an input of the port's drop attribution).
+    pub tx_blocked: bool,
+    pub counters: RxQueueCounters,
+}
+
+impl RxQueue {
+    pub fn new(ring: RxRing, desc: RxDescCache) -> Self {
+        RxQueue { ring, desc, wb_pending: VecDeque::new(), wb_timer_armed: false, tx_blocked: false, counters: Default::default() }
+    }
+
+    /// Write-backs visible by `now` become what software sees.
+    #[inline]
+    pub fn see_writebacks(&mut self, now: Ps) {
+        while let Some(&(t, upto)) = self.wb_pending.front() {
+            if t > now {
+                break;
+            }
+            self.ring.done = upto;
+            self.wb_pending.pop_front();
+        }
+    }
+
+    /// When the next write-back becomes visible, if one is on its way.
+    #[inline]
+    pub fn next_writeback(&self) -> Option<Ps> {
+        self.wb_pending.front().map(|w| w.0)
+    }
+}
+
+pub struct TxQueue {
+    pub ring: TxRing,
+    /// A completion write-back every this many descriptors (the PMD's
+    /// `tx_rs_thresh`; the kernel driver asks for one per packet).
+    pub rs: u64,
+    /// The tail the NIC was given by doorbells.
+    pub(super) nic_tail: u64,
+    /// Descriptors fetched (or in flight) up to here.
+    pub(super) fetched: u64,
+    /// When the last descriptor fetch completes (fetches complete in order).
+    pub(super) fetch_done: Ps,
+    /// Descriptors that have arrived at the NIC, up to here.
+    pub(super) arrived: u64,
+    /// Descriptors whose frames the NIC has started to read.
+    pub(super) sent: u64,
+    /// Completion write-backs issued, as for RX.
+    pub wb_pending: VecDeque<(Ps, u64)>,
+    pub counters: TxQueueCounters,
+}
+
+impl TxQueue {
+    pub fn new(ring: TxRing, rs: u64) -> Self {
+        TxQueue { ring, rs, nic_tail: 0, fetched: 0, fetch_done: 0, arrived: 0, sent: 0, wb_pending: VecDeque::new(), counters: Default::default() }
+    }
+
+    #[inline]
+    pub fn see_writebacks(&mut self, now: Ps) {
+        while let Some(&(t, upto)) = self.wb_pending.front() {
+            if t > now {
+                break;
+            }
+            self.ring.done = upto;
+            self.wb_pending.pop_front();
+        }
+    }
+
+    #[inline]
+    pub fn next_writeback(&self) -> Option<Ps> {
+        self.wb_pending.front().map(|w| w.0)
+    }
+
+    /// Frames whose descriptors have arrived and whose payload is not read yet.
+    #[inline]
+    pub(super) fn readable(&self) -> bool {
+        self.sent < self.arrived
+    }
+}

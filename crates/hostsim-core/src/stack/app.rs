@@ -1,0 +1,164 @@
+//! The interface between a stack and an application (SPEC 2.9).
+//!
+//! An application acts on real packet bytes and charges what it does —
+//! instructions and the memory lines it touches at their simulated
+//! addresses — to the core that runs it, through an [`AppCx`]. It never
+//! sees the NIC: on the poll-mode driver it gets the packets of one
+//! rx_burst and says which to transmit (on the stream's TX queue) and
+//! which it consumed; on the kernel stack it gets one datagram at a time
+//! in its user buffer and builds its replies, which the stack sends.
+//!
+//! The applications themselves live in `crate::apps`, one file each.
+
+use std::net::Ipv4Addr;
+
+use serde_json::Value;
+
+use super::mempool::Mempool;
+use super::pmd::config::PmdCosts;
+use crate::cpu::{Core, Work};
+use crate::engine::time::Ps;
+use crate::framebuf::{FrameId, FramePool};
+use crate::mem::MemSystem;
+use crate::nic::Slot;
+use crate::wire::ethernet::Mac;
+
+/// The transport protocol of a kernel socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Udp,
+    Tcp,
+}
+
+/// The socket a kernel-stack application binds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Socket {
+    pub transport: Transport,
+    pub port: u16,
+}
+
+/// What an application works with: the core it runs on, the memory
+/// system, the frame pool (real bytes) and the mbuf pool (simulated
+/// addresses), a work unit to fill, and where its results go.
+pub struct AppCx<'a> {
+    pub core: &'a mut Core,
+    pub mem: &'a mut MemSystem,
+    pub frames: &'a mut FramePool,
+    pub mbufs: &'a mut Mempool,
+    /// The work unit the application fills and runs with [`AppCx::exec`].
+    pub work: &'a mut Work,
+    /// Per-packet cost constants of the benchmark applications (`host.pmd.costs`).
+    pub costs: &'a PmdCosts,
+    pub core_id: usize,
+    /// The MAC of the port packets leave from, and of the station behind it.
+    pub port_mac: Mac,
+    pub peer_mac: Mac,
+    /// The IPv4 addresses of the port and of the station behind it.
+    pub port_ip: Ipv4Addr,
+    pub peer_ip: Ipv4Addr,
+    /// Poll-mode driver: packets to transmit, in order, on the stream's TX queue.
+    pub tx: &'a mut Vec<Slot>,
+    /// Poll-mode driver: mbufs to return to the pool.
+    pub free: &'a mut Vec<u32>,
+    /// Frames whose life ended here (measured by the load generator as delivered).
+    pub consumed: &'a mut Vec<(Ps, FrameId)>,
+    /// Packets consumed, and mbuf allocations that failed (`rx_nombuf`).
+    pub consumed_count: &'a mut u64,
+    pub nombuf: &'a mut u64,
+    /// Kernel stack: the application's receive and send buffers, and its
+    /// instructions per datagram (`host.kernel.costs.app_instr`).
+    pub user_rx: u64,
+    pub user_tx: u64,
+    pub kernel_app_instr: u64,
+    pub(crate) scratch: &'a mut Vec<u32>,
+    pub(crate) touched: &'a mut Vec<u64>,
+}
+
+impl AppCx<'_> {
+    /// Runs the work unit on the core.
+    #[inline]
+    pub fn exec(&mut self) {
+        self.core.exec(self.work, self.mem);
+    }
+
+    /// The packets are consumed here: their frames end, their mbufs go back.
+    pub fn consume(&mut self, pkts: &[Slot]) {
+        let t = self.core.now();
+        *self.consumed_count += pkts.len() as u64;
+        self.consumed.extend(pkts.iter().map(|s| (t, s.frame)));
+        self.free.extend(pkts.iter().map(|s| s.mbuf));
+    }
+
+    /// One more mbuf (a reply longer than one datagram): its mempool work
+    /// joins the current work unit. None when the pool is empty.
+    pub fn alloc_mbuf(&mut self) -> Option<(u32, u64)> {
+        self.scratch.clear();
+        self.touched.clear();
+        if !self.mbufs.get_bulk(self.core_id, 1, self.scratch, self.touched) {
+            *self.nombuf += 1;
+            return None;
+        }
+        self.work.instr(self.costs.mempool_instr as u64);
+        for &a in self.touched.iter() {
+            self.work.write(a);
+        }
+        let m = self.scratch[0];
+        Some((m, self.mbufs.data_addr(m)))
+    }
+}
+
+/// An application. One instance serves every core of the host (shared
+/// state, such as a key-value store, is shared for real); `cx.core_id`
+/// says which core is calling.
+pub trait App {
+    /// The name it is registered under.
+    fn name(&self) -> &'static str;
+
+    /// Poll-mode driver: the packets of one rx_burst, in order. The
+    /// application charges its work, then puts each packet in `cx.tx`, or
+    /// consumes it (`cx.consume`), or frees it (`cx.free` and the frame).
+    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]);
+
+    /// Builds frames into fresh mbufs instead of receiving (testpmd
+    /// txonly): true if this application generates its traffic.
+    fn generates(&self) -> bool {
+        false
+    }
+
+    /// Generation: writes a frame into each mbuf of `mbufs` (mbuf, data
+    /// address) and returns them as packets to send, in `out`.
+    fn generate(&mut self, _cx: &mut AppCx, _mbufs: &[(u32, u64)], _out: &mut Vec<Slot>) {}
+
+    /// Kernel stack: the socket the application binds; None if it runs on
+    /// the poll-mode driver only.
+    fn socket(&self) -> Option<Socket> {
+        None
+    }
+
+    /// Kernel stack: a datagram of `len` payload bytes was copied to
+    /// `cx.user_rx` (its frame is `frame`). Returns how many reply
+    /// datagrams it sends (0: the stack frees the frame).
+    fn recv(&mut self, _cx: &mut AppCx, _frame: FrameId, _len: u64) -> usize {
+        0
+    }
+
+    /// Kernel stack: builds reply `i` to the request in `request` (of
+    /// `len` payload bytes) in `cx.user_tx` and in a frame — the request's
+    /// own for the first — and returns the frame with its payload length;
+    /// the stack sends it with `sendto`.
+    fn reply(&mut self, _cx: &mut AppCx, _i: usize, request: FrameId, len: u64) -> (FrameId, u64) {
+        (request, len)
+    }
+
+    /// Does the application transmit what it receives (for reports)?
+    fn forwards(&self) -> bool {
+        true
+    }
+
+    /// The application's own counters, for the result (an object, or null).
+    fn result_json(&self) -> Value {
+        Value::Null
+    }
+
+    fn reset_stats(&mut self) {}
+}

@@ -1,0 +1,655 @@
+//! The Linux kernel network stack (SPEC 2.8) on one core, for
+//! `stack = "kernel"`, over the same NIC, PCIe, memory system and cores as
+//! the poll-mode driver.
+//!
+//! ```text
+//! NIC write-back ─▶ interrupt (ITR) ─▶ NAPI poll ≤ 64 (TX clean, RX: build_skb,
+//!   refill, GRO, ip_rcv, udp_rcv) ─▶ socket queue ─▶ wake-up ─▶ recvfrom
+//!   (syscall, copy to user, free skb) ─▶ application ─▶ sendto (syscall, skb,
+//!   copy from user, UDP/IP output, qdisc + lock, driver xmit, doorbell)
+//! ```
+//!
+//! Each core runs three contexts: the hard interrupt of its queue pair and
+//! the softirq it raises (taken between work units, ahead of any thread),
+//! and two threads — the application and ksoftirqd — chosen CFS-style by
+//! virtual runtime with a minimum granularity. A NAPI round
+//! (`net_rx_action`) polls up to `napi_budget` packets at a time until a
+//! poll comes back short (NAPI completes, the interrupt is unmasked) or
+//! `netdev_budget` packets are done (the rest is left to ksoftirqd, which
+//! competes with the application for the core). The interrupt fires when a
+//! write-back is visible and at least `irq_interval` after the previous
+//! one; a cause latched while NAPI ran fires it again on unmasking. With
+//! several cores, each has its own queue pair (its interrupt's affinity),
+//! application thread and socket (SO_REUSEPORT), skb slab and qdisc.
+//!
+//! Every stage is a number of instructions plus real memory accesses at
+//! simulated addresses — descriptors, the page buffers the NIC wrote (in the
+//! LLC with DCA), sk_buff structs from a slab, the socket, the qdisc lock, the
+//! application's buffers — so copies cost what the caches make them cost and
+//! grow with the datagram. Cycles go to the categories irq, rx, skb, mempool
+//! (page buffers), proto (GRO, IP, UDP, socket queues), sched, syscall, copy,
+//! app, qdisc and tx.
+//!
+//! TCP (a bulk receiver such as `--app iperf`): GRO merges consecutive
+//! segments of a flow within a NAPI poll up to `gro_max_bytes`; IP and TCP
+//! receive run once per merged skb, which is acknowledged at once (one pure
+//! ACK through the qdisc and the driver); the application's `recv` copies up
+//! to `recv_bytes` per call (`socket.rs`).
+//!
+//! Simplified: interrupts are taken at work-unit boundaries (after at most
+//! one request of the application); one NAPI round runs in interrupt context
+//! before deferring to ksoftirqd (the kernel may restart it up to ten times);
+//! checksums are offloaded; no adaptive interrupt moderation; the
+//! application is a single thread doing blocking recvfrom/sendto (or recv);
+//! TCP takes every segment as in order (no handshake, no out-of-order queue,
+//! no retransmission, no window: the sender is open loop); one queue pair
+//! per core.
+
+pub mod config;
+mod socket;
+
+use std::collections::VecDeque;
+
+use serde_json::{json, Value};
+
+pub use config::{KernelConfig, KernelCosts};
+
+use super::app::{App, Socket, Transport};
+use super::mempool::{Mempool, MempoolConfig};
+use super::{Event, Out, StackCx, StackDrops, Stream};
+use crate::cpu::{Category, Core, Work};
+use crate::engine::stats::StatSink;
+use crate::engine::time::Ps;
+use crate::framebuf::FrameId;
+use crate::nic::{NicEvent, RxQueue, Slot, TxQueue};
+use crate::wire::TCP_HEADERS;
+
+/// Simulated addresses of one core's kernel structures and application
+/// buffers: core 0 at the historical addresses, each further core in a
+/// 256 MiB region of its own above 4 GiB.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    /// The core's sk_buff slab.
+    skb: u64,
+    /// `struct sock` of the application's socket: lock, receive queue, accounting.
+    sock: u64,
+    /// The route and neighbour entry towards the peer.
+    route: u64,
+    /// The TX queue's qdisc: its lock and queue head.
+    qdisc: u64,
+    /// The application's receive and send buffers (64 KiB each, as memcached's UDP read buffer).
+    user_rx: u64,
+    user_tx: u64,
+}
+
+impl Layout {
+    fn of(core: usize) -> Layout {
+        let base = if core == 0 { 0x3000_0000 } else { 0x1_0000_0000 + core as u64 * 0x1000_0000 };
+        Layout {
+            skb: base,
+            sock: base + 0x0800_0000,
+            route: base + 0x0800_1000,
+            qdisc: base + 0x0800_2000,
+            user_rx: base + 0x0900_0000,
+            user_tx: base + 0x0901_0000,
+        }
+    }
+}
+
+/// `struct sk_buff` is about 232 B: four lines written at allocation.
+const SKB_LINES: u64 = 4;
+/// build_skb puts `skb_shared_info` (≈ 320 B) at the end of a 2 KiB buffer.
+const SHINFO_OFFSET: u64 = 2048 - 320;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Thread {
+    App = 0,
+    Ksoftirqd = 1,
+}
+
+/// A datagram in the socket's receive queue.
+#[derive(Debug, Clone, Copy)]
+struct Queued {
+    skb: u32,
+    buf: u32,
+    frame: FrameId,
+    /// Payload bytes (found by the socket lookup).
+    len: u32,
+}
+
+#[derive(Debug, Default, Clone)]
+struct Counters {
+    irqs: u64,
+    napi_polls: u64,
+    softirq_rounds: u64,
+    ksoftirqd_rounds: u64,
+    context_switches: u64,
+    wakeups: u64,
+    syscalls: u64,
+    datagrams_received: u64,
+    datagrams_sent: u64,
+    /// Datagrams dropped because the socket's receive buffer was full (netstat `RcvbufErrors`).
+    rcvbuf_errors: u64,
+    /// Datagrams to a port nobody listens on, and frames that are not UDP/IPv4 (`NoPorts`).
+    no_ports: u64,
+    /// Packets the qdisc dropped (its queue was full), and sends that found no buffer.
+    qdisc_drops: u64,
+    /// Packets that waited in the qdisc for TX descriptors.
+    qdisc_requeues: u64,
+    /// TCP: skbs GRO built, ACKs sent, payload bytes copied to the application.
+    gro_skbs: u64,
+    tcp_acks: u64,
+    tcp_bytes: u64,
+    sock_queue_max: u64,
+    nombuf: u64,
+    /// Page-buffer refills that found the pool empty (`rx_nombuf`).
+    rx_nombuf: u64,
+    /// Packets the application consumed (a TCP receiver).
+    app_consumed: u64,
+}
+
+/// The kernel on one core: its queue pair's interrupt and NAPI state, its
+/// threads, socket, skb slab and qdisc.
+pub struct Kernel {
+    cfg: KernelConfig,
+    id: usize,
+    s: Stream,
+    at: Layout,
+    /// The application's socket (port and protocol).
+    port: u16,
+    tcp: bool,
+    /// Pure ACKs to send, as the headers of the segment they answer
+    /// (addresses swapped later), with the acknowledgement number.
+    acks: Vec<([u8; TCP_HEADERS], u32)>,
+    skbs: Mempool,
+    sock_q: VecDeque<Queued>,
+    sock_q_bytes: u64,
+    /// The queue's interrupt is unmasked (NAPI is not scheduled).
+    irq_enabled: bool,
+    /// An interrupt is due at this time.
+    irq_at: Option<Ps>,
+    last_irq: Option<Ps>,
+    /// NAPI left work for ksoftirqd.
+    ksoftirqd: bool,
+    /// The thread on the core (None: the idle task).
+    running: Option<Thread>,
+    vruntime: [Ps; 2],
+    /// Packets waiting for TX descriptors, with their skbs.
+    qdisc: VecDeque<(Slot, u32)>,
+    /// skbs of the descriptors in the TX ring, oldest first.
+    tx_skbs: VecDeque<u32>,
+    /// A step of this core is queued.
+    loop_pending: bool,
+    /// Instructions per mbuf of a mempool operation, and per line an
+    /// application reads (`host.pmd.costs`), for the applications.
+    pmd_costs: super::pmd::config::PmdCosts,
+    work: Work,
+    touched: Vec<u64>,
+    scratch: Vec<u32>,
+    no_tx: Vec<Slot>,
+    no_free: Vec<u32>,
+    ids: Vec<u32>,
+    ids2: Vec<u32>,
+    rcvd: Vec<Queued>,
+    /// Packets per NAPI poll.
+    burst_hist: Vec<u64>,
+    c: Counters,
+}
+
+impl Kernel {
+    /// The kernel on core `id`, serving stream `s` for an application bound to `socket`.
+    pub fn new(cfg: &KernelConfig, pmd_costs: super::pmd::config::PmdCosts, id: usize, s: Stream, socket: Socket) -> Kernel {
+        let at = Layout::of(id);
+        let slab = MempoolConfig { mbufs: cfg.skbs, cache_size: 250, buf_bytes: 192 };
+        Kernel {
+            cfg: *cfg,
+            id,
+            s,
+            at,
+            port: socket.port,
+            tcp: socket.transport == Transport::Tcp,
+            acks: Vec::new(),
+            skbs: Mempool::new(&slab, 1, at.skb),
+            sock_q: VecDeque::with_capacity(256),
+            sock_q_bytes: 0,
+            irq_enabled: true,
+            irq_at: None,
+            last_irq: None,
+            ksoftirqd: false,
+            running: None,
+            vruntime: [0; 2],
+            qdisc: VecDeque::new(),
+            tx_skbs: VecDeque::with_capacity(4096),
+            loop_pending: true,
+            pmd_costs,
+            work: Work::with_capacity(Category::Rx, 4096),
+            touched: Vec::with_capacity(256),
+            scratch: Vec::with_capacity(8),
+            no_tx: Vec::new(),
+            no_free: Vec::new(),
+            ids: Vec::with_capacity(256),
+            ids2: Vec::with_capacity(256),
+            rcvd: Vec::with_capacity(256),
+            burst_hist: vec![0; cfg.napi_budget as usize + 1],
+            c: Counters::default(),
+        }
+    }
+
+    #[inline]
+    fn rxq<'a>(&self, cx: &'a mut StackCx) -> &'a mut RxQueue {
+        &mut cx.nic.ports[self.s.rx_port].rxq[self.s.rx_queue]
+    }
+
+    #[inline]
+    fn txq<'a>(&self, cx: &'a mut StackCx) -> &'a mut TxQueue {
+        &mut cx.nic.ports[self.s.tx_port].txq[self.s.tx_queue]
+    }
+
+    /// Sets the drop-attribution input of the queue: the qdisc holds packets
+    /// because the TX ring is full.
+    #[inline]
+    fn set_tx_blocked(&self, cx: &mut StackCx) {
+        let blocked = !self.qdisc.is_empty();
+        self.rxq(cx).tx_blocked = blocked;
+    }
+
+    #[inline]
+    fn exec(&mut self, cx: &mut StackCx) {
+        cx.core.exec(&self.work, cx.mem);
+    }
+
+    /// Charges the mempool's touched addresses as one work unit.
+    fn exec_touched(&mut self, cx: &mut StackCx, cat: Category, instr: u64) {
+        self.work.reset(cat).instr(instr);
+        for &a in &self.touched {
+            self.work.write(a);
+        }
+        cx.core.exec(&self.work, cx.mem);
+    }
+
+    /// Both rings of the queue pair: what the NIC has written back by `now`.
+    fn see_writebacks(&self, cx: &mut StackCx, now: Ps) {
+        self.rxq(cx).see_writebacks(now);
+        self.txq(cx).see_writebacks(now);
+    }
+
+    /// Asks for an interrupt for a cause visible at `t`; returns its time if
+    /// one was newly scheduled.
+    fn request_irq(&mut self, t: Ps) -> Option<Ps> {
+        if !self.irq_enabled || self.irq_at.is_some() {
+            return None;
+        }
+        let at = self.last_irq.map_or(t, |l| t.max(l + self.cfg.irq_interval_ps));
+        self.irq_at = Some(at);
+        Some(at)
+    }
+
+    /// An interrupt cause became visible at `t` (an RX or TX write-back).
+    fn raise_irq(&mut self, t: Ps, out: &mut Out) {
+        if let Some(at) = self.request_irq(t) {
+            if !self.loop_pending {
+                self.loop_pending = true;
+                out.schedule(at, Event::Core(self.id as u16));
+            }
+        }
+    }
+
+    /// CFS placement of a thread that becomes runnable: no credit beyond one
+    /// granularity behind the other thread.
+    fn place(&mut self, t: Thread) {
+        let other = self.vruntime[1 - t as usize];
+        let v = &mut self.vruntime[t as usize];
+        *v = (*v).max(other.saturating_sub(self.cfg.sched_granularity_ps));
+    }
+
+    /// Queues the next step at the core's time.
+    fn next_loop(&mut self, cx: &mut StackCx) {
+        self.loop_pending = true;
+        cx.out.schedule(cx.core.now(), Event::Core(self.id as u16));
+    }
+
+    /// One step of the core: an interrupt if one is due, else one unit of
+    /// the thread the scheduler picks, else idle.
+    fn step(&mut self, now: Ps, cx: &mut StackCx, app: &mut dyn App) {
+        self.loop_pending = false;
+        cx.core.idle_until(now);
+        let t = cx.core.now();
+        self.see_writebacks(cx, t);
+        if self.irq_at.is_some_and(|t| t <= cx.core.now()) {
+            self.irq_at = None;
+            self.irq_enabled = false;
+            self.last_irq = Some(cx.core.now());
+            self.c.irqs += 1;
+            self.work.reset(Category::Irq).instr(self.cfg.costs.irq_instr as u64);
+            self.exec(cx);
+            self.net_rx_action(cx);
+            self.next_loop(cx);
+            return;
+        }
+        let app_runnable = !self.sock_q.is_empty();
+        let next = match (app_runnable, self.ksoftirqd) {
+            (false, false) => None,
+            (true, false) => Some(Thread::App),
+            (false, true) => Some(Thread::Ksoftirqd),
+            (true, true) => {
+                let (a, s) = (self.vruntime[0], self.vruntime[1]);
+                let g = self.cfg.sched_granularity_ps;
+                Some(match self.running {
+                    Some(Thread::App) if a <= s + g => Thread::App,
+                    Some(Thread::Ksoftirqd) if s <= a + g => Thread::Ksoftirqd,
+                    _ if a <= s => Thread::App,
+                    _ => Thread::Ksoftirqd,
+                })
+            }
+        };
+        if next != self.running {
+            self.running = next;
+            self.c.context_switches += 1;
+            self.work.reset(Category::Sched).instr(self.cfg.costs.context_switch_instr as u64);
+            self.exec(cx);
+        }
+        let t0 = cx.core.now();
+        match next {
+            None => {
+                // Idle until the next interrupt.
+                if let Some(t) = self.irq_at {
+                    self.loop_pending = true;
+                    cx.out.schedule(t.max(t0), Event::Core(self.id as u16));
+                }
+                return;
+            }
+            Some(Thread::App) => {
+                self.app_iteration(cx, app);
+                self.vruntime[0] += cx.core.now() - t0;
+            }
+            Some(Thread::Ksoftirqd) => {
+                self.c.ksoftirqd_rounds += 1;
+                self.net_rx_action(cx);
+                self.vruntime[1] += cx.core.now() - t0;
+            }
+        }
+        self.next_loop(cx);
+    }
+
+    /// net_rx_action: NAPI polls until one comes back short (NAPI completes,
+    /// the interrupt is unmasked) or `netdev_budget` packets are done (the
+    /// rest is left to ksoftirqd).
+    fn net_rx_action(&mut self, cx: &mut StackCx) {
+        self.c.softirq_rounds += 1;
+        let budget = self.cfg.napi_budget as u64;
+        let mut done = 0u64;
+        loop {
+            let t = cx.core.now();
+            self.see_writebacks(cx, t);
+            let n = self.napi_poll(cx, budget);
+            done += n;
+            if n < budget {
+                self.ksoftirqd = false;
+                self.irq_enabled = true;
+                // A cause latched while the interrupt was masked fires it again.
+                let now = cx.core.now();
+                let (rx_ready, rx_next) = {
+                    let q = self.rxq(cx);
+                    (q.ring.ready(), q.next_writeback())
+                };
+                let (tx_done, tx_next) = {
+                    let q = self.txq(cx);
+                    (q.ring.done > q.ring.freed, q.next_writeback())
+                };
+                let cause = if rx_ready > 0 || tx_done { Some(now) } else { rx_next.into_iter().chain(tx_next).min() };
+                if let Some(t) = cause {
+                    self.request_irq(t);
+                }
+                return;
+            }
+            if done >= self.cfg.netdev_budget as u64 {
+                if !self.ksoftirqd {
+                    self.ksoftirqd = true;
+                    self.place(Thread::Ksoftirqd);
+                }
+                return;
+            }
+        }
+    }
+
+    /// One NAPI poll: clean completed TX descriptors, then receive up to
+    /// `budget` packets into the socket. Returns the packets received.
+    fn napi_poll(&mut self, cx: &mut StackCx, budget: u64) -> u64 {
+        let c = self.cfg.costs;
+        self.c.napi_polls += 1;
+        self.work.reset(Category::Irq).instr(c.napi_poll_instr as u64);
+        self.exec(cx);
+        self.clean_tx(cx);
+        let n = self.rxq(cx).ring.ready().min(budget);
+        if n == 0 {
+            return 0;
+        }
+        // Refill first: with no page buffer the packets stay in the ring.
+        self.ids.clear();
+        self.touched.clear();
+        if !cx.mbufs.get_bulk(self.id, n as usize, &mut self.ids, &mut self.touched) {
+            self.c.nombuf += 1;
+            self.c.rx_nombuf += 1;
+            return 0;
+        }
+        self.exec_touched(cx, Category::Mempool, n * c.buf_instr as u64);
+        self.ids2.clear();
+        self.touched.clear();
+        if !self.skbs.get_bulk(0, n as usize, &mut self.ids2, &mut self.touched) {
+            self.c.nombuf += 1;
+            cx.mbufs.put_bulk(self.id, &self.ids, &mut self.touched);
+            return 0;
+        }
+        // Driver: descriptors and the first line of each frame (eth_type_trans).
+        self.work.reset(Category::Rx);
+        let (rp, rq) = (self.s.rx_port, self.s.rx_queue);
+        let rx = &mut cx.nic.ports[rp].rxq[rq].ring;
+        for i in 0..n {
+            let pos = rx.next + i;
+            let s = rx.ring.slots[rx.ring.slot(pos)];
+            self.work.instr(c.rx_pkt_instr as u64).read(rx.ring.desc_addr(pos)).read(s.buf_addr);
+        }
+        for i in 0..n {
+            self.work.instr(c.refill_instr as u64).write(rx.ring.desc_addr(rx.next + i));
+        }
+        self.exec(cx);
+        // build_skb around each buffer.
+        self.work.reset(Category::Skb).instr(n * c.skb_alloc_instr as u64);
+        for &a in &self.touched {
+            self.work.write(a);
+        }
+        self.rcvd.clear();
+        let rx = &mut cx.nic.ports[rp].rxq[rq].ring;
+        for i in 0..n {
+            let pos = rx.next + i;
+            let slot = rx.ring.slot(pos);
+            let s = rx.ring.slots[slot];
+            let skb = self.ids2[i as usize];
+            let sa = self.skbs.mbuf_addr(skb);
+            for l in 0..SKB_LINES {
+                self.work.write(sa + l * 64);
+            }
+            self.work.write(s.buf_addr + SHINFO_OFFSET);
+            self.rcvd.push(Queued { skb, buf: s.mbuf, frame: s.frame, len: 0 });
+            let m = self.ids[i as usize];
+            rx.ring.slots[slot].mbuf = m;
+            rx.ring.slots[slot].buf_addr = cx.mbufs.data_addr(m);
+        }
+        rx.next += n;
+        self.exec(cx);
+        let last = self.burst_hist.len() - 1;
+        self.burst_hist[(n as usize).min(last)] += 1;
+        cx.core.account_mut().add_packets(n);
+        self.protocols(cx);
+        // The refilled descriptors go to the NIC with one tail write per poll.
+        let tail = self.rxq(cx).ring.tail();
+        let t = cx.nic.pcie_of(rp).mmio_write(cx.core.now(), 4);
+        cx.out.schedule(t, Event::Nic(NicEvent::RxDoorbell { port: rp as u16, queue: rq as u16, tail }));
+        n
+    }
+
+    /// Frees the skbs in `ids` and the page buffers in `ids2`.
+    fn free_skbs(&mut self, cx: &mut StackCx) {
+        let c = self.cfg.costs;
+        self.touched.clear();
+        self.skbs.put_bulk(0, &self.ids, &mut self.touched);
+        let n = self.ids.len() as u64;
+        self.exec_touched(cx, Category::Skb, n * c.skb_free_instr as u64);
+        self.touched.clear();
+        cx.mbufs.put_bulk(self.id, &self.ids2, &mut self.touched);
+        let n = self.ids2.len() as u64;
+        self.exec_touched(cx, Category::Mempool, n * c.buf_instr as u64);
+        self.ids.clear();
+        self.ids2.clear();
+    }
+
+    /// Frees what the NIC has sent, then moves waiting packets from the
+    /// qdisc to the ring.
+    fn clean_tx(&mut self, cx: &mut StackCx) {
+        let (done, freed) = {
+            let r = &self.txq(cx).ring;
+            (r.done, r.freed)
+        };
+        if done > freed {
+            let n = done - freed;
+            self.work.reset(Category::Tx).instr(n * self.cfg.costs.tx_clean_instr as u64);
+            self.ids.clear();
+            self.ids2.clear();
+            let tx = &mut cx.nic.ports[self.s.tx_port].txq[self.s.tx_queue].ring;
+            for pos in freed..done {
+                self.work.read(tx.ring.desc_addr(pos));
+                self.ids2.push(tx.ring.slots[tx.ring.slot(pos)].mbuf);
+                self.ids.push(self.tx_skbs.pop_front().unwrap_or_default());
+            }
+            tx.freed = done;
+            self.exec(cx);
+            self.free_skbs(cx);
+        }
+        while self.txq(cx).ring.free() > 0 {
+            let Some((slot, skb)) = self.qdisc.pop_front() else { break };
+            self.work.reset(Category::Qdisc).instr(self.cfg.costs.qdisc_instr as u64 / 2).write(self.at.qdisc);
+            self.exec(cx);
+            self.xmit(cx, slot, skb);
+        }
+        self.set_tx_blocked(cx);
+    }
+
+    /// The driver puts one packet on the TX ring and rings the doorbell.
+    fn xmit(&mut self, cx: &mut StackCx, slot: Slot, skb: u32) {
+        let (tp, tq) = (self.s.tx_port, self.s.tx_queue);
+        let tx = &mut cx.nic.ports[tp].txq[tq].ring;
+        let pos = tx.tail;
+        let i = tx.ring.slot(pos);
+        tx.ring.slots[i] = slot;
+        tx.tail += 1;
+        let (desc, tail) = (tx.ring.desc_addr(pos), tx.tail);
+        self.tx_skbs.push_back(skb);
+        self.work.reset(Category::Tx).instr(self.cfg.costs.xmit_instr as u64).read(self.skbs.mbuf_addr(skb)).write(desc);
+        self.exec(cx);
+        let t = cx.nic.pcie_of(tp).mmio_write(cx.core.now(), 4);
+        cx.out.schedule(t, Event::Nic(NicEvent::TxDoorbell { port: tp as u16, queue: tq as u16, tail }));
+    }
+
+    pub fn counters_json(&self) -> Value {
+        let c = &self.c;
+        json!({
+            "irqs": c.irqs,
+            "napi_polls": c.napi_polls,
+            "softirq_rounds": c.softirq_rounds,
+            "ksoftirqd_rounds": c.ksoftirqd_rounds,
+            "context_switches": c.context_switches,
+            "wakeups": c.wakeups,
+            "syscalls": c.syscalls,
+            "datagrams_received": c.datagrams_received,
+            "datagrams_sent": c.datagrams_sent,
+            "rcvbuf_errors": c.rcvbuf_errors,
+            "no_ports": c.no_ports,
+            "qdisc_drops": c.qdisc_drops,
+            "qdisc_requeues": c.qdisc_requeues,
+            "sock_queue_max": c.sock_queue_max,
+            "gro_skbs": c.gro_skbs,
+            "tcp_acks_sent": c.tcp_acks,
+            "tcp_payload_bytes": c.tcp_bytes,
+            "nombuf": c.nombuf,
+        })
+    }
+}
+
+impl super::Stack for Kernel {
+    fn name(&self) -> &'static str {
+        "kernel"
+    }
+
+    fn run(&mut self, now: Ps, cx: &mut StackCx, app: &mut dyn App) {
+        self.step(now, cx, app);
+    }
+
+    fn rx_writeback(&mut self, t: Ps, _port: usize, _queue: usize, _core: &mut Core, out: &mut Out) {
+        self.raise_irq(t, out);
+    }
+
+    fn tx_writeback(&mut self, t: Ps, _port: usize, _queue: usize, _core: &mut Core, out: &mut Out) {
+        self.raise_irq(t, out);
+    }
+
+    fn burst_histogram(&self) -> &[u64] {
+        &self.burst_hist
+    }
+
+    fn result_json(&self) -> Value {
+        json!({
+            "rx_nombuf": self.c.rx_nombuf,
+            "app_consumed": self.c.app_consumed,
+            "kernel": self.counters_json(),
+        })
+    }
+
+    fn drops(&self) -> StackDrops {
+        StackDrops { socket: self.c.rcvbuf_errors, no_port: self.c.no_ports, qdisc: self.c.qdisc_drops }
+    }
+
+    fn report_stats(&self, s: &mut StatSink<'_>) {
+        let c = &self.c;
+        s.count("irqs", c.irqs, "Hardware interrupts taken");
+        s.count("napi_polls", c.napi_polls, "NAPI poll calls");
+        s.count("ksoftirqd_rounds", c.ksoftirqd_rounds, "net_rx_action rounds run by ksoftirqd");
+        s.count("context_switches", c.context_switches, "Context switches on the core");
+        s.count("wakeups", c.wakeups, "Wake-ups of the blocked application");
+        s.count("syscalls", c.syscalls, "System calls made by the application");
+        s.count("rcvbuf_errors", c.rcvbuf_errors, "Datagrams dropped: socket receive buffer full");
+        s.count("no_ports", c.no_ports, "Datagrams to no socket (or not UDP/IPv4)");
+        s.count("qdisc_drops", c.qdisc_drops, "Packets dropped by the qdisc or for want of a buffer");
+    }
+
+    fn reset_stats(&mut self) {
+        self.c = Counters::default();
+        self.burst_hist.iter_mut().for_each(|n| *n = 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interrupts_keep_their_interval() {
+        let s = Stream { rx_port: 0, rx_queue: 0, tx_port: 0, tx_queue: 0 };
+        let sock = Socket { transport: Transport::Udp, port: 9 };
+        let mut k = Kernel::new(&KernelConfig::default(), Default::default(), 0, s, sock);
+        assert_eq!(k.request_irq(5), Some(5));
+        assert_eq!(k.request_irq(6), None, "one outstanding");
+        k.irq_at = None;
+        k.last_irq = Some(5);
+        assert_eq!(k.request_irq(7), Some(5 + 10_000_000));
+        k.irq_at = None;
+        k.irq_enabled = false;
+        assert_eq!(k.request_irq(1 << 40), None, "masked while NAPI runs");
+    }
+
+    #[test]
+    fn each_core_has_its_own_addresses() {
+        let (a, b) = (Layout::of(0), Layout::of(1));
+        assert_eq!((a.skb, a.sock, a.user_rx), (0x3000_0000, 0x3800_0000, 0x3900_0000));
+        assert!(b.skb > a.user_tx && Layout::of(2).skb >= b.user_tx + 0x1_0000);
+    }
+}
