@@ -42,6 +42,12 @@ FLAG_FIELDS = (
     ("txd", "host.pmd.txd"),
     ("freq", "host.cpu.freq"),
     ("proc_time", "host.app.proc_time"),
+    ("ports", "host.ports"),
+    ("queues", "host.queues"),
+    ("cores", "host.cores"),
+    ("bind", "host.bind"),
+    ("port_topology", "host.app.port_topology"),
+    ("traffic", "loadgen.traffic"),
 )
 
 EXIT_USAGE = 2
@@ -73,6 +79,14 @@ def _config_flags() -> argparse.ArgumentParser:
     h.add_argument("--txd", help="TX ring descriptors (host.pmd.txd)")
     h.add_argument("--freq", help="core clock, e.g. 2GHz (host.cpu.freq)")
     h.add_argument("--proc-time", dest="proc_time", help="rxptx processing time per packet, e.g. 1us (host.app.proc_time)")
+    h.add_argument("--ports", help="NIC ports in use, one generator port each (host.ports)")
+    h.add_argument("--queues", help="RX/TX queue pairs per port, spread by RSS (host.queues; testpmd --rxq/--txq)")
+    h.add_argument("--cores", help="cores running the stack (host.cores; testpmd --nb-cores)")
+    h.add_argument("--bind", help="which core serves which queue, as l3fwd --config: '(port,queue,core),...' "
+                                  "(host.bind; default: testpmd's map)")
+    h.add_argument("--port-topology", dest="port_topology",
+                   help="forwarding port of each port: paired (0<->1, default), chained or loop (testpmd --port-topology)")
+    g.add_argument("--traffic", help="which generator ports send: bidir (all, default), uni (0, 2, ...) or mesh")
     g.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="set any config field, e.g. reflector.service_time=100ns or host.mem.dram.channels=2 "
                         "(repeatable)")
@@ -304,7 +318,7 @@ def _pct(part: float, whole: float) -> str:
 def host_rows(data: Dict[str, Any]) -> List[List[str]]:
     """Table rows for a host application: NIC, drop breakdown, cycles, memory and PCIe."""
     nic, drops, cpu, pmd = data["nic"], data["drops"], data["cpu"], data["pmd"]
-    mem, pcie = data.get("mem", {}), data.get("pcie", {})
+    mem, nics = data.get("mem", {}), data.get("nics", [])
     lost = drops["dma"] + drops["core"] + drops["tx"]
     cpp = cpu["cycles_per_packet"]
     kernel = data.get("kernel")
@@ -337,8 +351,47 @@ def host_rows(data: Dict[str, Any]) -> List[List[str]]:
                 f"  leaks {mem.get('dca_leaks', 0):,}"],
         ["DRAM bytes", f"device read {dram.get('bytes_read_device', 0):,} written {dram.get('bytes_written_device', 0):,}"
                        f"  core read {dram.get('bytes_read_core', 0):,} written {dram.get('bytes_written_core', 0):,}"],
-        ["PCIe utilisation", f"up {pcie.get('up_util', 0.0) * 100:.1f} %  down {pcie.get('down_util', 0.0) * 100:.1f} %"],
-    ]
+    ] + [
+        [_pcie_label(d, n, len(nics)),
+         f"up {n['pcie'].get('up_util', 0.0) * 100:.1f} %  down {n['pcie'].get('down_util', 0.0) * 100:.1f} %"]
+        for d, n in enumerate(nics)
+    ] + port_rows(data) + core_rows(data)
+
+
+def _pcie_label(d: int, nic: Dict[str, Any], count: int) -> str:
+    if count < 2:
+        return "PCIe utilisation"
+    ports = ",".join(str(p) for p in nic.get("ports", []))
+    return f"PCIe utilisation (NIC {d}, ports {ports})"
+
+
+def port_rows(data: Dict[str, Any]) -> List[List[str]]:
+    """One row per port, per-port generator figures beside the NIC's, when there are several."""
+    ports, gen = data.get("ports", []), data["loadgen"].get("ports", [])
+    if len(ports) < 2:
+        return []
+    rows = []
+    for p, g in zip(ports, gen):
+        d = p["drops"]
+        rows.append([f"port {p['port']} (NIC {p['nic']})",
+                     f"offered {g['offered_pps'] / 1e6:.4f} Mpps  achieved {g['achieved_pps'] / 1e6:.4f} Mpps  "
+                     f"drop {g['drop_rate'] * 100:.3f} %  rx/tx {p['rx_packets']:,}/{p['tx_packets']:,}  "
+                     f"dma/core/tx drops {d['dma']:,}/{d['core']:,}/{d['tx']:,}"])
+    return rows
+
+
+def core_rows(data: Dict[str, Any]) -> List[List[str]]:
+    """One row per core (its queues, packets, cycles per packet), when there are several."""
+    cores = data.get("cores", [])
+    if len(cores) < 2:
+        return []
+    rows = []
+    for c in cores:
+        queues = " ".join(f"{q['rx_port']}.{q['rx_queue']}" for q in c["queues"])
+        cpp = c["cycles_per_packet"]
+        rows.append([f"core {c['core']}", f"queues {queues}  {c['packets']:,} packets  "
+                                          f"{cpp['total']:.1f} cycles/packet (idle {cpp['idle']:.1f})"])
+    return rows
 
 
 def _goodput_gbps(data: Dict[str, Any]) -> float:

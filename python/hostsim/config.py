@@ -548,6 +548,10 @@ class Loadgen(_Strict):
                           "memcached client: a table of loadgen.memcached.* fields, or true for the defaults (none: tagged frames)")
     closed_loop: Any = _opt(None, _nested("closed_loop"), "closed_loop",
                             "closed loop: a table of loadgen.closed_loop.* fields (none: open loop at loadgen.rate)")
+    traffic: Any = _opt("bidir", _choice("bidir", "uni", "mesh"), "traffic",
+                        "which generator ports send when the host has several (one per host port): bidir (all), "
+                        "uni (ports 0, 2, ...: one direction of each pair), mesh (all, to every other port in turn); "
+                        "loadgen.rate is each sending port's rate")
 
 
 @dataclass

@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import difflib
 import json
+import re
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .units import (
@@ -68,6 +69,7 @@ SUFFIXES: Tuple[Tuple[str, Parser], ...] = (
 #: Fields whose value is one of a fixed set of words.
 CHOICES: Dict[str, Tuple[str, ...]] = {
     "app.forward_mode": FORWARD_MODES,
+    "app.port_topology": ("paired", "chained", "loop"),
     "mem.llc.inclusion": ("inclusive", "non_inclusive"),
 }
 
@@ -144,8 +146,36 @@ def _base_or(parse: Parser) -> Parser:
     return parse_raw
 
 
+def parse_bind(value: Any, field: str) -> List[Dict[str, int]]:
+    """``host.bind``: a list of ``{core, port, queue}`` tables, or l3fwd's
+    ``--config`` text ``"(port,queue,core),(port,queue,core)"``."""
+    allowed = "a list of {core, port, queue} tables, or '(port,queue,core),...' as l3fwd --config"
+    if isinstance(value, str):
+        text = value.replace(" ", "")
+        groups = re.findall(r"\(([^()]*)\)", text)
+        if not groups or re.sub(r"\([^()]*\),?", "", text):
+            raise ConfigError.invalid(field, value, allowed)
+        items: List[Any] = []
+        for g in groups:
+            parts = g.split(",")
+            if len(parts) != 3:
+                raise ConfigError.invalid(field, value, allowed)
+            items.append({"port": parts[0], "queue": parts[1], "core": parts[2]})
+        value = items
+    if not isinstance(value, list):
+        raise ConfigError.invalid(field, value, allowed)
+    out = []
+    for i, item in enumerate(value):
+        if not isinstance(item, Mapping) or set(item) != {"core", "port", "queue"}:
+            raise ConfigError.invalid(f"{field}[{i}]", item, "a table with exactly core, port and queue")
+        out.append({k: parse_int(item[k], f"{field}[{i}].{k}", 0, 255) for k in ("core", "port", "queue")})
+    return out
+
+
 def _typed(default: Any, section: str) -> Parser:
     """A parser for a field without a unit suffix, from the type of the preset's value."""
+    if section == "bind":
+        return parse_bind
     if section in CHOICES:
         choices = CHOICES[section]
         return lambda v, f: parse_choice(v, f, choices)

@@ -27,7 +27,7 @@ def test_replayed_requests_get_memcached_answers(tmp_path):
                     "capture_rx": str(tmp_path / "rep.pcap")},
         "host": {"app": {"kvs": {"max_value": "2KiB"}}},
     })
-    assert r.kvs.requests == 5 and r.kvs.get_hits == 2 and r.kvs.get_misses == 1
+    assert r.app.requests == 5 and r.app.get_hits == 2 and r.app.get_misses == 1
     replies = {}
     for p in rdpcap(str(tmp_path / "rep.pcap")):
         assert p[UDP].sport == 11211 and p[UDP].dport == 40000 and p[Ether].dst == "02:00:00:00:00:01"

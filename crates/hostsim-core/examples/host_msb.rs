@@ -57,7 +57,7 @@ fn main() {
         println!("{} {} B at {:.3} Mpps: drop {:.4} achieved {:.3} Mpps p50 {} ns\ndrops {}\ncycles/pkt {}\nkernel {}",
             c.app, size, pps / 1e6, lg["drop_rate"], lg["achieved_pps"].as_f64().unwrap_or(0.0) / 1e6, lg["latency_ns"]["p50"], r["drops"], r["cpu"]["cycles_per_packet"], r["kernel"]);
         println!("wall {:.3} s, {:.0} pkts/s", r["sim"]["wall_s"], r["sim"]["packets_per_wall_s"]);
-        if std::env::var("SHOW_LOADGEN").is_ok() { println!("{}\n{}\n{}", r["nic"], r["pcie"], r["loadgen"]); }
+        if std::env::var("SHOW_LOADGEN").is_ok() { println!("{}\n{}\n{}", r["nic"], r["nics"][0]["pcie"], r["loadgen"]); }
         return;
     }
     let line = c.link.rate_bps as f64 / ((size as f64 + 20.0) * 8.0);

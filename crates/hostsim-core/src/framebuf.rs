@@ -10,10 +10,15 @@ use crate::wire::ethernet::FCS_LEN;
 
 pub type FrameId = u32;
 
+/// A frame no generator port sent (the host built it).
+pub const NO_ORIGIN: u8 = u8::MAX;
+
 pub struct FramePool {
     /// Every buffer, `buf_size` bytes each, back to back (one allocation).
     bufs: Vec<u8>,
     frame_bytes: Vec<u32>,
+    /// The generator port that sent each frame (`NO_ORIGIN` for frames the host built).
+    origin: Vec<u8>,
     free: Vec<FrameId>,
     buf_size: usize,
 }
@@ -21,7 +26,7 @@ pub struct FramePool {
 impl FramePool {
     /// A pool whose buffers hold frames up to `max_frame_bytes` (FCS included).
     pub fn new(max_frame_bytes: u32) -> Self {
-        FramePool { bufs: Vec::new(), frame_bytes: Vec::new(), free: Vec::new(), buf_size: max_frame_bytes as usize - FCS_LEN }
+        FramePool { bufs: Vec::new(), frame_bytes: Vec::new(), origin: Vec::new(), free: Vec::new(), buf_size: max_frame_bytes as usize - FCS_LEN }
     }
 
     /// Takes a buffer for a frame of `frame_bytes` (FCS included).
@@ -33,10 +38,12 @@ impl FramePool {
             None => {
                 self.bufs.resize(self.bufs.len() + self.buf_size, 0);
                 self.frame_bytes.push(0);
+                self.origin.push(NO_ORIGIN);
                 (self.frame_bytes.len() - 1) as FrameId
             }
         };
         self.frame_bytes[id as usize] = frame_bytes;
+        self.origin[id as usize] = NO_ORIGIN;
         id
     }
 
@@ -59,6 +66,19 @@ impl FramePool {
     #[inline]
     pub fn free(&mut self, id: FrameId) {
         self.free.push(id);
+    }
+
+    /// Marks the frame as sent by generator port `port`.
+    #[inline]
+    pub fn set_origin(&mut self, id: FrameId, port: usize) {
+        self.origin[id as usize] = port as u8;
+    }
+
+    /// The generator port that sent the frame, if one did.
+    #[inline]
+    pub fn origin(&self, id: FrameId) -> Option<usize> {
+        let o = self.origin[id as usize];
+        (o != NO_ORIGIN).then_some(o as usize)
     }
 
     /// Length on the wire, FCS included.
@@ -109,6 +129,11 @@ mod tests {
         assert_eq!(c, a);
         assert_eq!(p.data(c)[0], 9);
         assert_eq!(p.capacity(), 2);
+        p.set_origin(c, 3);
+        assert_eq!(p.origin(c), Some(3));
+        p.free(c);
+        let d = p.alloc(64);
+        assert_eq!(p.origin(d), None, "a reused buffer forgets its origin");
         assert_eq!(p.in_use(), 2);
     }
 }

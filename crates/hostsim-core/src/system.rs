@@ -1,22 +1,30 @@
 //! Builds a system from a config, wires its components and runs the event
-//! loop. All wiring happens here (gem5's `System`, ns-3's helpers):
+//! loop. All wiring between the load generator and the device happens here
+//! (gem5's `System`, ns-3's helpers):
 //!
 //! ```text
-//! load generator ──link[TO_DUT]──▶ device under test
-//!        ▲                               │
-//!        └──────────link[TO_GEN]─────────┘
+//! generator port p ──link p [TO_DUT]──▶ device port p
+//!        ▲                                   │
+//!        └──────────link p [TO_GEN]──────────┘
 //! ```
 //!
-//! Open loop, the generator sends on its own schedule; closed loop, it also
-//! sends when a reply arrives (`GenDeparture` at that instant) and after a
-//! timeout check (`GenTimeout`, one event per timeout period). Open loop, the
-//! generator only measures what comes back, so a frame put on the return
-//! link is handed to it at once with its arrival time (no event); frames
-//! that would arrive after the run's end are not received, as before.
+//! One generator port per device port, each on its own full-duplex link
+//! (the reflector has one port; a host has `host.ports`). Which generator
+//! ports send is `loadgen.traffic`. A frame that comes back is measured by
+//! the generator port that sent it (the frame pool remembers its origin),
+//! wherever it comes back; frames the device built itself go to the port
+//! that receives them.
 //!
-//! The run: the generator transmits for `sim.duration`; statistics reset when
-//! warm-up ends; then the system drains for up to `sim.drain` plus twice the
-//! propagation delay, or until no event is left.
+//! Open loop, each generator sends on its own schedule; closed loop, it
+//! also sends when a reply arrives (`GenDeparture` at that instant) and
+//! after a timeout check (`GenTimeout`, one event per timeout period). Open
+//! loop, the generator only measures what comes back, so a frame put on the
+//! return link is handed to it at once with its arrival time (no event);
+//! frames that would arrive after the run's end are not received.
+//!
+//! The run: the generators transmit for `sim.duration`; statistics reset
+//! when warm-up ends; then the system drains for up to `sim.drain` plus
+//! twice the propagation delay, or until no event is left.
 
 use std::time::Instant;
 
@@ -27,12 +35,12 @@ use crate::dev::reflector::{Arrival, Reflector};
 use crate::engine::stats::{HasStats, Stat, StatSink};
 use crate::engine::time::{ps_to_s, Ps};
 use crate::engine::EventQueue;
-use crate::host::Host;
-use crate::stack::Event as HostEvent;
 use crate::error::Result;
 use crate::framebuf::{FrameId, FramePool};
+use crate::host::{Host, HostEnv};
 use crate::link::Link;
-use crate::loadgen::Loadgen;
+use crate::loadgen::{self, Loadgen};
+use crate::stack::Event as HostEvent;
 
 /// Link directions.
 const TO_DUT: usize = 0;
@@ -40,12 +48,12 @@ const TO_GEN: usize = 1;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Event {
-    /// The generator's next departure is due.
-    GenDeparture,
-    /// Closed loop: give up requests unanswered for the timeout.
-    GenTimeout,
-    /// The head frame of a link's delay line arrives.
-    LinkArrival(usize),
+    /// Generator port p's next departure is due.
+    GenDeparture(u16),
+    /// Closed loop: port p gives up requests unanswered for the timeout.
+    GenTimeout(u16),
+    /// The head frame of a link's delay line arrives: (port, direction).
+    LinkArrival(u16, u8),
     /// The reflector finishes serving its head frame.
     ReflectorDone,
     /// Warm-up ends: reset statistics.
@@ -60,48 +68,78 @@ pub enum Dut {
     Host(Box<Host>),
 }
 
+/// One generator port, its link to the device, and what it has received.
+pub struct GenPort {
+    pub lg: Loadgen,
+    links: [Link; 2],
+    /// Does this port send (`loadgen.traffic`)?
+    pub sends: bool,
+    /// Closed loop: a `GenDeparture` is already queued.
+    gen_pending: bool,
+    /// Frames that arrived at this port (from any origin), over the whole run.
+    pub rx_frames: u64,
+}
+
 pub struct System {
     cfg: SimConfig,
     q: EventQueue<Event>,
     pool: FramePool,
-    links: [Link; 2],
-    pub loadgen: Loadgen,
+    pub gens: Vec<GenPort>,
     pub dut: Dut,
     out: Vec<FrameId>,
-    /// Closed loop: a `GenDeparture` is already queued.
-    gen_pending: bool,
     /// The run's last instant (transmission, drain, twice the propagation).
     limit: Ps,
-    /// Open loop: the latest arrival handed to the generator.
+    /// Open loop: the latest arrival handed to a generator.
     last_arrival: Ps,
 }
 
 impl System {
     pub fn new(cfg: &SimConfig) -> Result<Self> {
         cfg.validate()?;
-        let loadgen = Loadgen::new(cfg)?;
-        // Frame buffers hold the largest frame anyone builds: the generator, or an application.
         let on_host = cfg.app != "reflector";
+        let ports = cfg.host.as_ref().filter(|_| on_host).map_or(1, |h| h.ports as usize);
+        let mut gens = Vec::with_capacity(ports);
+        for p in 0..ports {
+            let env = loadgen::Env { seed: cfg.seed, port: p, link_rate_bps: cfg.link.rate_bps, duration_ps: cfg.sim.duration_ps, warmup_ps: cfg.sim.warmup_ps };
+            let mut lg = Loadgen::new(&cfg.loadgen.for_port(p), &env)?;
+            if cfg.loadgen.traffic == crate::loadgen::config::Traffic::Mesh && ports > 1 {
+                lg.set_mesh(mesh_destinations(&cfg.loadgen, p, ports));
+            }
+            let link = || Link::new(cfg.link.rate_bps, cfg.link.propagation_ps);
+            gens.push(GenPort { lg, links: [link(), link()], sends: cfg.loadgen.sends(p, ports), gen_pending: false, rx_frames: 0 });
+        }
+        // Frame buffers hold the largest frame anyone builds: the generator, or an application.
         let registry = crate::apps::Registry::builtin();
         let host_frames = match (&cfg.host, registry.get(&cfg.app)) {
             (Some(h), Some(e)) if on_host => (e.max_frame_bytes)(&h.app),
             _ => 0,
         };
-        let max_frame = loadgen.max_frame_bytes();
+        let max_frame = gens.iter().map(|g| g.lg.max_frame_bytes()).max().unwrap_or(64);
         let pool = FramePool::new(max_frame.max(host_frames));
-        let link = || Link::new(cfg.link.rate_bps, cfg.link.propagation_ps);
+        let dut = match &cfg.host {
+            Some(h) if on_host => {
+                let mac = |s: &str| crate::wire::ethernet::parse_mac(s).unwrap_or_default();
+                let ip = |s: &str| s.parse().unwrap_or(std::net::Ipv4Addr::UNSPECIFIED);
+                let lg = &cfg.loadgen;
+                let env = HostEnv {
+                    app: &cfg.app,
+                    stack: cfg.stack,
+                    registry: &registry,
+                    link_rate_bps: cfg.link.rate_bps,
+                    // The host's ports are the generator's destinations.
+                    base: crate::nic::PortAddrs { mac: mac(&lg.dst_mac), ip: ip(&lg.dst_ip), peer: mac(&lg.src_mac), peer_ip: ip(&lg.src_ip) },
+                };
+                Dut::Host(Box::new(Host::new(&env, h, max_frame)?))
+            }
+            _ => Dut::Reflector(Reflector::new(&cfg.reflector, cfg.seed)),
+        };
         Ok(System {
             cfg: cfg.clone(),
             q: EventQueue::new(),
             pool,
-            links: [link(), link()],
-            loadgen,
-            dut: match &cfg.host {
-                Some(h) if on_host => Dut::Host(Box::new(Host::new(cfg, h, max_frame)?)),
-                _ => Dut::Reflector(Reflector::new(&cfg.reflector, cfg.seed)),
-            },
+            gens,
+            dut,
             out: Vec::with_capacity(2),
-            gen_pending: false,
             limit: cfg.sim.duration_ps.saturating_add(cfg.sim.drain_ps).saturating_add(2 * cfg.link.propagation_ps),
             last_arrival: 0,
         })
@@ -109,12 +147,18 @@ impl System {
 
     /// Runs to the end of the drain; returns the simulated end time.
     pub fn run(&mut self) -> Ps {
-        if let Some(cl) = self.loadgen.closed_loop {
-            self.q.schedule(0, Event::GenDeparture);
-            self.gen_pending = true;
-            self.q.schedule(cl.timeout_ps, Event::GenTimeout);
-        } else if let Some(t) = self.loadgen.next_departure() {
-            self.q.schedule(t, Event::GenDeparture);
+        for p in 0..self.gens.len() {
+            let g = &mut self.gens[p];
+            if !g.sends {
+                continue;
+            }
+            if let Some(cl) = g.lg.closed_loop {
+                self.q.schedule(0, Event::GenDeparture(p as u16));
+                g.gen_pending = true;
+                self.q.schedule(cl.timeout_ps, Event::GenTimeout(p as u16));
+            } else if let Some(t) = g.lg.next_departure() {
+                self.q.schedule(t, Event::GenDeparture(p as u16));
+            }
         }
         if self.cfg.sim.warmup_ps > 0 {
             self.q.schedule(self.cfg.sim.warmup_ps, Event::WarmupEnd);
@@ -129,46 +173,54 @@ impl System {
     #[inline]
     fn dispatch(&mut self, now: Ps, ev: Event) {
         match ev {
-            Event::GenDeparture if self.loadgen.closed_loop.is_some() => {
+            Event::GenDeparture(p) if self.gens[p as usize].lg.closed_loop.is_some() => {
                 // Closed loop: every free place starts a request now, back to back on the wire.
-                self.gen_pending = false;
-                while self.loadgen.has_credit(now) {
-                    let bytes = self.loadgen.next_size();
-                    let start = now.max(self.links[TO_DUT].free_at());
-                    let id = self.loadgen.emit(&mut self.pool, start, bytes);
-                    self.send(TO_DUT, start, id);
+                let p = p as usize;
+                self.gens[p].gen_pending = false;
+                while self.gens[p].lg.has_credit(now) {
+                    let g = &mut self.gens[p];
+                    let bytes = g.lg.next_size();
+                    let start = now.max(g.links[TO_DUT].free_at());
+                    let id = g.lg.emit(&mut self.pool, start, bytes);
+                    self.pool.set_origin(id, p);
+                    self.send(p, TO_DUT, start, id);
                 }
             }
-            Event::GenTimeout => {
-                if self.loadgen.expire(now) {
-                    self.gen_now(now);
+            Event::GenTimeout(p) => {
+                let p = p as usize;
+                if self.gens[p].lg.expire(now) {
+                    self.gen_now(p, now);
                 }
-                let period = self.loadgen.closed_loop.map_or(0, |c| c.timeout_ps);
+                let period = self.gens[p].lg.closed_loop.map_or(0, |c| c.timeout_ps);
                 if now < self.cfg.sim.duration_ps.saturating_add(period) {
-                    self.q.schedule(now + period, Event::GenTimeout);
+                    self.q.schedule(now + period, Event::GenTimeout(p as u16));
                 }
             }
-            Event::GenDeparture => {
+            Event::GenDeparture(p) => {
                 // The generator is open loop and nothing it sends can reach the
                 // device before one propagation delay: every departure due by
                 // then is sent now, in order, with its own start time.
+                let p = p as usize;
                 let horizon = now.saturating_add(self.cfg.link.propagation_ps);
                 let mut due = Some(now);
                 while let Some(t) = due.filter(|&t| t <= horizon) {
-                    let bytes = self.loadgen.next_size();
-                    let start = t.max(self.links[TO_DUT].free_at());
-                    let id = self.loadgen.emit(&mut self.pool, start, bytes);
-                    self.send(TO_DUT, start, id);
-                    due = self.loadgen.next_departure();
+                    let g = &mut self.gens[p];
+                    let bytes = g.lg.next_size();
+                    let start = t.max(g.links[TO_DUT].free_at());
+                    let id = g.lg.emit(&mut self.pool, start, bytes);
+                    self.pool.set_origin(id, p);
+                    self.send(p, TO_DUT, start, id);
+                    due = self.gens[p].lg.next_departure();
                 }
                 if let Some(t) = due {
-                    self.q.schedule(t, Event::GenDeparture);
+                    self.q.schedule(t, Event::GenDeparture(p as u16));
                 }
             }
-            Event::LinkArrival(dir) => {
-                let Some((id, next)) = self.links[dir].deliver() else { return };
+            Event::LinkArrival(p, dir) => {
+                let (p, dir) = (p as usize, dir as usize);
+                let Some((id, next)) = self.gens[p].links[dir].deliver() else { return };
                 if let Some(t) = next {
-                    self.q.schedule(t, Event::LinkArrival(dir));
+                    self.q.schedule(t, Event::LinkArrival(p as u16, dir as u8));
                 }
                 if dir == TO_DUT {
                     match &mut self.dut {
@@ -178,12 +230,12 @@ impl System {
                             }
                         }
                         Dut::Host(h) => {
-                            h.frame_arrival(0, &mut self.pool, id, now);
+                            h.frame_arrival(p, &mut self.pool, id, now);
                             self.drain_host();
                         }
                     }
-                } else if self.loadgen.receive(&mut self.pool, id, now) {
-                    self.gen_now(now);
+                } else {
+                    self.receive(p, id, now);
                 }
             }
             Event::ReflectorDone => {
@@ -191,7 +243,7 @@ impl System {
                 let mut out = std::mem::take(&mut self.out);
                 let next = r.complete(&mut self.pool, now, &mut out);
                 for id in out.drain(..) {
-                    self.to_gen(now, id);
+                    self.to_gen(0, now, id);
                 }
                 self.out = out;
                 if let Some(t) = next {
@@ -208,12 +260,22 @@ impl System {
         }
     }
 
-    /// Closed loop: the generator may transmit at `now` (a reply or a timeout freed a place).
+    /// A frame arrived at generator port `p`: the port that sent it measures it.
     #[inline]
-    fn gen_now(&mut self, now: Ps) {
-        if !self.gen_pending {
-            self.gen_pending = true;
-            self.q.schedule(now, Event::GenDeparture);
+    fn receive(&mut self, p: usize, id: FrameId, now: Ps) {
+        self.gens[p].rx_frames += 1;
+        let o = self.pool.origin(id).unwrap_or(p);
+        if self.gens[o].lg.receive(&mut self.pool, id, now) {
+            self.gen_now(o, now);
+        }
+    }
+
+    /// Closed loop: generator `p` may transmit at `now` (a reply or a timeout freed a place).
+    #[inline]
+    fn gen_now(&mut self, p: usize, now: Ps) {
+        if !self.gens[p].gen_pending {
+            self.gens[p].gen_pending = true;
+            self.q.schedule(now, Event::GenDeparture(p as u16));
         }
     }
 
@@ -226,48 +288,59 @@ impl System {
         }
         for i in 0..h.out.wire.len() {
             let Dut::Host(h) = &self.dut else { return };
-            let (t, _port, id) = h.out.wire[i];
-            self.to_gen(t, id);
+            let (t, port, id) = h.out.wire[i];
+            self.to_gen(port as usize, t, id);
         }
         let Dut::Host(h) = &mut self.dut else { return };
         h.out.wire.clear();
-        for (t, id) in h.out.consumed.drain(..) {
-            self.loadgen.consume(&mut self.pool, id, t);
+        for i in 0..h.out.consumed.len() {
+            let Dut::Host(h) = &self.dut else { return };
+            let (t, id) = h.out.consumed[i];
+            let o = self.pool.origin(id).unwrap_or(0);
+            self.gens[o].lg.consume(&mut self.pool, id, t);
+        }
+        if let Dut::Host(h) = &mut self.dut {
+            h.out.consumed.clear();
         }
     }
 
-    /// A frame for the generator leaves the device at `now`.
+    /// A frame for generator port `p` leaves the device at `now`.
     #[inline]
-    fn to_gen(&mut self, now: Ps, id: FrameId) {
-        if self.loadgen.closed_loop.is_some() {
+    fn to_gen(&mut self, p: usize, now: Ps, id: FrameId) {
+        let o = self.pool.origin(id).unwrap_or(p);
+        if self.gens[o].lg.closed_loop.is_some() {
             // A reply makes room for a request: it must arrive as an event.
-            self.send(TO_GEN, now, id);
+            self.send(p, TO_GEN, now, id);
             return;
         }
-        let (_, arrival) = self.links[TO_GEN].transmit(now, self.pool.frame_bytes(id));
+        let (_, arrival) = self.gens[p].links[TO_GEN].transmit(now, self.pool.frame_bytes(id));
         if arrival <= self.limit {
             self.last_arrival = self.last_arrival.max(arrival);
-            self.loadgen.receive(&mut self.pool, id, arrival);
+            self.receive(p, id, arrival);
         } else {
             self.pool.free(id);
         }
     }
 
     #[inline]
-    fn send(&mut self, dir: usize, now: Ps, id: FrameId) {
-        let sent = self.links[dir].send(now, id, self.pool.frame_bytes(id));
+    fn send(&mut self, p: usize, dir: usize, now: Ps, id: FrameId) {
+        let sent = self.gens[p].links[dir].send(now, id, self.pool.frame_bytes(id));
         if sent.is_head {
-            self.q.schedule(sent.arrival, Event::LinkArrival(dir));
+            self.q.schedule(sent.arrival, Event::LinkArrival(p as u16, dir as u8));
         }
     }
 
     fn reset_stats(&mut self) {
-        self.loadgen.reset_stats();
+        for g in &mut self.gens {
+            g.lg.reset_stats();
+        }
         match &mut self.dut {
             Dut::Reflector(r) => r.reset_stats(),
             Dut::Host(h) => h.reset_stats(),
         }
-        self.links.iter_mut().for_each(|l| l.reset_stats());
+        for g in &mut self.gens {
+            g.links.iter_mut().for_each(|l| l.reset_stats());
+        }
     }
 
     /// Every statistic, gem5-style dotted names under `system.`.
@@ -275,13 +348,20 @@ impl System {
         let mut v = Vec::new();
         let mut root = StatSink::new(&mut v);
         let mut sys = root.scope("system");
-        self.loadgen.report_stats(&mut sys.scope("loadgen"));
+        let many = self.gens.len() > 1;
+        for (p, g) in self.gens.iter().enumerate() {
+            let name = if many { format!("loadgen.port{p}") } else { "loadgen".to_string() };
+            g.lg.report_stats(&mut sys.scope(&name));
+        }
         match &self.dut {
             Dut::Reflector(r) => r.report_stats(&mut sys.scope("reflector")),
-            Dut::Host(h) => h.report_stats(&mut sys.scope("host")),
+            Dut::Host(h) => h.report_stats(&mut sys),
         }
-        self.links[TO_DUT].report_stats(&mut sys.scope("link_to_dut"));
-        self.links[TO_GEN].report_stats(&mut sys.scope("link_to_gen"));
+        for (p, g) in self.gens.iter().enumerate() {
+            let (to_dut, to_gen) = if many { (format!("link{p}.to_dut"), format!("link{p}.to_gen")) } else { ("link_to_dut".into(), "link_to_gen".into()) };
+            g.links[TO_DUT].report_stats(&mut sys.scope(&to_dut));
+            g.links[TO_GEN].report_stats(&mut sys.scope(&to_gen));
+        }
         v
     }
 
@@ -293,6 +373,23 @@ impl System {
     pub fn frame_buffers(&self) -> usize {
         self.pool.capacity()
     }
+
+    /// Frames the generators sent and received over the whole run.
+    pub fn total_tx(&self) -> u64 {
+        self.gens.iter().map(|g| g.lg.total_tx).sum()
+    }
+
+    pub fn total_rx(&self) -> u64 {
+        self.gens.iter().map(|g| g.lg.total_rx).sum()
+    }
+}
+
+/// Full-mesh traffic from generator port `p`: the stations behind every
+/// other port (their MAC and IPv4 address), in port order.
+fn mesh_destinations(lg: &crate::loadgen::config::LoadgenConfig, p: usize, ports: usize) -> Vec<(crate::wire::ethernet::Mac, std::net::Ipv4Addr)> {
+    let mac = crate::wire::ethernet::parse_mac(&lg.src_mac).unwrap_or_default();
+    let ip: std::net::Ipv4Addr = lg.src_ip.parse().unwrap_or(std::net::Ipv4Addr::UNSPECIFIED);
+    (0..ports).filter(|&j| j != p).map(|j| (crate::wire::port_mac(mac, j), crate::wire::port_ip(ip, j))).collect()
 }
 
 /// Runs a config and assembles the JSON result.
@@ -300,25 +397,39 @@ pub fn run(cfg: &SimConfig) -> Result<Value> {
     let wall = Instant::now();
     let mut sys = System::new(cfg)?;
     let end = sys.run();
-    let (cap_tx, cap_rx) = sys.loadgen.finish_captures()?;
+    let mut cap = (None::<u64>, None::<u64>);
+    for g in &mut sys.gens {
+        let (tx, rx) = g.lg.finish_captures()?;
+        let add = |a: Option<u64>, b: Option<u64>| if a.is_none() && b.is_none() { None } else { Some(a.unwrap_or(0) + b.unwrap_or(0)) };
+        cap = (add(cap.0, tx), add(cap.1, rx));
+    }
     let wall_s = wall.elapsed().as_secs_f64();
     let mut warnings = Vec::new();
-    let rate = sys.loadgen.rate;
-    if rate.capped {
-        warnings.push(format!(
-            "loadgen.rate: requested {:.6} Mpps exceeds line rate {:.6} Mpps for {:.1} B frames; capped at line rate",
-            rate.requested_pps / 1e6,
-            rate.line_rate_pps / 1e6,
-            sys.loadgen.result_json()["mean_frame_bytes"].as_f64().unwrap_or(0.0)
-        ));
+    for g in sys.gens.iter().filter(|g| g.sends) {
+        let rate = g.lg.rate;
+        if rate.capped && !warnings.iter().any(|w: &String| w.starts_with("loadgen.rate")) {
+            warnings.push(format!(
+                "loadgen.rate: requested {:.6} Mpps exceeds line rate {:.6} Mpps for {:.1} B frames; capped at line rate",
+                rate.requested_pps / 1e6,
+                rate.line_rate_pps / 1e6,
+                g.lg.mean_frame_bytes()
+            ));
+        }
     }
-    warnings.extend(sys.loadgen.warnings());
+    for w in sys.gens.iter().flat_map(|g| g.lg.warnings()) {
+        if !warnings.contains(&w) {
+            warnings.push(w);
+        }
+    }
     let stats = sys.stats();
-    let total_tx = sys.loadgen.total_tx;
-    let window_ps = cfg.sim.duration_ps - cfg.sim.warmup_ps;
+    let total_tx = sys.total_tx();
+    // Utilisations are over the time from the end of warm-up to the end of
+    // the run (the drain included: the device works on what it holds).
+    let span_ps = end.saturating_sub(cfg.sim.warmup_ps);
+    let ports: Vec<(&Loadgen, bool, u64)> = sys.gens.iter().map(|g| (&g.lg, g.sends, g.rx_frames)).collect();
     let mut out = json!({
-        "loadgen": sys.loadgen.result_json(),
-        "capture": {"tx_frames": cap_tx, "rx_frames": cap_rx},
+        "loadgen": loadgen::result_json(&ports),
+        "capture": {"tx_frames": cap.0, "rx_frames": cap.1},
         "sim": {
             "simulated_ps": end,
             "simulated_s": ps_to_s(end),
@@ -336,7 +447,7 @@ pub fn run(cfg: &SimConfig) -> Result<Value> {
     match &sys.dut {
         Dut::Reflector(r) => out["reflector"] = r.result_json(),
         Dut::Host(h) => {
-            if let (Value::Object(o), Value::Object(parts)) = (&mut out, h.result_json(window_ps)) {
+            if let (Value::Object(o), Value::Object(parts)) = (&mut out, h.result_json(span_ps)) {
                 o.extend(parts);
             }
         }

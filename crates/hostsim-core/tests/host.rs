@@ -58,7 +58,7 @@ fn testpmd_txonly_transmits_what_the_core_builds() {
     c.host.as_mut().unwrap().app.forward_mode = ForwardMode::Txonly;
     let r = run(&c).unwrap();
     let tx = u(&r["nic"]["tx_packets"]);
-    let built = u(&r["pmd"]["txonly_built"]);
+    let built = u(&r["app"]["txonly_built"]);
     let unsent = u(&r["pmd"]["txonly_unsent"]);
     assert!(tx > 1000, "{tx}");
     // Every frame built is sent, refused by a full TX ring, or still in the ring at the end.
@@ -144,7 +144,7 @@ fn memcached_on_the_pmd_answers_a_replayed_trace() {
     c.loadgen.trace = Some(serde_json::from_value(serde_json::json!({"path": trace.to_str().unwrap()})).unwrap());
     c.loadgen.capture_rx = Some(capture.to_str().unwrap().to_string());
     let r = run(&c).unwrap();
-    assert_eq!(u(&r["kvs"]["requests"]), 6);
+    assert_eq!(u(&r["app"]["requests"]), 6);
     let mut replies = vec![];
     let mut rd = PcapReader::new(std::fs::File::open(&capture).unwrap()).unwrap();
     while let Some(p) = rd.next_packet() {
@@ -161,7 +161,7 @@ fn memcached_on_the_pmd_answers_a_replayed_trace() {
     let expect = ["STORED\r\n", "VALUE k1 0 5\r\nhello\r\nEND\r\n", "END\r\n", "DELETED\r\n", "END\r\n", "ERROR\r\n"];
     let got: Vec<&str> = replies.iter().map(|(_, s)| s.as_str()).collect();
     assert_eq!(got, expect);
-    assert_eq!(u(&r["kvs"]["get_hits"]), 1);
-    assert_eq!(u(&r["kvs"]["get_misses"]), 2);
+    assert_eq!(u(&r["app"]["get_hits"]), 1);
+    assert_eq!(u(&r["app"]["get_misses"]), 2);
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -40,7 +40,7 @@ fn after_population_every_get_hits_and_every_request_is_answered() {
     assert_eq!(u(&m["misses"]) + u(&m["errors"]) + u(&m["timeouts"]), 0, "{m}");
     assert_eq!(u(&m["stored"]), u(&m["sets"]));
     assert!(u(&m["gets"]) > 1200, "{m}");
-    assert_eq!(u(&r["kvs"]["get_hits"]), u(&m["hits"]));
+    assert_eq!(u(&r["app"]["get_hits"]), u(&m["hits"]));
     assert_eq!(u(&r["loadgen"]["lost_packets"]), 0);
     let lat = &r["loadgen"]["latency_ns"];
     let (min, mean, max) = (lat["min"].as_f64().unwrap(), lat["mean"].as_f64().unwrap(), lat["max"].as_f64().unwrap());

@@ -7,6 +7,32 @@ use serde::{Deserialize, Serialize};
 use crate::engine::time::Ps;
 use crate::error::{ConfigError, Result};
 
+/// Which port a forwarding application transmits a packet on, given the
+/// port it came from (testpmd `--port-topology`; l2fwd pairs ports the
+/// same way).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PortTopology {
+    /// 0↔1, 2↔3, ...; an odd last port to itself.
+    #[default]
+    Paired,
+    /// 0→1→2→...→0.
+    Chained,
+    /// Every port to itself.
+    Loop,
+}
+
+impl PortTopology {
+    /// The port packets from `port` leave on, of `ports`.
+    pub fn tx_port(self, port: usize, ports: usize) -> usize {
+        match self {
+            PortTopology::Paired if port ^ 1 < ports => port ^ 1,
+            PortTopology::Paired | PortTopology::Loop => port,
+            PortTopology::Chained => (port + 1) % ports,
+        }
+    }
+}
+
 /// testpmd forwarding modes (`--forward-mode`).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
@@ -43,6 +69,11 @@ pub struct AppConfig {
     /// iperf: the TCP port it receives on (iperf3's 5201).
     #[serde(default = "default_iperf_port")]
     pub iperf_port: u16,
+    /// Forwarding applications: which port a packet leaves on (testpmd's
+    /// default, paired). Applications that answer the sender (udp-echo,
+    /// memcached, iperf) answer on the port the request came in on.
+    #[serde(default)]
+    pub port_topology: PortTopology,
 }
 
 fn default_iperf_port() -> u16 {
@@ -89,6 +120,7 @@ impl Default for AppConfig {
             kvs: KvsAppConfig::default(),
             echo_port: default_echo_port(),
             iperf_port: default_iperf_port(),
+            port_topology: PortTopology::Paired,
         }
     }
 }
@@ -113,5 +145,20 @@ impl AppConfig {
             return invalid("app.kvs.max_value_bytes", k.max_value_bytes.to_string(), "0..=1048576");
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn port_topologies_as_testpmd() {
+        let t = |topo: PortTopology, ports: usize| (0..ports).map(|p| topo.tx_port(p, ports)).collect::<Vec<_>>();
+        assert_eq!(t(PortTopology::Paired, 4), vec![1, 0, 3, 2]);
+        assert_eq!(t(PortTopology::Paired, 3), vec![1, 0, 2], "an odd last port forwards to itself");
+        assert_eq!(t(PortTopology::Paired, 1), vec![0]);
+        assert_eq!(t(PortTopology::Chained, 3), vec![1, 2, 0]);
+        assert_eq!(t(PortTopology::Loop, 2), vec![0, 1]);
     }
 }

@@ -27,6 +27,10 @@ impl App for Iperf {
         cx.consume(pkts);
     }
 
+    fn replies(&self) -> bool {
+        true
+    }
+
     fn socket(&self) -> Option<Socket> {
         Some(Socket { transport: Transport::Tcp, port: self.port })
     }

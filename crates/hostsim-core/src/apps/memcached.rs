@@ -249,6 +249,10 @@ impl App for KvsApp {
         cx.exec();
     }
 
+    fn replies(&self) -> bool {
+        true
+    }
+
     fn socket(&self) -> Option<Socket> {
         Some(Socket { transport: Transport::Udp, port: self.udp_port })
     }

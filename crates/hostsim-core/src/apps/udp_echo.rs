@@ -35,6 +35,10 @@ impl App for UdpEcho {
         cx.tx.extend_from_slice(pkts);
     }
 
+    fn replies(&self) -> bool {
+        true
+    }
+
     fn socket(&self) -> Option<Socket> {
         Some(Socket { transport: Transport::Udp, port: self.port })
     }

@@ -31,6 +31,13 @@ pub struct CoreConfig {
     /// L1D miss-status holding registers (line-fill buffers on Intel): most
     /// load misses outstanding at once.
     pub l1d_mshrs: u32,
+    /// Cores the machine has, all of this kind: `host.cores` may use up to this many.
+    #[serde(default = "one")]
+    pub cores: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 fn check(ok: bool, field: &str, value: impl ToString, allowed: &str) -> Result<()> {
@@ -57,6 +64,9 @@ impl CoreConfig {
             rob_entries: 128,
             // SPEC §4: L1D 6 MSHRs.
             l1d_mshrs: 6,
+            // Ampere Altra Q80-30: 80 cores at 3.0 GHz (Ampere product brief;
+            // read by a research note of this project, not in params.md).
+            cores: 80,
         }
     }
 
@@ -75,6 +85,8 @@ impl CoreConfig {
             rob_entries: 384,
             // SPEC §4: L1D 6 MSHRs.
             l1d_mshrs: 6,
+            // SPEC §4: four cores.
+            cores: 4,
         }
     }
 
@@ -95,6 +107,27 @@ impl CoreConfig {
             // params.md §5/§11: ~10 L1D line-fill buffers on Intel server cores of this
             // era (quoted for Broadwell; Sandy/Ivy Bridge also have 10).
             l1d_mshrs: 10,
+            // SPEC §4: four cores (Xeon E3-1230 v2: 4 cores / 8 threads, Intel ARK).
+            cores: 4,
+        }
+    }
+
+    /// Intel Skylake-X at 3.1 GHz (Core i9-7940X, SPEC §4 `i9-7940x-cx5`).
+    pub fn skylake_x_3_1ghz() -> Self {
+        CoreConfig {
+            // SPEC §4: 3.1 GHz (the i9-7940X's base clock).
+            freq_hz: 3_100_000_000,
+            // 4-wide allocation and retirement (Intel optimization manual) [R].
+            issue_width: 4,
+            // Estimate: 0.5 (IPC 2), as the other cores; not measured.
+            base_cpi: 0.5,
+            out_of_order: true,
+            // Skylake's ROB: 224 entries (Intel optimization manual) [R].
+            rob_entries: 224,
+            // params §11: ~12 L1 line-fill buffers on Skylake [V].
+            l1d_mshrs: 12,
+            // SPEC §4: 14 cores.
+            cores: 14,
         }
     }
 
@@ -125,6 +158,7 @@ impl CoreConfig {
         )?;
         check(self.rob_entries >= 1, &f("rob_entries"), self.rob_entries, ">= 1")?;
         check(self.l1d_mshrs >= 1, &f("l1d_mshrs"), self.l1d_mshrs, ">= 1")?;
+        check((1..=256).contains(&self.cores), &f("cores"), self.cores, "1..=256")?;
         Ok(())
     }
 

@@ -317,7 +317,7 @@ mod tests {
 
     /// 1 GHz, CPI 1: one instruction is exactly 1 ns, so expectations read off directly.
     fn simple(out_of_order: bool, rob_entries: u32, l1d_mshrs: u32) -> CoreConfig {
-        CoreConfig { freq_hz: 1_000_000_000, issue_width: 4, base_cpi: 1.0, out_of_order, rob_entries, l1d_mshrs }
+        CoreConfig { freq_hz: 1_000_000_000, issue_width: 4, base_cpi: 1.0, out_of_order, rob_entries, l1d_mshrs, cores: 1 }
     }
 
     /// `n` load misses, each after `spacing` instructions.

@@ -12,9 +12,9 @@
 
 use std::collections::VecDeque;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::config::{ReflectorConfig, ServiceDist};
 use crate::engine::stats::{HasStats, StatSink};
 use crate::engine::time::Ps;
 use crate::engine::SimRng;
@@ -39,6 +39,43 @@ pub struct Reflector {
     fault_drops: u64,
     max_occupancy: u64,
     busy_ps: Ps,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ServiceDist {
+    Fixed,
+    Exponential,
+}
+
+/// The reference device: a single server with a finite queue that returns
+/// every frame with swapped MACs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReflectorConfig {
+    pub service: ServiceDist,
+    /// Mean service time per frame (ps).
+    pub service_time_ps: u64,
+    /// Frames the device holds at once, the one in service included (≥ 1).
+    pub queue_frames: u32,
+    /// Fault injection: drop every N-th arriving frame (0 = never).
+    #[serde(default)]
+    pub drop_every: u64,
+    /// Fault injection: return frames in swapped pairs (2nd before 1st).
+    #[serde(default)]
+    pub swap_pairs: bool,
+}
+
+impl Default for ReflectorConfig {
+    fn default() -> Self {
+        ReflectorConfig {
+            service: ServiceDist::Fixed,
+            service_time_ps: 100_000,
+            queue_frames: 1024,
+            drop_every: 0,
+            swap_pairs: false,
+        }
+    }
 }
 
 /// What happened to an arriving frame.

@@ -30,47 +30,100 @@ pub struct HostConfig {
     pub kernel: KernelConfig,
     #[serde(default)]
     pub app: AppConfig,
+    /// Cores that run the stack (testpmd `--nb-cores`), 1..=`cpu.cores`.
+    #[serde(default = "one")]
+    pub cores: u32,
+    /// NIC ports in use, 1..=`nic.nics` × `nic.ports_per_nic`.
+    #[serde(default = "one")]
+    pub ports: u32,
+    /// RX/TX queue pairs per port (testpmd `--rxq`/`--txq`), 1..=`nic.max_queues`.
+    #[serde(default = "one")]
+    pub queues: u32,
+    /// Which core serves which (port, queue); empty: the default map, as
+    /// testpmd assigns its forwarding streams to cores.
+    #[serde(default)]
+    pub bind: Vec<Binding>,
 }
 
+/// One queue pair served by one core.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Binding {
+    pub core: u32,
+    pub port: u32,
+    pub queue: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Queue pairs a host may have in all (the driver's rings have room for this many).
+pub const MAX_QUEUE_PAIRS: u32 = 128;
+
 /// Names of the host presets.
-pub const HOST_PRESETS: &[&str] = &["altra", "a72-quad", "xeon-e3-1230v2"];
+pub const HOST_PRESETS: &[&str] = &["altra", "a72-quad", "xeon-e3-1230v2", "xeon-e3-1230v2-x540", "i9-7940x-cx5"];
 
 impl HostConfig {
+    /// A host of these parts with the default driver, kernel and
+    /// application settings, running on one core, one port, one queue.
+    fn of(cpu: CoreConfig, mem: MemConfig, pcie: PcieConfig, nic: NicConfig) -> HostConfig {
+        HostConfig {
+            cpu,
+            mem,
+            pcie,
+            nic,
+            pmd: PmdConfig::default(),
+            kernel: KernelConfig::default(),
+            app: AppConfig::default(),
+            cores: 1,
+            ports: 1,
+            queues: 1,
+            bind: Vec::new(),
+        }
+    }
+
     /// The host of a named preset.
     pub fn preset(name: &str) -> Result<HostConfig> {
         match name {
-            "altra" => Ok(HostConfig {
-                cpu: CoreConfig::altra(),
-                mem: MemConfig::altra(),
-                // A 100 GbE ConnectX-5-class NIC sits on PCIe 3.0 x16 (SPEC §4, i9-7940x-cx5); estimate for the Altra.
-                pcie: PcieConfig::gen3_x16(),
-                nic: NicConfig::nic_100g(),
-                pmd: PmdConfig::default(),
-                kernel: Default::default(),
-                app: AppConfig::default(),
-            }),
-            "a72-quad" => Ok(HostConfig {
-                // SPEC §4: four cores, one used for now.
-                cpu: CoreConfig::a72(),
-                mem: MemConfig::a72_quad(),
+            // A 100 GbE ConnectX-5-class NIC sits on PCIe 3.0 x16 (SPEC §4, i9-7940x-cx5); estimate for the Altra.
+            "altra" => Ok(Self::of(CoreConfig::altra(), MemConfig::altra(), PcieConfig::gen3_x16(), NicConfig::nic_100g())),
+            "a72-quad" => Ok(Self::of(
+                CoreConfig::a72(),
+                MemConfig::a72_quad(),
                 // A 200 GbE NIC needs PCIe 4.0 x16 (params.md §13 baseline); estimate.
-                pcie: PcieConfig::gen4_x16(),
-                // Sized as the 100 GbE NIC for twice the rate (see NicConfig::nic_100g); estimate.
-                nic: NicConfig { rx_desc_cache: 512, rx_prefetch_threshold: 256, ..NicConfig::nic_100g() },
-                pmd: PmdConfig::default(),
-                kernel: Default::default(),
-                app: AppConfig::default(),
-            }),
-            "xeon-e3-1230v2" => Ok(HostConfig {
-                cpu: CoreConfig::ivy_bridge_3_3ghz(),
-                mem: MemConfig::xeon_e3_1230v2(),
-                // 82599 on PCIe 2.0 x8 (SPEC §4).
-                pcie: PcieConfig::gen2_x8(),
-                nic: NicConfig::default(),
-                pmd: PmdConfig::default(),
-                kernel: Default::default(),
-                app: AppConfig::default(),
-            }),
+                PcieConfig::gen4_x16(),
+                // Sized as the 100 GbE NIC for twice the rate (see NicConfig::nic_100g; estimate).
+                // Up to four NICs, each behind its own link, a core per port, as the
+                // kernel-bypass study ran this machine (issue 10).
+                NicConfig { rx_desc_cache: 512, rx_prefetch_threshold: 256, nics: 4, ..NicConfig::nic_100g() },
+            )),
+            // A dual-port 82599 on PCIe 2.0 x8 (SPEC §4): both ports behind one link.
+            "xeon-e3-1230v2" => Ok(Self::of(
+                CoreConfig::ivy_bridge_3_3ghz(),
+                MemConfig::xeon_e3_1230v2(),
+                PcieConfig::gen2_x8(),
+                NicConfig { ports_per_nic: 2, ..NicConfig::default() },
+            )),
+            // The same machine with a dual-port X540 (10GBASE-T, PCIe 2.1 x8: the
+            // same link rate); the X540 shares the 82599's datapath, its buffers and
+            // queues taken as the 82599's [R]: 128 queue pairs, RSS over 16 (DPDK
+            // and Linux ixgbe drivers, read by a research note of this project).
+            "xeon-e3-1230v2-x540" => Ok(Self::of(
+                CoreConfig::ivy_bridge_3_3ghz(),
+                MemConfig::xeon_e3_1230v2(),
+                PcieConfig::gen2_x8(),
+                NicConfig { ports_per_nic: 2, ..NicConfig::default() },
+            )),
+            // SPEC §4: 14 cores at 3.1 GHz, a ConnectX-5-class 100 GbE NIC on PCIe
+            // 3.0 x16; two ports sharing the card's link (a dual-port ConnectX-5
+            // carries 100 Gb/s for the card, DPDK's mlx5 guide [V]).
+            "i9-7940x-cx5" => Ok(Self::of(
+                CoreConfig::skylake_x_3_1ghz(),
+                MemConfig::skylake_x_14(),
+                PcieConfig::gen3_x16(),
+                NicConfig { ports_per_nic: 2, ..NicConfig::nic_100g() },
+            )),
             other => Err(ConfigError::new("preset", other.to_string(), &format!("one of {}", HOST_PRESETS.join(", "))).into()),
         }
     }
@@ -86,7 +139,8 @@ impl HostConfig {
             self.pmd.validate()?;
             self.kernel.validate()?;
             self.app.validate()?;
-            self.pmd.mempool.validate()
+            self.pmd.mempool.validate()?;
+            self.validate_topology()
         };
         all().map_err(|e| match e {
             crate::error::Error::Config(mut c) if !c.field.starts_with("host.") => {
@@ -99,6 +153,82 @@ impl HostConfig {
 }
 
 
+impl HostConfig {
+    /// Cores, ports, queues and the binding against what the machine has.
+    fn validate_topology(&self) -> Result<()> {
+        let bad = |f: &str, v: u32, allowed: String| -> Result<()> { Err(ConfigError::new(f, v.to_string(), &allowed).into()) };
+        if self.cores == 0 || self.cores > self.cpu.cores {
+            return bad("cores", self.cores, format!("1..={} (host.cpu.cores: the cores of this machine)", self.cpu.cores));
+        }
+        let max_ports = self.nic.max_ports();
+        if self.ports == 0 || self.ports > max_ports {
+            return bad("ports", self.ports, format!("1..={max_ports} (host.nic.nics × host.nic.ports_per_nic: {} × {})", self.nic.nics, self.nic.ports_per_nic));
+        }
+        if self.queues == 0 || self.queues > self.nic.max_queues {
+            return bad("queues", self.queues, format!("1..={} (host.nic.max_queues: the RSS queues of a port)", self.nic.max_queues));
+        }
+        if self.queues > self.nic.reta_size {
+            return bad("queues", self.queues, format!("<= host.nic.reta_size ({})", self.nic.reta_size));
+        }
+        if self.ports * self.queues > MAX_QUEUE_PAIRS {
+            return bad("queues", self.queues, format!("at most {MAX_QUEUE_PAIRS} queue pairs in all (ports × queues; {} ports)", self.ports));
+        }
+        let mut seen = vec![false; (self.ports * self.queues) as usize];
+        for (i, b) in self.bind.iter().enumerate() {
+            if b.core >= self.cores {
+                return bad(&format!("bind[{i}].core"), b.core, format!("0..{} (host.cores)", self.cores));
+            }
+            if b.port >= self.ports {
+                return bad(&format!("bind[{i}].port"), b.port, format!("0..{} (host.ports)", self.ports));
+            }
+            if b.queue >= self.queues {
+                return bad(&format!("bind[{i}].queue"), b.queue, format!("0..{} (host.queues)", self.queues));
+            }
+            let k = (b.port * self.queues + b.queue) as usize;
+            if seen[k] {
+                return bad(&format!("bind[{i}].queue"), b.queue, format!("a queue no other core serves (port {} queue {} is bound twice)", b.port, b.queue));
+            }
+            seen[k] = true;
+        }
+        if !self.bind.is_empty() {
+            if let Some(k) = seen.iter().position(|s| !s) {
+                let (p, q) = (k as u32 / self.queues, k as u32 % self.queues);
+                return Err(ConfigError::new("bind", format!("{} bindings", self.bind.len()), &format!("every queue of every port bound to a core (port {p} queue {q} is not: RSS would deliver to it)")).into());
+            }
+            if let Some(c) = (0..self.cores).find(|c| !self.bind.iter().any(|b| b.core == *c)) {
+                return bad("bind", c, format!("a binding for every core of host.cores (core {c} has none)"));
+            }
+        } else if self.cores > self.ports * self.queues {
+            return bad("cores", self.cores, format!("1..={} (one queue pair per core at least: host.ports × host.queues)", self.ports * self.queues));
+        }
+        Ok(())
+    }
+
+    /// Each core's queue pairs (port, queue), in the order it polls them:
+    /// `bind` if given, else testpmd's map — streams taken queue by queue,
+    /// port by port ((0,0), (1,0), (0,1), ...), in contiguous blocks, the
+    /// last cores taking one more when they do not divide evenly.
+    pub fn core_queues(&self) -> Vec<Vec<(usize, usize)>> {
+        let c = self.cores as usize;
+        let mut out = vec![Vec::new(); c];
+        if !self.bind.is_empty() {
+            for b in &self.bind {
+                out[b.core as usize].push((b.port as usize, b.queue as usize));
+            }
+            return out;
+        }
+        let streams: Vec<(usize, usize)> = (0..self.queues as usize).flat_map(|q| (0..self.ports as usize).map(move |p| (p, q))).collect();
+        let (per, extra) = (streams.len() / c, streams.len() % c);
+        let mut i = 0;
+        for (core, list) in out.iter_mut().enumerate() {
+            let n = per + usize::from(core >= c - extra);
+            list.extend_from_slice(&streams[i..i + n]);
+            i += n;
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +239,46 @@ mod tests {
             HostConfig::preset(p).unwrap().validate().unwrap();
         }
         assert!(HostConfig::preset("vax").unwrap_err().to_string().starts_with("preset"));
+    }
+
+    #[test]
+    fn the_default_map_is_testpmds() {
+        let mut h = HostConfig::preset("xeon-e3-1230v2").unwrap();
+        h.nic.ports_per_nic = 2;
+        let map = |h: &HostConfig| h.core_queues();
+        (h.ports, h.queues, h.cores) = (2, 2, 2);
+        assert_eq!(map(&h), vec![vec![(0, 0), (1, 0)], vec![(0, 1), (1, 1)]]);
+        (h.ports, h.queues, h.cores) = (1, 4, 4);
+        assert_eq!(map(&h), vec![vec![(0, 0)], vec![(0, 1)], vec![(0, 2)], vec![(0, 3)]]);
+        (h.ports, h.queues, h.cores) = (2, 1, 1);
+        assert_eq!(map(&h), vec![vec![(0, 0), (1, 0)]]);
+        (h.ports, h.queues, h.cores) = (1, 3, 2);
+        assert_eq!(map(&h), vec![vec![(0, 0)], vec![(0, 1), (0, 2)]], "the last core takes the extra stream");
+        h.validate().unwrap();
+    }
+
+    #[test]
+    fn impossible_maps_name_the_field() {
+        let base = HostConfig::preset("xeon-e3-1230v2").unwrap();
+        let err = |f: &dyn Fn(&mut HostConfig)| {
+            let mut h = base.clone();
+            f(&mut h);
+            h.validate().unwrap_err().to_string()
+        };
+        assert!(err(&|h| h.cores = 0).starts_with("host.cores"));
+        assert!(err(&|h| h.cores = 5).contains("host.cpu.cores"));
+        assert!(err(&|h| h.ports = 3).starts_with("host.ports"));
+        assert!(err(&|h| h.queues = 17).starts_with("host.queues"));
+        assert!(err(&|h| h.cores = 2).contains("host.ports × host.queues"), "two cores, one queue");
+        let e = err(&|h| {
+            h.queues = 2;
+            h.bind = vec![Binding { core: 0, port: 0, queue: 0 }, Binding { core: 0, port: 0, queue: 2 }];
+        });
+        assert!(e.starts_with("host.bind[1].queue") && e.contains("0..2"), "{e}");
+        let e = err(&|h| {
+            h.queues = 2;
+            h.bind = vec![Binding { core: 0, port: 0, queue: 0 }];
+        });
+        assert!(e.starts_with("host.bind") && e.contains("port 0 queue 1"), "{e}");
     }
 }

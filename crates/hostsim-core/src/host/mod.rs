@@ -1,42 +1,48 @@
 //! A simulated host (SPEC 2.4–2.9), wired from its config: NIC devices and
-//! their ports and queue pairs, PCIe, the memory system with DCA, the
-//! cores, one stack per core bound to its streams, the mbuf mempool, and
-//! the application. This is the one place that knows how the parts fit;
-//! the parts know only the parts below them.
+//! their ports and queue pairs, a PCIe link per device, the memory system
+//! with DCA, the cores, one stack per core bound to its queue pairs, the
+//! mbuf mempool, and the application. This is the one place that knows how
+//! the parts fit; the parts know only the parts below them.
 //!
 //! ```text
-//! wire ─▶ nic (ports, queues, DMA) ─PCIe─▶ mem (LLC/DCA, DRAM) ◀─ cores ─ stacks (pmd | kernel) ─ app
+//! wire ─▶ nic (devices ▸ ports ▸ queue pairs, RSS, DMA) ─PCIe─▶ mem (LLC/DCA, DRAM)
+//!                                   ▲                              ▲
+//!                      stacks (one per core: pmd | kernel) ─ cores ┘ ─ app
 //! ```
+//!
+//! Binding: each core serves the queue pairs `HostConfig::core_queues`
+//! gives it (testpmd's map, or `host.bind`); what it receives on (port,
+//! queue) leaves on queue `queue` of the port the application's port
+//! topology names — the same port for applications that answer the sender.
 //!
 //! Events: the NIC's own ([`NicEvent`]) and each core's next step
 //! ([`Event::Core`]). A NIC write-back is routed at once to the stack of the
 //! core that serves the queue (a poll-mode core wakes, a kernel core gets
 //! its interrupt), so everything a step causes is queued in the order it
-//! happened.
+//! happened. Results and statistics are in `report.rs`.
 
 pub mod config;
-
-use serde_json::{json, Value};
+mod report;
 
 use crate::apps::Registry;
-use crate::config::SimConfig;
-use crate::cpu::{AccessCost, Category, Core, MemPort};
+use crate::cpu::{AccessCost, Core, MemPort};
 use crate::engine::stats::{HasStats, StatSink};
 use crate::engine::time::{Ps, PS_PER_S};
 use crate::error::{ConfigError, Error, Result};
 use crate::framebuf::{FrameId, FramePool};
 use crate::mem::{Level, MemSystem};
-use crate::nic::rss::Rss;
+use crate::nic::rss::{self, Rss};
 use crate::nic::{Nic, NicDev, NicEvent, NicOut, Port, PortAddrs, PortParams, RxDescCache, RxQueue, RxRing, TxQueue, TxRing};
 use crate::pcie::PcieLink;
 use crate::stack::kernel::Kernel;
 use crate::stack::pmd::Pmd;
-use crate::stack::{App, Event, Mempool, Out, Stack, StackCx, Stream};
-use crate::wire::ethernet::{parse_mac, FCS_LEN};
+use crate::stack::{App, Event, Mempool, MempoolConfig, Out, Stack, StackCx, StackKind, Stream};
+use crate::wire::ethernet::FCS_LEN;
 pub use config::HostConfig;
 
-/// Simulated physical addresses of the driver's structures: queue k's RX
-/// ring at `RX_RING_BASE + k × RING_STRIDE`, its TX ring 1 MiB above.
+/// Simulated physical addresses of the driver's structures: queue pair k
+/// (port × queues + queue) has its RX ring at `RX_RING_BASE + k ×
+/// RING_STRIDE` and its TX ring 1 MiB above.
 const RX_RING_BASE: u64 = 0x1000_0000;
 const TX_RING_OFFSET: u64 = 0x10_0000;
 const RING_STRIDE: u64 = 0x20_0000;
@@ -52,12 +58,27 @@ impl MemPort for MemSystem {
     }
 }
 
+/// What a host needs to know of the rest of the system.
+pub struct HostEnv<'a> {
+    /// The application, by its registered name, and the stack it runs on.
+    pub app: &'a str,
+    pub stack: StackKind,
+    pub registry: &'a Registry,
+    /// Line rate of every port's link.
+    pub link_rate_bps: u64,
+    /// Port 0's addresses and its peer's; port p's are these plus p × 256
+    /// (`wire::port_mac`, `wire::port_ip`), as the load generator's ports.
+    pub base: PortAddrs,
+}
+
 pub struct Host {
     stack_name: &'static str,
     nic: Nic,
     pub mem: MemSystem,
     pub cores: Vec<Core>,
     stacks: Vec<Box<dyn Stack>>,
+    /// Each core's streams, for reports.
+    streams: Vec<Vec<Stream>>,
     app: Box<dyn App>,
     mbufs: Mempool,
     /// The core serving each (port, queue): RX write-backs and TX completions go to it.
@@ -108,73 +129,135 @@ fn field_err(field: &str, value: impl ToString, allowed: &str) -> Error {
 impl Host {
     /// `max_frame_bytes`: the largest frame (FCS included) the host will see
     /// or build; every mbuf must hold it.
-    pub fn new(sim: &SimConfig, cfg: &HostConfig, max_frame_bytes: u32) -> Result<Host> {
+    pub fn new(env: &HostEnv, cfg: &HostConfig, max_frame_bytes: u32) -> Result<Host> {
         cfg.validate()?;
-        let registry = Registry::builtin();
-        let entry = registry.lookup(&sim.app)?.clone();
-        let app = (entry.ctor)(&cfg.app)?;
-        let kernel = sim.stack == crate::config::Stack::Kernel;
-        let cores = vec![Core::new(0, &cfg.cpu)?];
-        let cycle_ps = PS_PER_S / cfg.cpu.freq_hz.max(1);
-        let mem = MemSystem::new(&cfg.mem, cores.len(), &vec![cycle_ps; cores.len()])?;
-        let p = &cfg.pmd;
-        let mut mbufs = Mempool::new(&p.mempool, cores.len(), MEMPOOL_BASE);
-        if MEMPOOL_BASE + mbufs.bytes() > MEMPOOL_END {
-            return Err(field_err("host.pmd.mempool.mbufs", p.mempool.mbufs, &format!("a pool that fits {} MiB of simulated memory", (MEMPOOL_END - MEMPOOL_BASE) >> 20)));
+        let entry = env.registry.lookup(env.app)?;
+        let kernel = env.stack == StackKind::Kernel;
+        match (kernel, entry.stacks.kernel, entry.stacks.pmd) {
+            (true, false, _) => return Err(field_err("stack", "kernel", &format!("pmd for app {} (it runs on the poll-mode driver only)", env.app))),
+            (false, _, false) => return Err(field_err("stack", "pmd", &format!("kernel for app {} (it runs on the kernel stack only)", env.app))),
+            _ => {}
         }
+        let app = (entry.ctor)(&cfg.app)?;
+        let (nports, nqueues, ncores) = (cfg.ports as usize, cfg.queues as usize, cfg.cores as usize);
+        let cores = (0..ncores).map(|c| Core::new(c, &cfg.cpu)).collect::<Result<Vec<_>>>()?;
+        let cycle_ps = PS_PER_S / cfg.cpu.freq_hz.max(1);
+        let mem = MemSystem::new(&cfg.mem, ncores, &vec![cycle_ps; ncores])?;
+        let mut mbufs = Self::mempool(cfg, ncores, nports, nqueues)?;
         let need = max_frame_bytes.max((entry.max_frame_bytes)(&cfg.app)) as u64 - FCS_LEN as u64;
         if mbufs.data_room() < need {
-            return Err(field_err("host.pmd.mempool.buf_bytes", p.mempool.buf_bytes, &format!(">= {} (headroom 128 B + the largest frame without FCS, {need} B)", need + 128)));
+            let p = &cfg.pmd.mempool;
+            return Err(field_err("host.pmd.mempool.buf_bytes", p.buf_bytes, &format!(">= {} (headroom 128 B + the largest frame without FCS, {need} B)", need + 128)));
         }
-        // The ports and their queue pairs; the driver arms every RX slot at start (rte_eth_dev_start).
-        let n = &cfg.nic;
-        let pcie = PcieLink::new(&cfg.pcie)?;
+        // Who serves what: streams per core, owners per queue.
+        let map = cfg.core_queues();
+        let topology = cfg.app.port_topology;
+        let stream = |(p, q): (usize, usize)| {
+            let tx_port = if app.replies() { p } else { topology.tx_port(p, nports) };
+            Stream { rx_port: p, rx_queue: q, tx_port, tx_queue: q }
+        };
+        let streams: Vec<Vec<Stream>> = map.iter().map(|qs| qs.iter().map(|&pq| stream(pq)).collect()).collect();
+        let (mut rx_owner, mut tx_owner) = (vec![vec![0u16; nqueues]; nports], vec![vec![0u16; nqueues]; nports]);
+        for (c, list) in streams.iter().enumerate() {
+            for s in list {
+                rx_owner[s.rx_port][s.rx_queue] = c as u16;
+                tx_owner[s.tx_port][s.tx_queue] = c as u16;
+            }
+        }
+        let nic = Self::nic(env, cfg, &mut mbufs, kernel)?;
+        let mut stacks: Vec<Box<dyn Stack>> = Vec::with_capacity(ncores);
+        for (c, list) in streams.iter().enumerate() {
+            stacks.push(if kernel {
+                let socket = app.socket().ok_or_else(|| field_err("stack", "kernel", &format!("pmd for app {} (it binds no socket)", env.app)))?;
+                let [s] = list[..] else {
+                    return Err(field_err("bind", format!("{} queue pairs on core {c}", list.len()), "one queue pair per core with the kernel stack (its interrupt's affinity)"));
+                };
+                Box::new(Kernel::new(&cfg.kernel, cfg.pmd.costs, c, s, socket))
+            } else {
+                Box::new(Pmd::new(&cfg.pmd, c, list.clone()))
+            });
+        }
+        let mut h = Host {
+            stack_name: if kernel { "kernel" } else { "pmd" },
+            nic,
+            mem,
+            cores,
+            stacks,
+            streams,
+            app,
+            mbufs,
+            rx_owner,
+            tx_owner,
+            out: Out::default(),
+        };
+        h.start();
+        Ok(h)
+    }
+
+    /// The mbuf pool: `host.pmd.mempool.mbufs` per port (testpmd sizes its
+    /// pool per port), with a cache per core; it must fill every RX ring and
+    /// leave room for the TX rings and the cores' caches.
+    fn mempool(cfg: &HostConfig, cores: usize, ports: usize, queues: usize) -> Result<Mempool> {
+        let p = &cfg.pmd;
+        let total = p.mempool.mbufs as u64 * ports as u64;
+        let pairs = (ports * queues) as u64;
+        let needed = pairs * (p.rxd + p.txd) as u64 + cores as u64 * (2 * p.mempool.cache_size + p.burst) as u64;
+        if total < needed || total > u32::MAX as u64 {
+            return Err(field_err(
+                "host.pmd.mempool.mbufs",
+                p.mempool.mbufs,
+                &format!(">= {} per port: {ports} ports × that >= queue pairs × (rxd + txd) + cores × (2 × cache + burst) = {needed}", needed.div_ceil(ports as u64)),
+            ));
+        }
+        let mbufs = Mempool::new(&MempoolConfig { mbufs: total as u32, ..p.mempool }, cores, MEMPOOL_BASE);
+        if MEMPOOL_BASE + mbufs.bytes() > MEMPOOL_END {
+            return Err(field_err("host.pmd.mempool.mbufs", p.mempool.mbufs, &format!("a pool of at most {} MiB of simulated memory in all ports", (MEMPOOL_END - MEMPOOL_BASE) >> 20)));
+        }
+        Ok(mbufs)
+    }
+
+    /// The NIC devices and ports; the driver arms every RX slot (rte_eth_dev_start).
+    fn nic(env: &HostEnv, cfg: &HostConfig, mbufs: &mut Mempool, kernel: bool) -> Result<Nic> {
+        let (n, p) = (&cfg.nic, &cfg.pmd);
+        let (nports, nqueues) = (cfg.ports as usize, cfg.queues as usize);
+        let per_dev = n.ports_per_nic as usize;
+        let devs = (0..nports.div_ceil(per_dev)).map(|_| Ok(NicDev::new(PcieLink::new(&cfg.pcie)?, n.max_pps))).collect::<Result<Vec<_>>>()?;
         let params = PortParams {
             tx_fifo_bytes: n.tx_fifo_bytes,
             rx_wb_timer_ps: n.rx_wb_timer_ps,
             tx_fetch_batch: n.tx_fetch_batch as u64,
             tx_desc_cache: n.tx_desc_cache as u64,
             pcie_latency_ps: cfg.pcie.latency_ps,
-            wire_rate_bps: sim.link.rate_bps,
+            wire_rate_bps: env.link_rate_bps,
         };
+        let key = rss::parse_key(&n.rss_key).ok_or_else(|| field_err("host.nic.rss_key", &n.rss_key, "40 bytes as 80 hex digits"))?;
         let tx_rs = if kernel { 1 } else { p.tx_rs_thresh as u64 };
         let (mut armed, mut touched) = (Vec::new(), Vec::new());
-        let k = 0u64;
-        if !mbufs.get_bulk(0, p.rxd as usize, &mut armed, &mut touched) {
-            return Err(field_err("host.pmd.mempool.mbufs", p.mempool.mbufs, "enough mbufs to fill the RX rings"));
+        let mut ports = Vec::with_capacity(nports);
+        for port in 0..nports {
+            let (mut rxq, mut txq) = (Vec::new(), Vec::new());
+            for q in 0..nqueues {
+                let base = RX_RING_BASE + (port * nqueues + q) as u64 * RING_STRIDE;
+                armed.clear();
+                if !mbufs.get_bulk(0, p.rxd as usize, &mut armed, &mut touched) {
+                    return Err(field_err("host.pmd.mempool.mbufs", p.mempool.mbufs, "enough mbufs to fill the RX rings"));
+                }
+                let ring = RxRing::new(base, armed.iter().map(|&m| (m, mbufs.data_addr(m))));
+                let desc = RxDescCache::new(p.rxd, n.rx_desc_cache, n.rx_prefetch_threshold, n.rx_wb_threshold, ring.tail());
+                rxq.push(RxQueue::new(ring, desc));
+                txq.push(TxQueue::new(TxRing::new(base + TX_RING_OFFSET, p.txd), tx_rs));
+            }
+            let b = env.base;
+            let addrs = PortAddrs {
+                mac: crate::wire::port_mac(b.mac, port),
+                ip: crate::wire::port_ip(b.ip, port),
+                peer: crate::wire::port_mac(b.peer, port),
+                peer_ip: crate::wire::port_ip(b.peer_ip, port),
+            };
+            let rss = if nqueues > 1 { Rss::new(key, n.reta_size as usize, nqueues) } else { Rss::single() };
+            ports.push(Port::new(port / per_dev, addrs, params, n.rx_fifo_bytes, rss, rxq, txq));
         }
-        let rx_base = RX_RING_BASE + k * RING_STRIDE;
-        let ring = RxRing::new(rx_base, armed.iter().map(|&m| (m, mbufs.data_addr(m))));
-        let desc = RxDescCache::new(p.rxd, n.rx_desc_cache, n.rx_prefetch_threshold, n.rx_wb_threshold, ring.tail());
-        let rxq = vec![RxQueue::new(ring, desc)];
-        let txq = vec![TxQueue::new(TxRing::new(rx_base + TX_RING_OFFSET, p.txd), tx_rs)];
-        let mac = |s: &str| parse_mac(s).unwrap_or_default();
-        let ip = |s: &str| s.parse().unwrap_or(std::net::Ipv4Addr::UNSPECIFIED);
-        let lg = &sim.loadgen;
-        let addrs = PortAddrs { mac: mac(&lg.dst_mac), ip: ip(&lg.dst_ip), peer: mac(&lg.src_mac), peer_ip: ip(&lg.src_ip) };
-        let port = Port::new(0, addrs, params, n.rx_fifo_bytes, Rss::single(), rxq, txq);
-        let nic = Nic { devs: vec![NicDev::new(pcie, 0)], ports: vec![port] };
-        let stream = Stream { rx_port: 0, rx_queue: 0, tx_port: 0, tx_queue: 0 };
-        let stack: Box<dyn Stack> = if kernel {
-            let socket = app.socket().ok_or_else(|| field_err("stack", "kernel", &format!("pmd for app {} (it binds no socket)", sim.app)))?;
-            Box::new(Kernel::new(&cfg.kernel, p.costs, 0, stream, socket))
-        } else {
-            Box::new(Pmd::new(p, 0, vec![stream]))
-        };
-        let mut h = Host {
-            stack_name: stack.name(),
-            nic,
-            mem,
-            cores,
-            stacks: vec![stack],
-            app,
-            mbufs,
-            rx_owner: vec![vec![0]],
-            tx_owner: vec![vec![0]],
-            out: Out::default(),
-        };
-        h.start();
-        Ok(h)
+        Ok(Nic { devs, ports })
     }
 
     /// The NIC's first descriptor prefetches, then every core's first step.
@@ -207,89 +290,16 @@ impl Host {
         }
     }
 
-    /// The host's part of the JSON result, over a measured window of `window_ps`.
-    pub fn result_json(&self, window_ps: Ps) -> Value {
-        let port = &self.nic.ports[0];
-        let pc = port.counters;
-        let core = &self.cores[0];
-        let acct = core.account();
-        let cpp = acct.cycles_per_packet(acct.packets());
-        let cat = |c: Category| cpp.get(c);
-        let stack = self.stacks[0].result_json();
-        let sd = self.stacks[0].drops();
-        let num = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
-        let app = self.app.result_json();
-        let ring_full: u64 = port.txq.iter().map(|q| q.counters.ring_full_drops).sum();
-        json!({
-            "nic": {
-                "rx_packets": pc.rx_packets,
-                "rx_bytes": pc.rx_bytes,
-                "rx_missed_errors": pc.rx_missed_errors,
-                "rx_nombuf": num(&stack, "rx_nombuf"),
-                "tx_packets": pc.tx_packets,
-                "tx_bytes": pc.tx_bytes,
-                "rx_fifo_max_bytes": port.rx_fifo_max_bytes(),
-            },
-            "drops": {
-                "dma": port.fsm.dma,
-                "core": port.fsm.core,
-                "tx": port.fsm.tx + ring_full,
-                "fifo_tx": port.fsm.tx,
-                "tx_ring_full": ring_full,
-                "socket": sd.socket,
-                "no_port": sd.no_port,
-                "qdisc": sd.qdisc,
-            },
-            "stack": self.stack_name,
-            "kernel": stack.get("kernel").cloned().unwrap_or(Value::Null),
-            "cpu": {
-                "cycles_per_packet": {
-                    "rx": cat(Category::Rx),
-                    "tx": cat(Category::Tx),
-                    "mempool": cat(Category::Mempool),
-                    "app": cat(Category::App),
-                    "idle": cat(Category::Idle),
-                    "irq": cat(Category::Irq),
-                    "skb": cat(Category::Skb),
-                    "proto": cat(Category::Proto),
-                    "sched": cat(Category::Sched),
-                    "syscall": cat(Category::Syscall),
-                    "copy": cat(Category::Copy),
-                    "qdisc": cat(Category::Qdisc),
-                    "total": cpp.total,
-                },
-                "packets": acct.packets(),
-                "core0": core.result_json(),
-            },
-            "pmd": {
-                "rx_burst_packets": self.stacks[0].burst_histogram(),
-                "empty_polls": num(&stack, "empty_polls"),
-                "app_consumed": num(&stack, "app_consumed"),
-                "txonly_built": num(&app, "txonly_built"),
-                "txonly_unsent": num(&stack, "txonly_unsent"),
-                "touch_digest": num(&app, "touch_digest"),
-                "mempool_available": self.mbufs.available(),
-            },
-            "mem": self.mem.result_json(),
-            "pcie": self.nic.devs[0].pcie.result_json(window_ps),
-            "kvs": if self.app.name() == "memcached" { app } else { Value::Null },
-        })
+    pub fn ports(&self) -> usize {
+        self.nic.ports.len()
     }
 }
 
 impl HasStats for Host {
+    /// Under the system's scope: `nic.port{p}.…` (with `rxq{q}`/`txq{q}`),
+    /// `nic.dev{d}.pcie.…`, `cpu{c}.…` (with the core's stack), `mem.…`.
     fn report_stats(&self, s: &mut StatSink<'_>) {
-        let port = &self.nic.ports[0];
-        let k = port.counters;
-        let mut nic = s.scope("nic0");
-        nic.count("rx_packets", k.rx_packets, "Frames DMA'd to host memory");
-        nic.count("rx_missed_errors", k.rx_missed_errors, "Frames dropped because the RX FIFO was full");
-        nic.count("tx_packets", k.tx_packets, "Frames read from host memory for transmission");
-        port.fsm.report_stats(&mut nic);
-        self.stacks[0].report_stats(&mut s.scope(self.stack_name));
-        self.cores[0].report_stats(&mut s.scope("cpu0"));
-        self.mem.report_stats(&mut s.scope("mem"));
-        self.nic.devs[0].pcie.report_stats(&mut s.scope("pcie"));
+        self.report(s);
     }
 
     fn reset_stats(&mut self) {

@@ -9,10 +9,22 @@
 
 use std::collections::VecDeque;
 
+use serde::{Deserialize, Serialize};
+
 use crate::wire::ethernet::MAX_FRAME_BYTES;
 use crate::engine::stats::{HasStats, StatSink};
 use crate::engine::time::{bits_to_ps, Ps};
 use crate::framebuf::FrameId;
+
+/// A full-duplex link between a generator port and a host port.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    /// Line rate of each direction (bits per second).
+    pub rate_bps: u64,
+    /// One-way propagation delay (ps).
+    pub propagation_ps: u64,
+}
 
 /// Bytes on the wire per frame beyond the frame itself.
 pub const WIRE_OVERHEAD_BYTES: u32 = 20;

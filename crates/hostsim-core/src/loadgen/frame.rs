@@ -4,7 +4,7 @@
 
 use std::net::Ipv4Addr;
 
-use crate::config::{LoadgenConfig, Protocol};
+use crate::loadgen::config::{LoadgenConfig, Protocol};
 use crate::wire::ethernet::{self, Mac, ETHERTYPE_EXPERIMENTAL, ETHERTYPE_IPV4, FCS_LEN};
 use crate::wire::{ipv4, tag, tcp, udp};
 
@@ -26,6 +26,8 @@ pub struct FrameBuilder {
     tag_offset: usize,
     src_port: u16,
     flows: u32,
+    /// Full-mesh traffic: frame n goes to destination n mod len (MAC, IPv4).
+    mesh: Vec<(Mac, Ipv4Addr)>,
 }
 
 impl FrameBuilder {
@@ -61,7 +63,14 @@ impl FrameBuilder {
             tag_offset: cfg.tag_offset.map(|o| o as usize).unwrap_or(header_len),
             src_port: cfg.src_port,
             flows: cfg.flows,
+            mesh: Vec::new(),
         }
+    }
+
+    /// Frames take these destinations (MAC, IPv4) in turn (full-mesh traffic).
+    pub fn with_mesh(mut self, dests: Vec<(Mac, Ipv4Addr)>) -> Self {
+        self.mesh = dests;
+        self
     }
 
     pub fn tag_offset(&self) -> usize {
@@ -73,10 +82,17 @@ impl FrameBuilder {
     pub fn build(&self, buf: &mut [u8], frame_bytes: u32, t: &tag::Repr) {
         debug_assert_eq!(buf.len(), frame_bytes as usize - FCS_LEN);
         buf[..self.header_len].copy_from_slice(&self.template[..self.header_len]);
+        let dest = (!self.mesh.is_empty()).then(|| self.mesh[t.seq as usize % self.mesh.len()]);
+        if let Some((mac, _)) = dest {
+            ethernet::Packet::new_unchecked(&mut buf[..]).set_dst(mac);
+        }
         if self.protocol != Protocol::Raw {
             let ip_len = buf.len() - ethernet::HEADER_LEN;
             let l3 = &mut buf[ethernet::HEADER_LEN..];
             let mut ip = ipv4::Packet::new_unchecked(&mut l3[..]);
+            if let Some((_, addr)) = dest {
+                ip.set_dst(addr);
+            }
             ip.set_total_len(ip_len as u16);
             ip.fill_checksum();
             let l4 = &mut l3[ipv4::HEADER_LEN..];
@@ -153,5 +169,21 @@ mod tests {
         assert_eq!(&buf[12..14], &[0x88, 0xb5]);
         assert_eq!(tag::Repr::parse(&buf[14..]).unwrap().seq, 2);
         assert_eq!(b.flow_of(5), 1);
+    }
+
+    #[test]
+    fn mesh_frames_take_each_destination_in_turn() {
+        let d = |i: u8| (Mac([2, 0, 0, 0, i, 1]), Ipv4Addr::new(10, 0, i, 1));
+        let b = FrameBuilder::new(&cfg(Protocol::Udp)).with_mesh(vec![d(1), d(2)]);
+        for seq in 0..4u32 {
+            let mut buf = vec![0u8; 60];
+            b.build(&mut buf, 64, &tag::Repr { flow: 0, seq, tx_ps: 0 });
+            let want = d(1 + (seq % 2) as u8);
+            assert_eq!(&buf[..6], &want.0 .0);
+            let p = etherparse::SlicedPacket::from_ethernet(&buf).unwrap();
+            let Some(etherparse::NetSlice::Ipv4(ip)) = p.net else { panic!("not ipv4") };
+            assert_eq!(ip.header().destination_addr(), want.1);
+            assert_eq!(ip.header().to_header().calc_header_checksum(), ip.header().header_checksum());
+        }
     }
 }

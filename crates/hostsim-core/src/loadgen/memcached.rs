@@ -25,7 +25,7 @@ use serde_json::{json, Value};
 
 use super::frame::{header_len, FrameBuilder};
 use super::measure::Measure;
-use crate::config::{McClientConfig, Protocol, ZipfSizeConfig};
+use crate::loadgen::config::{McClientConfig, Protocol, ZipfSizeConfig};
 use crate::engine::time::Ps;
 use crate::engine::SimRng;
 use crate::error::{ConfigError, Result};
@@ -265,7 +265,7 @@ impl McClient {
     }
 
     /// The builder for request frames: the generator's addresses, UDP to the server's port.
-    pub fn builder(&self, lg: &crate::config::LoadgenConfig) -> FrameBuilder {
+    pub fn builder(&self, lg: &crate::loadgen::config::LoadgenConfig) -> FrameBuilder {
         let mut c = lg.clone();
         c.protocol = Protocol::Udp;
         c.dst_port = self.cfg.udp_port;
@@ -490,7 +490,7 @@ fn classify(op: Op, data: &[u8]) -> Kind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::LoadgenConfig;
+    use crate::loadgen::config::LoadgenConfig;
 
     fn cfg() -> McClientConfig {
         McClientConfig {

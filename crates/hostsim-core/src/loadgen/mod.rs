@@ -22,6 +22,7 @@
 //! completes one (`receive` returns true) or a timeout check gives one up.
 
 pub mod capture;
+pub mod config;
 pub mod frame;
 pub mod measure;
 pub mod memcached;
@@ -30,7 +31,7 @@ pub mod trace;
 
 use serde_json::{json, Value};
 
-use crate::config::{SimConfig, TraceTiming};
+use config::{LoadgenConfig, TraceTiming};
 use crate::engine::stats::{HasStats, StatSink};
 use crate::engine::time::{ps_to_s, Ps};
 use crate::engine::SimRng;
@@ -54,9 +55,28 @@ fn trace_rate(trace: &Trace, time_scale: f64, line_rate_pps: f64) -> OfferedRate
     OfferedRate { requested_pps: pps, pps, line_rate_pps, capped: false }
 }
 
-/// Random streams of the load generator.
+/// Random streams of the load generator (port 0; port p adds 16 p).
 const STREAM_SIZES: u64 = 1;
 const STREAM_DEPARTURES: u64 = 2;
+
+/// What a generator port needs to know of the run beyond its own config.
+#[derive(Debug, Clone, Copy)]
+pub struct Env {
+    pub seed: u64,
+    /// The generator port (its random streams differ from the other ports').
+    pub port: usize,
+    pub link_rate_bps: u64,
+    /// Transmission ends at `duration_ps`; the first `warmup_ps` are not measured.
+    pub duration_ps: Ps,
+    pub warmup_ps: Ps,
+}
+
+impl Env {
+    /// A seed for generators that draw their own streams (the memcached client).
+    fn port_seed(&self) -> u64 {
+        self.seed.wrapping_add(self.port as u64 * 0x9E37_79B9_7F4A_7C15)
+    }
+}
 
 pub struct Loadgen {
     builder: FrameBuilder,
@@ -82,32 +102,32 @@ pub struct Loadgen {
     /// memcached mode: requests and replies instead of tagged frames.
     pub mc: Option<McClient>,
     /// Closed loop: (outstanding, timeout) and the requests that may start now.
-    pub closed_loop: Option<crate::config::ClosedLoopConfig>,
+    pub closed_loop: Option<crate::loadgen::config::ClosedLoopConfig>,
     credits: u32,
     /// `loadgen.rate` differs from its default (closed loop warns it is ignored).
     rate_given: bool,
 }
 
 impl Loadgen {
-    pub fn new(cfg: &SimConfig) -> Result<Self> {
-        let lg = &cfg.loadgen;
-        let sizes = SizeSampler::new(&lg.size, SimRng::new(cfg.seed, STREAM_SIZES));
+    pub fn new(lg: &LoadgenConfig, env: &Env) -> Result<Self> {
+        let streams = 16 * env.port as u64;
+        let sizes = SizeSampler::new(&lg.size, SimRng::new(env.seed, STREAM_SIZES + streams));
         let trace = lg.trace.as_ref().map(|t| Trace::load(t, lg)).transpose()?;
-        let mc = lg.memcached.as_ref().map(|m| McClient::new(m, cfg.seed));
+        let mc = lg.memcached.as_ref().map(|m| McClient::new(m, env.port_seed()));
         let mean_bytes = match (&mc, &trace) {
             (Some(m), _) => m.mean_frame_bytes(),
             (None, Some(t)) => t.mean_frame_bytes(),
             (None, None) => sizes.mean_bytes(),
         };
-        let mut rate = offered_rate(&lg.rate, mean_bytes, cfg.link.rate_bps);
-        let mut departures = Departures::new(rate.pps, lg.interarrival, 0, SimRng::new(cfg.seed, STREAM_DEPARTURES));
+        let mut rate = offered_rate(&lg.rate, mean_bytes, env.link_rate_bps);
+        let mut departures = Departures::new(rate.pps, lg.interarrival, 0, SimRng::new(env.seed, STREAM_DEPARTURES + streams));
         let (replay, next_departure) = match (trace, &lg.trace) {
             (Some(trace), Some(tc)) => {
                 if tc.timing == TraceTiming::Trace {
                     rate = trace_rate(&trace, tc.time_scale, rate.line_rate_pps);
                 }
                 let r = Replay::new(trace, tc, departures)?;
-                departures = Departures::new(1.0, lg.interarrival, 0, SimRng::new(cfg.seed, STREAM_DEPARTURES));
+                departures = Departures::new(1.0, lg.interarrival, 0, SimRng::new(env.seed, STREAM_DEPARTURES + streams));
                 let next = r.peek().map_or(Ps::MAX, |(t, _)| t);
                 (Some(r), next)
             }
@@ -120,23 +140,34 @@ impl Loadgen {
             departures,
             rate,
             mean_bytes,
-            link_bps: cfg.link.rate_bps,
-            tx_end: cfg.sim.duration_ps,
+            link_bps: env.link_rate_bps,
+            tx_end: env.duration_ps,
             next_seq: 0,
             next_departure,
-            measure: Measure::new(cfg.sim.warmup_ps, cfg.sim.duration_ps, lg.keep_samples),
+            measure: Measure::new(env.warmup_ps, env.duration_ps, lg.keep_samples),
             capture_tx: capture(&lg.capture_tx)?,
             capture_rx: capture(&lg.capture_rx)?,
             total_tx: 0,
             total_rx: 0,
-            tcp_acks: (lg.protocol == crate::config::Protocol::Tcp).then_some(0),
+            tcp_acks: (lg.protocol == crate::loadgen::config::Protocol::Tcp).then_some(0),
             replay,
-            warmup_ps: cfg.sim.warmup_ps,
+            warmup_ps: env.warmup_ps,
             mc,
             closed_loop: lg.closed_loop,
             credits: lg.closed_loop.map_or(0, |c| c.outstanding),
-            rate_given: lg.rate != crate::config::LoadgenConfig::default().rate,
+            rate_given: lg.rate != crate::loadgen::config::LoadgenConfig::default().rate,
         })
+    }
+
+    /// Full-mesh traffic: frames take these destinations in turn.
+    pub fn set_mesh(&mut self, dests: Vec<(crate::wire::ethernet::Mac, std::net::Ipv4Addr)>) {
+        let b = std::mem::replace(&mut self.builder, FrameBuilder::new(&LoadgenConfig::default()));
+        self.builder = b.with_mesh(dests);
+    }
+
+    /// Mean frame size of what the generator sends (bytes, FCS included).
+    pub fn mean_frame_bytes(&self) -> f64 {
+        self.mean_bytes
     }
 
     /// Largest frame the generator can send.
@@ -413,6 +444,114 @@ impl Loadgen {
         }
         v
     }
+}
+
+/// The load generator's part of the result, over its ports (generator, does
+/// it send, frames that arrived at it): the whole as one generator — counts
+/// summed, latency from the merged histograms, rates over the same window —
+/// and, in `ports`, each port's own figures. One port gives exactly its own
+/// result.
+pub fn result_json(ports: &[(&Loadgen, bool, u64)]) -> Value {
+    let mut v = match ports {
+        [(one, _, _)] => one.result_json(),
+        _ => aggregate_json(ports),
+    };
+    let rows: Vec<Value> = ports
+        .iter()
+        .enumerate()
+        .map(|(i, (g, sends, rx_frames))| {
+            let m = &g.measure;
+            let w = g.window_s();
+            json!({
+                "port": i,
+                "sends": sends,
+                "tx_packets": m.tx_packets,
+                "rx_packets": m.rx_packets,
+                "lost_packets": m.lost(),
+                "drop_rate": m.drop_rate(),
+                "offered_bps": m.tx_bytes as f64 * 8.0 / w,
+                "achieved_bps": m.rx_bytes as f64 * 8.0 / w,
+                "offered_pps": m.tx_packets as f64 / w,
+                "achieved_pps": m.rx_packets as f64 / w,
+                "rx_frames_at_port": rx_frames,
+                "latency_ns": m.latency_json(),
+            })
+        })
+        .collect();
+    v["ports"] = Value::Array(rows);
+    v
+}
+
+/// Several ports as one generator.
+fn aggregate_json(ports: &[(&Loadgen, bool, u64)]) -> Value {
+    let first = ports[0].0;
+    let mut m = Measure::new(first.warmup_ps, first.tx_end, first.measure.samples().len() as u64);
+    for (g, _, _) in ports {
+        m.merge(&g.measure);
+    }
+    let w = ports.iter().map(|(g, _, _)| g.window_s()).fold(0.0, f64::max);
+    let sending: Vec<&Loadgen> = ports.iter().filter(|p| p.1).map(|p| p.0).collect();
+    let sum = |f: &dyn Fn(&Loadgen) -> f64| sending.iter().map(|g| f(g)).sum::<f64>();
+    let mut v = json!({
+        "tx_packets": m.tx_packets,
+        "rx_packets": m.rx_packets,
+        "lost_packets": m.lost(),
+        "reordered_packets": m.reordered,
+        "duplicate_packets": m.duplicates,
+        "invalid_packets": m.rx_invalid,
+        "tx_bytes": m.tx_bytes,
+        "rx_bytes": m.rx_bytes,
+        "drop_rate": m.drop_rate(),
+        "offered_bps": m.tx_bytes as f64 * 8.0 / w,
+        "achieved_bps": m.rx_bytes as f64 * 8.0 / w,
+        "offered_pps": m.tx_packets as f64 / w,
+        "achieved_pps": m.rx_packets as f64 / w,
+        "requested_pps": sum(&|g| g.rate.requested_pps),
+        "line_rate_pps": sum(&|g| g.rate.line_rate_pps),
+        "line_rate_bps": sum(&|g| g.rate.line_rate_pps * g.mean_bytes * 8.0),
+        "link_rate_bps": first.link_bps,
+        "mean_frame_bytes": first.mean_bytes,
+        "rate_capped": sending.iter().any(|g| g.rate.capped),
+        "measured_window_ps": first.window_ps(),
+        "sending_ports": sending.len(),
+        "latency_ns": m.latency_json(),
+        "latency_histogram": m.histogram_json(),
+    });
+    let parts: Vec<Value> = ports.iter().map(|(g, _, _)| g.result_json()).collect();
+    for key in ["memcached", "rx_tcp_acks", "rx_untagged_packets", "trace_frames_sent", "trace_oversize_frames", "trace_truncated_frames"] {
+        if parts.iter().any(|p| p.get(key).is_some()) {
+            let values: Vec<&Value> = parts.iter().filter_map(|p| p.get(key)).collect();
+            v[key] = sum_json(&values);
+        }
+    }
+    if !m.samples().is_empty() {
+        v["samples"] = Value::Array(m.samples().iter().map(|&(s, l)| json!([s, l])).collect());
+    }
+    v
+}
+
+/// The sum of numbers, and of the numeric fields of objects, field by field.
+fn sum_json(values: &[&Value]) -> Value {
+    let mut acc = Value::Null;
+    for &v in values {
+        acc = match (acc, v) {
+            (Value::Null, v) => v.clone(),
+            (Value::Number(a), Value::Number(b)) => match (a.as_u64(), b.as_u64()) {
+                (Some(x), Some(y)) => json!(x + y),
+                _ => json!(a.as_f64().unwrap_or(0.0) + b.as_f64().unwrap_or(0.0)),
+            },
+            (Value::Object(mut a), Value::Object(b)) => {
+                for (k, bv) in b {
+                    let av = a.remove(k).unwrap_or(Value::Null);
+                    let both: Vec<&Value> = [&av, bv].into_iter().filter(|x| !x.is_null()).collect();
+                    a.insert(k.clone(), sum_json(&both));
+                }
+                Value::Object(a)
+            }
+            (a, _) => a,
+        }
+    }
+    acc
 }
 
 impl HasStats for Loadgen {

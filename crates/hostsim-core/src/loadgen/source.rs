@@ -8,7 +8,7 @@
 //! Constant departures are computed as `start + round(n × period)`, so the
 //! rate is exact over any run length, with no accumulated rounding.
 
-use crate::config::{Interarrival, Rate, RateUnit, SizeDist};
+use crate::loadgen::config::{Interarrival, Rate, RateUnit, SizeDist};
 use crate::engine::time::{Ps, PS_PER_S};
 use crate::engine::SimRng;
 use crate::link::WIRE_OVERHEAD_BYTES;

@@ -36,7 +36,8 @@ use pcap_file::pcapng::{Block, PcapNgReader};
 use pcap_file::{DataLink, PcapError, TsResolution};
 
 use super::source::Departures;
-use crate::config::{LoadgenConfig, OnOversize, TraceConfig, TraceLoop, TraceTiming, MIN_FRAME_BYTES};
+use crate::loadgen::config::{LoadgenConfig, OnOversize, TraceConfig, TraceLoop, TraceTiming};
+use crate::wire::ethernet::MIN_FRAME_BYTES;
 use crate::engine::time::{Ps, PS_PER_S};
 use crate::error::{ConfigError, Error, Result};
 use crate::wire::ethernet::{self, FCS_LEN};
@@ -507,7 +508,7 @@ mod tests {
     use pcap_file::Endianness;
 
     use super::*;
-    use crate::config::Interarrival;
+    use crate::loadgen::config::Interarrival;
     use crate::engine::SimRng;
 
     fn tmp(name: &str) -> PathBuf {

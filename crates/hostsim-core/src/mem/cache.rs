@@ -50,7 +50,9 @@ impl Victim {
 
 pub struct Cache {
     ways: usize,
-    set_mask: u64,
+    /// Sets, and `sets - 1` when that is a power of two (then a mask picks the set).
+    sets: u64,
+    set_mask: Option<u64>,
     /// Line number (`addr >> 6`) per way, `EMPTY` when invalid; set-major.
     tags: Vec<u64>,
     /// Per way: last-use stamp << 8 | flags.
@@ -64,13 +66,14 @@ impl Cache {
     pub fn new(size_bytes: u64, ways: u32) -> Cache {
         assert!((1..=64).contains(&ways), "ways must be 1..=64");
         let sets = size_bytes / (ways as u64 * LINE_BYTES);
-        assert!(sets.is_power_of_two() && sets * ways as u64 * LINE_BYTES == size_bytes, "bad cache geometry");
+        assert!(sets > 0 && sets * ways as u64 * LINE_BYTES == size_bytes, "bad cache geometry");
         let n = (sets * ways as u64) as usize;
-        Cache { ways: ways as usize, set_mask: sets - 1, tags: vec![EMPTY; n], meta: vec![0; n], clock: 0 }
+        let set_mask = sets.is_power_of_two().then_some(sets - 1);
+        Cache { ways: ways as usize, sets, set_mask, tags: vec![EMPTY; n], meta: vec![0; n], clock: 0 }
     }
 
     pub fn sets(&self) -> usize {
-        self.set_mask as usize + 1
+        self.sets as usize
     }
 
     pub fn ways(&self) -> usize {
@@ -98,7 +101,13 @@ impl Cache {
 
     #[inline(always)]
     fn base(&self, line: u64) -> usize {
-        (line & self.set_mask) as usize * self.ways
+        let set = match self.set_mask {
+            Some(m) => line & m,
+            // A sliced LLC (Skylake-SP: 2048 sets per 1.375 MiB slice) has no
+            // power-of-two set count: lines are spread by their number modulo the sets.
+            None => line % self.sets,
+        };
+        set as usize * self.ways
     }
 
     /// The slot holding `addr`'s line, without touching LRU state.
@@ -198,6 +207,21 @@ pub fn lines(addr: u64, len: u64) -> impl Iterator<Item = u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sliced_llc_spreads_lines_over_every_set() {
+        // 3 sets × 2 ways: lines 0, 3, 6 share set 0 (modulo), 1 and 4 set 1.
+        let mut c = Cache::new(3 * 2 * LINE_BYTES, 2);
+        assert_eq!(c.sets(), 3);
+        for l in [0u64, 3, 1, 4] {
+            c.fill(l * LINE_BYTES, 0, c.all_ways());
+        }
+        assert!((0..5).filter(|&l| l != 2).all(|l| c.contains(l * LINE_BYTES)));
+        // A third line in set 0 evicts its least recently used (line 0).
+        let (_, v) = c.fill(6 * LINE_BYTES, 0, c.all_ways());
+        assert_eq!(v.map(|v| v.addr), Some(0));
+        assert!(c.contains(4 * LINE_BYTES), "set 1 untouched");
+    }
 
     /// 4 sets × 4 ways = 1 KiB; addresses `k * 256` all map to set 0.
     fn small() -> Cache {

@@ -1,13 +1,12 @@
-//! NIC parameters, one port. Sizes in bytes or descriptors, times in ps.
+//! NIC parameters: how many NIC devices and ports a host has, the queues
+//! and RSS of a port, and each port's buffers, descriptor caches and
+//! thresholds. Sizes in bytes or descriptors, times in ps.
 
 use serde::{Deserialize, Serialize};
 
 use crate::engine::time::Ps;
 use crate::error::{ConfigError, Result};
 
-/// Size of an RX or TX descriptor in host memory (82599 advanced descriptors;
-/// params.md §2d).
-pub const DESC_BYTES: u64 = 16;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -37,6 +36,44 @@ pub struct NicConfig {
     /// cache has room for, so several may be in flight (82599: 40 per queue,
     /// one full batch; datasheet §7.2.3, not re-read here).
     pub tx_desc_cache: u32,
+    /// NIC devices (chips) in the host, each behind its own PCIe link.
+    #[serde(default = "one")]
+    pub nics: u32,
+    /// Ports of each device; they share its PCIe link and packet rate.
+    #[serde(default = "one")]
+    pub ports_per_nic: u32,
+    /// Receive queues RSS can spread a port's traffic over (82599: 16,
+    /// `IXGBE_MAX_RSS_INDICES`, Linux ixgbe driver).
+    #[serde(default = "default_max_queues")]
+    pub max_queues: u32,
+    /// Frames per second the device processes in each direction, all its
+    /// ports together, whatever the link rate (0: no limit beyond PCIe and
+    /// the wire).
+    #[serde(default)]
+    pub max_pps: u64,
+    /// The 40-byte Toeplitz key, as hex (default: the Microsoft verification
+    /// key, params.md §9, which DPDK's ixgbe tests use).
+    #[serde(default = "default_rss_key")]
+    pub rss_key: String,
+    /// Entries of the RSS redirection table (82599: 128, params.md §9).
+    #[serde(default = "default_reta_size")]
+    pub reta_size: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn default_max_queues() -> u32 {
+    16
+}
+
+fn default_rss_key() -> String {
+    super::rss::key_hex(&super::rss::MICROSOFT_KEY)
+}
+
+fn default_reta_size() -> u32 {
+    128
 }
 
 impl Default for NicConfig {
@@ -50,6 +87,12 @@ impl Default for NicConfig {
             rx_wb_timer_ps: 2_000_000,
             tx_fetch_batch: 40,
             tx_desc_cache: 40,
+            nics: 1,
+            ports_per_nic: 1,
+            max_queues: default_max_queues(),
+            max_pps: 0,
+            rss_key: default_rss_key(),
+            reta_size: default_reta_size(),
         }
     }
 }
@@ -61,8 +104,18 @@ impl NicConfig {
     /// about 1 µs (params.md §2e) needs ~150 descriptors fetched ahead, so the
     /// cache holds 256 and prefetches below 128 (estimate; the on-chip sizes
     /// of 100 GbE NICs are not published). FIFOs as the 82599 (estimate).
+    ///
+    /// Queues: DPDK's mlx5 driver takes the queue count from the device and
+    /// caps the redirection table at 512 entries (drivers/net/mlx5, read by
+    /// a research note of this project); 128 queues per port is an estimate
+    /// within what such NICs offer.
     pub fn nic_100g() -> Self {
-        NicConfig { rx_desc_cache: 256, rx_prefetch_threshold: 128, tx_desc_cache: 256, ..NicConfig::default() }
+        NicConfig { rx_desc_cache: 256, rx_prefetch_threshold: 128, tx_desc_cache: 256, max_queues: 128, reta_size: 512, ..NicConfig::default() }
+    }
+
+    /// Ports on the host in all.
+    pub fn max_ports(&self) -> u32 {
+        self.nics.saturating_mul(self.ports_per_nic)
     }
 }
 
@@ -93,6 +146,19 @@ impl NicConfig {
         if self.tx_fetch_batch == 0 || self.tx_fetch_batch > self.tx_desc_cache {
             return Err(err("nic.tx_fetch_batch", self.tx_fetch_batch, &format!("1..=nic.tx_desc_cache ({})", self.tx_desc_cache)));
         }
+        if !(1..=16).contains(&self.nics) {
+            return Err(err("nic.nics", self.nics, "1..=16"));
+        }
+        if !(1..=8).contains(&self.ports_per_nic) {
+            return Err(err("nic.ports_per_nic", self.ports_per_nic, "1..=8"));
+        }
+        if !(1..=128).contains(&self.max_queues) {
+            return Err(err("nic.max_queues", self.max_queues, "1..=128"));
+        }
+        if self.max_pps > 10_000_000_000 {
+            return Err(err("nic.max_pps", self.max_pps, "0 (no limit) ..= 10^10 frames per second"));
+        }
+        super::rss::validate(&self.rss_key, self.reta_size)?;
         Ok(())
     }
 }

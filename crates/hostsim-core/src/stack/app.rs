@@ -150,6 +150,13 @@ pub trait App {
         (request, len)
     }
 
+    /// Does the application answer the sender, on the port the request came
+    /// in on (udp-echo, memcached, a TCP receiver's ACKs)? Otherwise it
+    /// forwards, and `host.app.port_topology` picks the port.
+    fn replies(&self) -> bool {
+        false
+    }
+
     /// Does the application transmit what it receives (for reports)?
     fn forwards(&self) -> bool {
         true

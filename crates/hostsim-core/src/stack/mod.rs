@@ -31,6 +31,17 @@ use crate::framebuf::{FrameId, FramePool};
 use crate::mem::MemSystem;
 use crate::nic::{Nic, NicEvent};
 
+/// The software stack a host application runs on (SPEC 2.8).
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum StackKind {
+    /// DPDK-style poll-mode driver, run to completion.
+    #[default]
+    Pmd,
+    /// The Linux kernel stack model: interrupts, NAPI, skbs, sockets, system calls.
+    Kernel,
+}
+
 /// The host's events: the NIC's, and a core's next step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {

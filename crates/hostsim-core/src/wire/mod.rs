@@ -78,3 +78,32 @@ pub fn swap_endpoints(frame: &mut [u8]) {
         frame.swap(l4 + 1, l4 + 3);
     }
 }
+
+/// The MAC of port `p` of a set whose port 0 has `base`: the address plus
+/// `p` × 256 (02:00:00:00:00:01 → 02:00:00:00:01:01 for port 1).
+pub fn port_mac(base: ethernet::Mac, p: usize) -> ethernet::Mac {
+    let mut v = [0u8; 8];
+    v[2..].copy_from_slice(&base.0);
+    let n = u64::from_be_bytes(v).wrapping_add((p as u64) << 8) & 0xffff_ffff_ffff;
+    let b = n.to_be_bytes();
+    ethernet::Mac([b[2], b[3], b[4], b[5], b[6], b[7]])
+}
+
+/// The IPv4 address of port `p` of a set whose port 0 has `base`: the
+/// address plus `p` × 256 (10.0.0.1 → 10.0.1.1 for port 1).
+pub fn port_ip(base: std::net::Ipv4Addr, p: usize) -> std::net::Ipv4Addr {
+    std::net::Ipv4Addr::from(u32::from(base).wrapping_add((p as u32) << 8))
+}
+
+#[cfg(test)]
+mod port_address_tests {
+    use super::*;
+
+    #[test]
+    fn ports_get_their_own_addresses() {
+        let m = ethernet::parse_mac("02:00:00:00:00:01").unwrap();
+        assert_eq!(port_mac(m, 0), m);
+        assert_eq!(port_mac(m, 3), ethernet::parse_mac("02:00:00:00:03:01").unwrap());
+        assert_eq!(port_ip("10.0.0.2".parse().unwrap(), 2), "10.0.2.2".parse::<std::net::Ipv4Addr>().unwrap());
+    }
+}

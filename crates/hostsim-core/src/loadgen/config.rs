@@ -1,0 +1,452 @@
+//! The load generator's configuration (`loadgen.*`): rate, sizes,
+//! departures, protocol and flows, addresses, the measurement tag, captures,
+//! trace replay, the memcached client, closed loop, and which generator
+//! ports send (`traffic`). Every quantity in base units; the Python package
+//! resolves unit strings before a config reaches the core.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ConfigError, Result};
+use crate::wire::ethernet::{MAX_FRAME_BYTES, MIN_FRAME_BYTES};
+
+fn check(ok: bool, field: &str, value: impl ToString, allowed: &str) -> Result<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(ConfigError::new(field, value.to_string(), allowed).into())
+    }
+}
+
+/// Which generator ports send, when a host has several (RFC 2544's
+/// uni- and bidirectional tests).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Traffic {
+    /// Every port sends into its host port (port pairs in both directions).
+    #[default]
+    Bidir,
+    /// Only the first port of each pair sends (0, 2, ...): one direction.
+    Uni,
+    /// Every port sends, addressing each other port's station in turn.
+    Mesh,
+}
+
+/// How the offered load is stated.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Rate {
+    pub unit: RateUnit,
+    pub value: f64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RateUnit {
+    /// Ethernet frame bits per second (frame bytes incl. FCS × 8).
+    Bps,
+    /// Frames per second.
+    Pps,
+    /// Percent of line rate (which counts 20 B preamble + gap per frame).
+    Percent,
+}
+
+/// Frame-size distribution (sizes include the 4 B FCS).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum SizeDist {
+    Fixed { bytes: u32 },
+    /// Sizes drawn with the given weights (equal weights if `weights` is empty).
+    List {
+        bytes: Vec<u32>,
+        #[serde(default)]
+        weights: Vec<f64>,
+    },
+    /// Uniform over [min, max] inclusive.
+    Uniform { min: u32, max: u32 },
+    /// Simple IMIX: 64, 594 and 1518 B in the ratio 7:4:1.
+    Imix,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Interarrival {
+    Constant,
+    Poisson,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// Ethernet II with the experimental EtherType 0x88B5 and the tag after the header.
+    Raw,
+    /// Ethernet II / IPv4 / UDP; flows differ in the UDP source port.
+    Udp,
+    /// Ethernet II / IPv4 / TCP bulk data (ACK|PSH, sequence numbers advancing
+    /// by the payload; no handshake, no retransmission): the sender side of
+    /// `--app iperf`. Flows differ in the TCP source port.
+    Tcp,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LoadgenConfig {
+    pub rate: Rate,
+    pub size: SizeDist,
+    pub interarrival: Interarrival,
+    pub protocol: Protocol,
+    /// Number of flows (distinct UDP source ports), ≥ 1.
+    pub flows: u32,
+    /// Byte offset of the 16-byte tag; `None` puts it right after the headers.
+    #[serde(default)]
+    pub tag_offset: Option<u32>,
+    pub src_mac: String,
+    pub dst_mac: String,
+    pub src_ip: String,
+    pub dst_ip: String,
+    pub src_port: u16,
+    pub dst_port: u16,
+    /// Write transmitted frames (measured window and warm-up) to this pcap file.
+    #[serde(default)]
+    pub capture_tx: Option<String>,
+    /// Write received frames to this pcap file.
+    #[serde(default)]
+    pub capture_rx: Option<String>,
+    /// Stop capturing after this many frames per file (0 = no limit).
+    #[serde(default)]
+    pub capture_limit: u64,
+    /// Keep the first N raw (sequence, latency) samples in the result, for tests.
+    #[serde(default)]
+    pub keep_samples: u64,
+    /// Replay a pcap/pcapng file instead of synthetic traffic.
+    #[serde(default)]
+    pub trace: Option<TraceConfig>,
+    /// Send memcached requests instead of tagged frames (`loadgen::memcached`).
+    #[serde(default)]
+    pub memcached: Option<McClientConfig>,
+    /// Keep a fixed number of requests outstanding instead of following
+    /// `loadgen.rate` (memcached client only).
+    #[serde(default)]
+    pub closed_loop: Option<ClosedLoopConfig>,
+    /// Which generator ports send when the host has several.
+    #[serde(default)]
+    pub traffic: Traffic,
+}
+
+/// A Zipf distribution over the sizes `min..=max` (bytes): the size of rank
+/// r (min is rank 1) has weight 1 / r^skew; skew 0 is uniform.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ZipfSizeConfig {
+    pub min: u32,
+    pub max: u32,
+    #[serde(default)]
+    pub skew: f64,
+}
+
+/// The memcached client (`loadgen.memcached.*`; SPEC 2.9).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct McClientConfig {
+    /// Size of the key space (keys 0..keys).
+    pub keys: u64,
+    /// Key lengths (bytes), at most 250 (memcached's limit).
+    pub key_size: ZipfSizeConfig,
+    /// Value lengths of SETs (bytes).
+    pub value_size: ZipfSizeConfig,
+    /// Zipf popularity over the key space (0 = uniform).
+    #[serde(default)]
+    pub key_skew: f64,
+    /// Fraction of GETs among the requests after the population (0..=1).
+    pub get_ratio: f64,
+    /// The first `keys` requests SET every key in order.
+    #[serde(default)]
+    pub populate: bool,
+    /// UDP port of the server (memcached's 11211).
+    #[serde(default = "McClientConfig::default_udp_port")]
+    pub udp_port: u16,
+}
+
+impl McClientConfig {
+    fn default_udp_port() -> u16 {
+        11211
+    }
+}
+
+/// Closed-loop load (`loadgen.closed_loop.*`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ClosedLoopConfig {
+    /// Requests in flight at once (started together at t = 0).
+    pub outstanding: u32,
+    /// A request unanswered this long (ps) is given up and replaced.
+    pub timeout_ps: u64,
+}
+
+/// Where trace departures come from.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum TraceTiming {
+    /// The trace's own timestamps, relative to its first frame, times `time_scale`.
+    Trace,
+    /// `loadgen.rate` and `loadgen.interarrival`; the trace gives only the frames.
+    Rate,
+}
+
+/// What to do with a frame larger than `max_frame_bytes`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum OnOversize {
+    /// Leave it out, count it (`loadgen.trace_oversize_frames`) and warn.
+    Skip,
+    /// Refuse the trace.
+    Error,
+}
+
+/// How often the trace is played: `false` once, `true` until `sim.duration`
+/// ends, a count N for N passes in all (as `tcpreplay --loop=N`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum TraceLoop {
+    Forever(bool),
+    Passes(u64),
+}
+
+impl TraceLoop {
+    /// Passes in all; `None` for no limit.
+    pub fn passes(self) -> Option<u64> {
+        match self {
+            TraceLoop::Forever(false) => Some(1),
+            TraceLoop::Forever(true) => None,
+            TraceLoop::Passes(n) => Some(n),
+        }
+    }
+}
+
+/// Trace replay (`loadgen.trace.*`; SPEC 2.3 trace mode).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TraceConfig {
+    /// The pcap (µs or ns, either byte order) or pcapng file; Ethernet link type only.
+    pub path: String,
+    #[serde(default = "TraceConfig::default_timing")]
+    pub timing: TraceTiming,
+    /// Multiplies the trace's gaps (0.5 replays twice as fast); `timing = trace` only.
+    #[serde(default = "TraceConfig::default_time_scale")]
+    pub time_scale: f64,
+    #[serde(default = "TraceConfig::default_loop", rename = "loop")]
+    pub repeat: TraceLoop,
+    /// Keep only UDP datagrams (IPv4 or IPv6) to this destination port.
+    #[serde(default)]
+    pub udp_port: Option<u16>,
+    /// Largest frame replayed, FCS included (a captured length L is an L + 4 B frame).
+    #[serde(default = "TraceConfig::default_max_frame_bytes")]
+    pub max_frame_bytes: u32,
+    #[serde(default = "TraceConfig::default_on_oversize")]
+    pub on_oversize: OnOversize,
+    /// Also rewrite the IPv4 destination to `loadgen.dst_ip` and the UDP
+    /// destination port to `loadgen.dst_port` (IPv4 checksum fixed, UDP checksum 0).
+    #[serde(default)]
+    pub rewrite_ip: bool,
+    /// Write the measurement tag into the last 16 B of a frame when they lie
+    /// after the end of its IP packet (Ethernet padding), never over payload.
+    #[serde(default)]
+    pub tag: bool,
+}
+
+impl TraceConfig {
+    fn default_timing() -> TraceTiming {
+        TraceTiming::Trace
+    }
+    fn default_time_scale() -> f64 {
+        1.0
+    }
+    fn default_loop() -> TraceLoop {
+        TraceLoop::Forever(false)
+    }
+    fn default_max_frame_bytes() -> u32 {
+        1518
+    }
+    fn default_on_oversize() -> OnOversize {
+        OnOversize::Skip
+    }
+
+    /// A trace of `path` with every other field at its default.
+    pub fn new(path: &str) -> Self {
+        TraceConfig {
+            path: path.to_string(),
+            timing: Self::default_timing(),
+            time_scale: Self::default_time_scale(),
+            repeat: Self::default_loop(),
+            udp_port: None,
+            max_frame_bytes: Self::default_max_frame_bytes(),
+            on_oversize: Self::default_on_oversize(),
+            rewrite_ip: false,
+            tag: false,
+        }
+    }
+
+    /// Checks every field against its allowed range.
+    pub fn validate(&self) -> Result<()> {
+        check(!self.path.trim().is_empty(), "loadgen.trace.path", &self.path, "a pcap or pcapng file")?;
+        check(self.time_scale.is_finite() && self.time_scale > 0.0, "loadgen.trace.time_scale", self.time_scale, "> 0")?;
+        check(
+            (MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&self.max_frame_bytes),
+            "loadgen.trace.max_frame_bytes",
+            self.max_frame_bytes,
+            &format!("{MIN_FRAME_BYTES}..={MAX_FRAME_BYTES} bytes (FCS included)"),
+        )?;
+        check(self.repeat != TraceLoop::Passes(0), "loadgen.trace.loop", 0, "true, false or a number of passes >= 1")
+    }
+}
+
+impl Default for LoadgenConfig {
+    /// Line rate, 64 B, constant spacing, one UDP flow between 02:00:00:00:00:01
+    /// (10.0.0.1:1024) and 02:00:00:00:00:02 (10.0.0.2:9) — the Python
+    /// package's defaults.
+    fn default() -> Self {
+        LoadgenConfig {
+            rate: Rate { unit: RateUnit::Percent, value: 100.0 },
+            size: SizeDist::Fixed { bytes: 64 },
+            interarrival: Interarrival::Constant,
+            protocol: Protocol::Udp,
+            flows: 1,
+            tag_offset: None,
+            src_mac: "02:00:00:00:00:01".into(),
+            dst_mac: "02:00:00:00:00:02".into(),
+            src_ip: "10.0.0.1".into(),
+            dst_ip: "10.0.0.2".into(),
+            src_port: 1024,
+            dst_port: 9,
+            capture_tx: None,
+            capture_rx: None,
+            capture_limit: 0,
+            keep_samples: 0,
+            trace: None,
+            memcached: None,
+            closed_loop: None,
+            traffic: Traffic::Bidir,
+        }
+    }
+}
+
+impl LoadgenConfig {
+    /// The config of generator port `p` of `ports`: its own addresses (port
+    /// 0's plus p × 256, see `wire::port_mac`) and capture files
+    /// (`name.pcap` → `name.port1.pcap`).
+    pub fn for_port(&self, p: usize) -> LoadgenConfig {
+        let mut c = self.clone();
+        if p == 0 {
+            return c;
+        }
+        let mac = |s: &str| crate::wire::ethernet::parse_mac(s).map(|m| crate::wire::port_mac(m, p).to_string()).unwrap_or_else(|| s.to_string());
+        let ip = |s: &str| s.parse().map(|a| crate::wire::port_ip(a, p).to_string()).unwrap_or_else(|_| s.to_string());
+        c.src_mac = mac(&self.src_mac);
+        c.dst_mac = mac(&self.dst_mac);
+        c.src_ip = ip(&self.src_ip);
+        c.dst_ip = ip(&self.dst_ip);
+        let per_port = |path: &Option<String>| {
+            path.as_ref().map(|f| match f.rsplit_once('.') {
+                Some((stem, ext)) if !stem.is_empty() && !ext.contains('/') => format!("{stem}.port{p}.{ext}"),
+                _ => format!("{f}.port{p}"),
+            })
+        };
+        c.capture_tx = per_port(&self.capture_tx);
+        c.capture_rx = per_port(&self.capture_rx);
+        c
+    }
+
+    /// Does generator port `p` of `ports` send, under `traffic`?
+    pub fn sends(&self, p: usize, ports: usize) -> bool {
+        match self.traffic {
+            Traffic::Uni if ports > 1 => p % 2 == 0,
+            _ => true,
+        }
+    }
+
+    /// Checks every field against its allowed range.
+    pub fn validate(&self) -> Result<()> {
+        let lg = self;
+        check(lg.rate.value.is_finite() && lg.rate.value > 0.0, "loadgen.rate", lg.rate.value, "> 0")?;
+        check(lg.flows >= 1 && lg.flows <= 65536, "loadgen.flows", lg.flows, "1..=65536")?;
+        self.validate_sizes()?;
+        for (field, mac) in [("loadgen.src_mac", &lg.src_mac), ("loadgen.dst_mac", &lg.dst_mac)] {
+            check(crate::wire::ethernet::parse_mac(mac).is_some(), field, mac, "a MAC like 02:00:00:00:00:01")?;
+        }
+        for (field, ip) in [("loadgen.src_ip", &lg.src_ip), ("loadgen.dst_ip", &lg.dst_ip)] {
+            check(ip.parse::<std::net::Ipv4Addr>().is_ok(), field, ip, "a dotted IPv4 address")?;
+        }
+        let min = self.min_frame_bytes();
+        let header = super::frame::header_len(lg.protocol) as u32;
+        let offset = lg.tag_offset.unwrap_or(header);
+        let tag_end = offset + crate::wire::tag::TAG_LEN as u32;
+        check(offset >= header, "loadgen.tag_offset", offset, &format!(">= {header} (end of headers)"))?;
+        check(
+            tag_end + 4 <= min,
+            "loadgen.tag_offset",
+            offset,
+            &format!("tag end + 4 B FCS <= smallest frame ({min} B), i.e. <= {}", min.saturating_sub(4 + crate::wire::tag::TAG_LEN as u32)),
+        )?;
+        if let Some(t) = &lg.trace {
+            t.validate()?;
+        }
+        if let Some(m) = &lg.memcached {
+            super::memcached::validate(m, self.jumbo_limit_bytes())?;
+            check(lg.trace.is_none(), "loadgen.memcached", "set", "not together with loadgen.trace")?;
+        }
+        if lg.traffic == Traffic::Mesh {
+            check(lg.trace.is_none() && lg.memcached.is_none(), "loadgen.traffic", "mesh", "bidir or uni with loadgen.trace or loadgen.memcached (mesh frames are synthetic)")?;
+        }
+        if let Some(c) = &lg.closed_loop {
+            check(lg.memcached.is_some(), "loadgen.closed_loop", "set", "only with loadgen.memcached (requests matched by id)")?;
+            check((1..=32768).contains(&c.outstanding), "loadgen.closed_loop.outstanding", c.outstanding, "1..=32768")?;
+            check(c.timeout_ps > 0, "loadgen.closed_loop.timeout", c.timeout_ps, "> 0")?;
+        }
+        Ok(())
+    }
+
+    fn validate_sizes(&self) -> Result<()> {
+        let range = format!("{MIN_FRAME_BYTES}..={MAX_FRAME_BYTES} bytes");
+        let ok = |b: u32| (MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&b);
+        match &self.size {
+            SizeDist::Fixed { bytes } => check(ok(*bytes), "loadgen.size", bytes, &range),
+            SizeDist::List { bytes, weights } => {
+                check(!bytes.is_empty(), "loadgen.size", "[]", "a non-empty list")?;
+                for b in bytes {
+                    check(ok(*b), "loadgen.size", b, &range)?;
+                }
+                check(weights.is_empty() || weights.len() == bytes.len(), "loadgen.size.weights", weights.len(), "one weight per size")?;
+                for w in weights {
+                    check(w.is_finite() && *w >= 0.0, "loadgen.size.weights", w, ">= 0")?;
+                }
+                check(weights.is_empty() || weights.iter().sum::<f64>() > 0.0, "loadgen.size.weights", "all zero", "a positive sum")
+            }
+            SizeDist::Uniform { min, max } => {
+                check(ok(*min), "loadgen.size.min", min, &range)?;
+                check(ok(*max) && max >= min, "loadgen.size.max", max, &format!("{min}..={MAX_FRAME_BYTES}"))
+            }
+            SizeDist::Imix => Ok(()),
+        }
+    }
+
+    /// Largest request frame the memcached client may build: one standard
+    /// frame (1518 B), or more when `loadgen.size` itself asks for jumbo frames.
+    pub fn jumbo_limit_bytes(&self) -> u32 {
+        let max = match &self.size {
+            SizeDist::Fixed { bytes } => *bytes,
+            SizeDist::List { bytes, .. } => bytes.iter().copied().max().unwrap_or(0),
+            SizeDist::Uniform { max, .. } => *max,
+            SizeDist::Imix => 1518,
+        };
+        max.clamp(1518, MAX_FRAME_BYTES)
+    }
+
+    /// Smallest frame the size distribution can produce.
+    pub fn min_frame_bytes(&self) -> u32 {
+        match &self.size {
+            SizeDist::Fixed { bytes } => *bytes,
+            SizeDist::List { bytes, .. } => bytes.iter().copied().min().unwrap_or(MIN_FRAME_BYTES),
+            SizeDist::Uniform { min, .. } => *min,
+            SizeDist::Imix => 64,
+        }
+    }
+}
