@@ -23,3 +23,7 @@ def host_preset(name: str) -> str:
 
 def host_presets() -> list[str]:
     """Names of the presets that have a host model."""
+
+def apps() -> str:
+    """The registered applications as JSON: a list of ``{"name", "pmd", "kernel"}``
+    (whether each runs on the poll-mode driver and on the kernel stack)."""

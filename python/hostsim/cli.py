@@ -438,6 +438,11 @@ def format_msb(data: Dict[str, Any]) -> str:
             f"({size}, threshold {m['threshold'] * 100:g}%, {m['trials']} trials, "
             f"{data['sim']['wall_s']:.2f} s wall)")
     out = [_rows(rows, [True] * (len(rows[0]) - 1) + [False]), line]
+    for p in m.get("ports", []):
+        d = p["drops"]
+        out.append(f"  port {p['port']} (NIC {p['nic']}): offered {(p['offered_pps'] or 0) / 1e6:.2f} Mpps, "
+                   f"achieved {(p['achieved_pps'] or 0) / 1e6:.2f} Mpps, drop {(p['drop_rate'] or 0) * 100:.3f} %, "
+                   f"dma/core/tx drops {d['dma']}/{d['core']}/{d['tx']}")
     out += [f"warning: {w}" for w in data.get("warnings", [])]
     return "\n".join(out)
 

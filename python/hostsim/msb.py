@@ -9,7 +9,10 @@ lowest failing rate ``hi`` until ``hi - lo <= resolution * hi``. Every trial
 runs the same config with the same seed, only the rate changes, so the curve
 is deterministic.
 
-The MSB is reported from the best passing trial (its measured offered rate),
+With several host ports the search sets each sending generator port's rate
+(``loadgen.rate`` is per port) and the MSB is their aggregate, with each
+port's share in ``msb.ports``. The MSB is reported from the best passing
+trial (its measured offered rate),
 with the knee (that trial and the first failing one above it) and the whole
 curve of every trial run, sorted by offered rate. For a host application
 each curve point also carries the trial's drop breakdown (``drops``: DmaDrops,
@@ -70,7 +73,27 @@ def curve_point(result: Mapping[str, Any], threshold: float) -> Dict[str, Any]:
     }
     if "drops" in result:
         point["drops"] = dict(result["drops"])
+    ports = result.get("ports") or []
+    if len(ports) > 1:
+        gen = {g["port"]: g for g in lg.get("ports", [])}
+        point["ports"] = [_port_point(p, gen.get(p["port"], {})) for p in ports]
     return point
+
+
+def _port_point(port: Mapping[str, Any], gen: Mapping[str, Any]) -> Dict[str, Any]:
+    """One port's share of a trial: what its generator port offered and got
+    back, and the drops its NIC port attributed."""
+    return {
+        "port": port["port"],
+        "nic": port["nic"],
+        "sends": gen.get("sends"),
+        "offered_pps": gen.get("offered_pps"),
+        "offered_bps": gen.get("offered_bps"),
+        "achieved_pps": gen.get("achieved_pps"),
+        "achieved_bps": gen.get("achieved_bps"),
+        "drop_rate": gen.get("drop_rate"),
+        "drops": dict(port["drops"]),
+    }
 
 
 class _Search:
@@ -222,18 +245,31 @@ def _msb_dict(
     base: Dict[str, Any],
     mean_bytes: float,
 ) -> Dict[str, Any]:
+    sending = _sending_ports(base)
     return {
         "bps": best["offered_bps"] if best else 0.0,
         "pps": best["offered_pps"] if best else 0.0,
+        # Several ports: the MSB is the aggregate of the sending ports; each port's share is here.
+        "ports": best.get("ports", []) if best else [],
+        "sending_ports": sending,
         "threshold": threshold,
         "resolution": resolution,
         "trials": len(search.trials),
-        "line_rate_pps": line_pps,
-        "line_rate_bps": line_pps * mean_bytes * 8,
+        "line_rate_pps": line_pps * sending,
+        "line_rate_bps": line_pps * sending * mean_bytes * 8,
         "mean_frame_bytes": mean_bytes,
         "knee": {"below": best, "above": above},
         "curve": sorted(search.points, key=lambda p: (p["offered_bps"], p["requested_pps"])),
     }
+
+
+def _sending_ports(base: Mapping[str, Any]) -> int:
+    """Generator ports that send: one per host port, every one or (uni) the first of each pair."""
+    host = base.get("host") or {}
+    ports = int(host.get("ports", 1)) if base.get("app") != "reflector" else 1
+    if base["loadgen"].get("traffic") == "uni" and ports > 1:
+        return (ports + 1) // 2
+    return ports
 
 
 def _sim_totals(trials: List[Result]) -> Dict[str, Any]:

@@ -116,6 +116,23 @@ _PRESETS: List[Preset] = [
         },
     ),
     Preset(
+        "xeon-e3-1230v2-x540",
+        "the xeon-e3-1230v2 machine with a dual-port 10GBASE-T X540 (82599 datapath) on PCIe 2.1 x8",
+        _link("10Gbps", "1us"),
+        {
+            "core": _m("Intel Ivy Bridge"),
+            "cores": _m(4),
+            "frequency": _m("3.3GHz"),
+            "llc": _m({"size": "8MiB"}),
+            "dca": _m("DDIO"),
+            "nic": _m("dual 10GBASE-T, X540-class", ESTIMATE),
+            "ports": _m(2),
+            "pcie": _m("PCIe 2.1 x8", ESTIMATE),
+            "link_rate": _m("10Gbps"),
+            "network_latency": _m("1us", ESTIMATE),
+        },
+    ),
+    Preset(
         "i9-7940x-cx5",
         "3.1 GHz, 14 cores, 19.25 MiB L3, 100 GbE ConnectX-5-class NIC on PCIe 3.0 x16",
         _link("100Gbps", "1us"),

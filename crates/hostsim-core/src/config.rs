@@ -88,10 +88,14 @@ impl SimConfig {
         Ok(cfg)
     }
 
-    /// Checks every field against its allowed range.
+    /// Checks every field against its allowed range, with the built-in applications.
     pub fn validate(&self) -> Result<()> {
+        self.validate_with(&crate::apps::Registry::builtin())
+    }
+
+    /// Checks every field; `app` must be one of `registry`'s (or the reflector).
+    pub fn validate_with(&self, registry: &crate::apps::Registry) -> Result<()> {
         if self.app != "reflector" {
-            let registry = crate::apps::Registry::builtin();
             let entry = registry.lookup(&self.app)?;
             let on = |k: Stack| registry.names().into_iter().filter(|n| registry.get(n).is_some_and(|e| if k == Stack::Kernel { e.stacks.kernel } else { e.stacks.pmd })).collect::<Vec<_>>().join(", ");
             match self.stack {
@@ -110,6 +114,10 @@ impl SimConfig {
         check(self.link.rate_bps > 0, "link.rate", self.link.rate_bps, "> 0 bps")?;
         check(self.link.propagation_ps <= 10_000_000_000_000, "link.propagation", self.link.propagation_ps, "<= 10 s")?;
         self.loadgen.validate()?;
+        let ports = self.host.as_ref().filter(|_| self.app != "reflector").map_or(1, |h| h.ports);
+        if self.loadgen.traffic == Traffic::Mesh {
+            check(ports >= 2, "loadgen.traffic", "mesh", &format!("bidir or uni with one port (mesh needs host.ports >= 2; here {ports})"))?;
+        }
         let r = &self.reflector;
         check(r.queue_frames >= 1, "reflector.queue_frames", r.queue_frames, ">= 1")?;
         Ok(())

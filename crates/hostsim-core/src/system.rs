@@ -76,7 +76,7 @@ pub struct GenPort {
     pub sends: bool,
     /// Closed loop: a `GenDeparture` is already queued.
     gen_pending: bool,
-    /// Frames that arrived at this port (from any origin), over the whole run.
+    /// Frames that arrived at this port (from any origin) after warm-up.
     pub rx_frames: u64,
 }
 
@@ -94,8 +94,15 @@ pub struct System {
 }
 
 impl System {
+    /// A system running one of the built-in applications.
     pub fn new(cfg: &SimConfig) -> Result<Self> {
-        cfg.validate()?;
+        Self::with_apps(cfg, &crate::apps::Registry::builtin())
+    }
+
+    /// A system whose application comes from `registry` (built-in ones and
+    /// any the caller added: see `tests/toy_app.rs`).
+    pub fn with_apps(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Self> {
+        cfg.validate_with(registry)?;
         let on_host = cfg.app != "reflector";
         let ports = cfg.host.as_ref().filter(|_| on_host).map_or(1, |h| h.ports as usize);
         let mut gens = Vec::with_capacity(ports);
@@ -109,7 +116,6 @@ impl System {
             gens.push(GenPort { lg, links: [link(), link()], sends: cfg.loadgen.sends(p, ports), gen_pending: false, rx_frames: 0 });
         }
         // Frame buffers hold the largest frame anyone builds: the generator, or an application.
-        let registry = crate::apps::Registry::builtin();
         let host_frames = match (&cfg.host, registry.get(&cfg.app)) {
             (Some(h), Some(e)) if on_host => (e.max_frame_bytes)(&h.app),
             _ => 0,
@@ -124,7 +130,7 @@ impl System {
                 let env = HostEnv {
                     app: &cfg.app,
                     stack: cfg.stack,
-                    registry: &registry,
+                    registry,
                     link_rate_bps: cfg.link.rate_bps,
                     // The host's ports are the generator's destinations.
                     base: crate::nic::PortAddrs { mac: mac(&lg.dst_mac), ip: ip(&lg.dst_ip), peer: mac(&lg.src_mac), peer_ip: ip(&lg.src_ip) },
@@ -333,6 +339,7 @@ impl System {
     fn reset_stats(&mut self) {
         for g in &mut self.gens {
             g.lg.reset_stats();
+            g.rx_frames = 0;
         }
         match &mut self.dut {
             Dut::Reflector(r) => r.reset_stats(),
@@ -394,8 +401,13 @@ fn mesh_destinations(lg: &crate::loadgen::config::LoadgenConfig, p: usize, ports
 
 /// Runs a config and assembles the JSON result.
 pub fn run(cfg: &SimConfig) -> Result<Value> {
+    run_with(cfg, &crate::apps::Registry::builtin())
+}
+
+/// [`run`] with the applications of `registry`.
+pub fn run_with(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
     let wall = Instant::now();
-    let mut sys = System::new(cfg)?;
+    let mut sys = System::with_apps(cfg, registry)?;
     let end = sys.run();
     let mut cap = (None::<u64>, None::<u64>);
     for g in &mut sys.gens {

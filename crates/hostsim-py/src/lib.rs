@@ -60,6 +60,19 @@ fn host_presets() -> Vec<&'static str> {
     hostsim_core::host::config::HOST_PRESETS.to_vec()
 }
 
+/// The registered applications: JSON list of {name, pmd, kernel} (the
+/// stacks each runs on).
+#[pyfunction]
+fn apps() -> String {
+    let r = hostsim_core::apps::Registry::builtin();
+    let list: Vec<serde_json::Value> = r
+        .names()
+        .into_iter()
+        .filter_map(|n| r.get(n).map(|e| serde_json::json!({"name": n, "pmd": e.stacks.pmd, "kernel": e.stacks.kernel})))
+        .collect();
+    serde_json::Value::Array(list).to_string()
+}
+
 /// The core's version string.
 #[pyfunction]
 fn version() -> &'static str {
@@ -73,6 +86,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(host_preset, m)?)?;
     m.add_function(wrap_pyfunction!(host_presets, m)?)?;
+    m.add_function(wrap_pyfunction!(apps, m)?)?;
     m.add("__version__", hostsim_core::VERSION)?;
     Ok(())
 }

@@ -170,7 +170,7 @@ impl Host {
             stacks.push(if kernel {
                 let socket = app.socket().ok_or_else(|| field_err("stack", "kernel", &format!("pmd for app {} (it binds no socket)", env.app)))?;
                 let [s] = list[..] else {
-                    return Err(field_err("bind", format!("{} queue pairs on core {c}", list.len()), "one queue pair per core with the kernel stack (its interrupt's affinity)"));
+                    return Err(field_err("host.bind", format!("{} queue pairs on core {c}", list.len()), "one queue pair per core with the kernel stack (its interrupt's affinity)"));
                 };
                 Box::new(Kernel::new(&cfg.kernel, cfg.pmd.costs, c, s, socket))
             } else {

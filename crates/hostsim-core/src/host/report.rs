@@ -58,6 +58,19 @@ fn port_drops(p: &Port) -> Value {
 }
 
 impl Host {
+    /// The kernel's counters summed over cores, as the result's `kernel`
+    /// object; the largest socket queue is the largest of any core's.
+    fn kernel_sums(&self, sum: &Value) -> Value {
+        let mut k = sum.clone();
+        if let Value::Object(o) = &mut k {
+            o.remove("rx_nombuf");
+            o.remove("app_consumed");
+        }
+        let max = self.stacks.iter().filter_map(|s| s.result_json().get("sock_queue_max").and_then(Value::as_u64)).max();
+        k["sock_queue_max"] = json!(max.unwrap_or(0));
+        k
+    }
+
     fn port_json(&self, i: usize) -> Value {
         let p = &self.nic.ports[i];
         let c = p.counters;
@@ -202,7 +215,7 @@ impl Host {
                 "txonly_unsent": num("txonly_unsent"),
                 "mempool_available": self.mbufs.available(),
             },
-            "kernel": stack.get("kernel").cloned().unwrap_or(Value::Null),
+            "kernel": if self.stack_name == "kernel" { self.kernel_sums(&stack) } else { Value::Null },
             "mem": self.mem.result_json(),
             "app": app,
         })

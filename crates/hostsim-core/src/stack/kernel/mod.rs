@@ -597,11 +597,10 @@ impl super::Stack for Kernel {
     }
 
     fn result_json(&self) -> Value {
-        json!({
-            "rx_nombuf": self.c.rx_nombuf,
-            "app_consumed": self.c.app_consumed,
-            "kernel": self.counters_json(),
-        })
+        let mut v = self.counters_json();
+        v["rx_nombuf"] = json!(self.c.rx_nombuf);
+        v["app_consumed"] = json!(self.c.app_consumed);
+        v
     }
 
     fn drops(&self) -> StackDrops {

@@ -1,0 +1,192 @@
+//! Seeded whole-system checks of ports, queues and cores: RSS spreads
+//! flows over queues, cores scale a core-bound forwarder, a chip's packet
+//! rate caps two ports with DmaDrops, four NICs with a core each report per
+//! port and per NIC on both stacks, and impossible maps are clear errors.
+
+use hostsim_core::config::*;
+use hostsim_core::host::config::{Binding, HostConfig};
+use hostsim_core::system::run;
+use serde_json::Value;
+
+const MS: u64 = 1_000_000_000;
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn cfg(preset: &str, app: &str, bytes: u32, mpps: f64) -> SimConfig {
+    let mut c = SimConfig::default();
+    c.app = app.into();
+    c.host = Some(HostConfig::preset(preset).unwrap());
+    c.loadgen.size = SizeDist::Fixed { bytes };
+    c.loadgen.rate = Rate { unit: RateUnit::Pps, value: mpps * 1e6 };
+    c
+}
+
+fn host(c: &mut SimConfig) -> &mut HostConfig {
+    c.host.as_mut().unwrap()
+}
+
+#[test]
+fn rss_spreads_a_thousand_flows_evenly_and_keeps_one_flow_on_one_queue() {
+    let mut c = cfg("altra", "testpmd", 64, 4.0);
+    host(&mut c).app.forward_mode = hostsim_core::host::config::ForwardMode::Io;
+    (host(&mut c).ports, host(&mut c).queues, host(&mut c).cores) = (1, 4, 4);
+    c.loadgen.flows = 1000;
+    c.sim.duration_ps = MS;
+    let r = run(&c).unwrap();
+    let per_queue: Vec<u64> = r["ports"][0]["queues"].as_array().unwrap().iter().map(|q| u(&q["rx_packets"])).collect();
+    let total: u64 = per_queue.iter().sum();
+    assert_eq!(total, 4000);
+    for n in &per_queue {
+        assert!((900..=1100).contains(n), "within ±10 % of 1000: {per_queue:?}");
+    }
+    // Each core served its own queue and got back what it received.
+    for (q, core) in r["cores"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(u(&core["packets"]), per_queue[q]);
+        assert_eq!(u(&core["queues"][0]["rx_queue"]), q as u64);
+    }
+    assert_eq!(u(&r["loadgen"]["rx_packets"]), 4000);
+    c.loadgen.flows = 1;
+    let r = run(&c).unwrap();
+    let per_queue: Vec<u64> = r["ports"][0]["queues"].as_array().unwrap().iter().map(|q| u(&q["rx_packets"])).collect();
+    assert_eq!(per_queue.iter().filter(|&&n| n > 0).count(), 1, "{per_queue:?}");
+    assert_eq!(per_queue.iter().sum::<u64>(), 4000);
+}
+
+/// Frames per second l2fwd forwards at 80 Mpps offered (an overload), on
+/// `cores` cores with a queue each, at 1 GHz so that the cores are the
+/// bottleneck. A small RX FIFO keeps the buffered frames from counting.
+fn l2fwd_forwarded(cores: u32) -> (f64, Value) {
+    let mut c = cfg("altra", "l2fwd", 64, 80.0);
+    let h = host(&mut c);
+    h.cpu.freq_hz = 1_000_000_000;
+    (h.queues, h.cores) = (cores, cores);
+    h.nic.rx_fifo_bytes = 64 * 1024;
+    c.loadgen.flows = 64;
+    c.sim.duration_ps = 3 * MS;
+    c.sim.warmup_ps = MS;
+    let r = run(&c).unwrap();
+    (f(&r["loadgen"]["achieved_pps"]), r["drops"].clone())
+}
+
+#[test]
+fn four_cores_forward_over_three_and_a_half_times_one_when_core_bound() {
+    let (one, d1) = l2fwd_forwarded(1);
+    let (four, d4) = l2fwd_forwarded(4);
+    assert!(four >= 3.5 * one, "1 core {:.2} Mpps, 4 cores {:.2} Mpps", one / 1e6, four / 1e6);
+    for d in [&d1, &d4] {
+        assert!(u(&d["core"]) > 0 && u(&d["dma"]) == 0 && u(&d["tx"]) == 0, "core-bound: {d}");
+    }
+}
+
+#[test]
+fn a_chip_packet_rate_caps_both_ports_with_dma_drops() {
+    let mut c = cfg("xeon-e3-1230v2", "l2fwd", 64, 14.880952);
+    let h = host(&mut c);
+    h.ports = 2;
+    h.nic.max_pps = 15_000_000;
+    h.nic.rx_fifo_bytes = 64 * 1024;
+    c.link.rate_bps = 10_000_000_000;
+    c.sim.duration_ps = 6 * MS;
+    c.sim.warmup_ps = MS;
+    let r = run(&c).unwrap();
+    let lg = &r["loadgen"];
+    let achieved = f(&lg["achieved_pps"]);
+    assert!((achieved / 15e6 - 1.0).abs() < 0.02, "aggregate {:.3} Mpps against a 15 Mpps chip", achieved / 1e6);
+    assert_eq!(u(&lg["sending_ports"]), 2);
+    for p in 0..2 {
+        let port = &r["ports"][p];
+        let d = &port["drops"];
+        assert!(u(&d["dma"]) > 0 && u(&d["core"]) == 0 && u(&d["tx"]) == 0, "port {p}: {d}");
+        let g = &lg["ports"][p];
+        assert!((f(&g["achieved_pps"]) / 7.5e6 - 1.0).abs() < 0.03, "port {p} gets half: {g}");
+        // l2fwd pairs the ports: what port 0 received left port 1.
+        assert_eq!(u(&port["nic"]), 0, "both ports on one dual-port NIC");
+    }
+    assert_eq!(r["nics"].as_array().unwrap().len(), 1);
+    // Without the cap the same NIC forwards more: the cap, not PCIe, was the limit.
+    host(&mut c).nic.max_pps = 0;
+    let free = f(&run(&c).unwrap()["loadgen"]["achieved_pps"]);
+    assert!(free > 1.2 * achieved, "uncapped {:.2} Mpps", free / 1e6);
+}
+
+#[test]
+fn four_nics_with_a_core_each_report_per_port_and_per_nic_on_both_stacks() {
+    // PMD: testpmd pairs ports 0↔1 and 2↔3; only ports 0 and 2 send (uni), so
+    // only NICs 0 and 2 receive, and they are overloaded.
+    let mut c = cfg("a72-quad", "testpmd", 64, 40.0);
+    (host(&mut c).ports, host(&mut c).cores) = (4, 4);
+    c.loadgen.traffic = Traffic::Uni;
+    c.sim.duration_ps = 2 * MS;
+    c.sim.warmup_ps = MS / 2;
+    let r = run(&c).unwrap();
+    assert_eq!(r["nics"].as_array().unwrap().len(), 4);
+    let ports = r["ports"].as_array().unwrap();
+    for (p, port) in ports.iter().enumerate() {
+        assert_eq!(u(&port["nic"]), p as u64);
+        let lg = &r["loadgen"]["ports"][p];
+        if p % 2 == 0 {
+            assert!(u(&port["rx_packets"]) > 0 && u(&port["drops"]["core"]) > 0, "port {p} receives, overloaded: {port}");
+            assert_eq!(lg["sends"], true);
+            // Its frames come back on the paired port (a few were on their way at the warm-up's end).
+            let (got, sent) = (u(&r["loadgen"]["ports"][p + 1]["rx_frames_at_port"]), u(&ports[p + 1]["tx_packets"]));
+            assert!(sent > 0 && got.abs_diff(sent) * 100 < sent, "port {}: {got} arrived, {sent} sent", p + 1);
+            assert_eq!(u(&r["loadgen"]["ports"][p]["rx_frames_at_port"]), 0, "nothing comes back on port {p}");
+        } else {
+            assert_eq!(u(&port["rx_packets"]), 0, "port {p} only transmits");
+            assert_eq!(u(&port["drops"]["core"]) + u(&port["drops"]["dma"]), 0);
+            assert_eq!(lg["sends"], false);
+        }
+    }
+    let nic0 = &r["nics"][0]["pcie"];
+    assert!(f(&nic0["up_util"]) > 0.0 && f(&r["nics"][1]["pcie"]["up_util"]) > 0.0, "NIC 1 transmits: its link carries read requests");
+    // Kernel: udp-echo on each port's core, each answering its own port.
+    let mut c = cfg("a72-quad", "udp-echo", 64, 0.2);
+    c.stack = Stack::Kernel;
+    (host(&mut c).ports, host(&mut c).cores) = (4, 4);
+    c.sim.duration_ps = 2 * MS;
+    c.sim.warmup_ps = MS / 2;
+    let r = run(&c).unwrap();
+    for p in 0..4 {
+        let g = &r["loadgen"]["ports"][p];
+        assert!(u(&g["rx_packets"]) > 0 && u(&g["rx_packets"]) == u(&g["tx_packets"]), "port {p}: {g}");
+        assert_eq!(u(&r["cores"][p]["queues"][0]["rx_port"]), p as u64);
+        assert!(u(&r["cores"][p]["kernel"]["irqs"]) > 0);
+    }
+}
+
+#[test]
+fn impossible_maps_are_errors_naming_the_field_and_the_range() {
+    let base = cfg("xeon-e3-1230v2", "l2fwd", 64, 1.0);
+    let err = |f: &dyn Fn(&mut SimConfig)| {
+        let mut c = base.clone();
+        f(&mut c);
+        run(&c).unwrap_err().to_string()
+    };
+    let e = err(&|c| host(c).ports = 0);
+    assert!(e.starts_with("host.ports") && e.contains("1..=2"), "{e}");
+    let e = err(&|c| host(c).ports = 3);
+    assert!(e.starts_with("host.ports") && e.contains("1..=2"), "{e}");
+    let e = err(&|c| host(c).queues = 0);
+    assert!(e.starts_with("host.queues") && e.contains("1..=16"), "{e}");
+    let e = err(&|c| host(c).cores = 9);
+    assert!(e.starts_with("host.cores") && e.contains("1..=4"), "{e}");
+    let e = err(&|c| {
+        host(c).queues = 2;
+        host(c).bind = vec![Binding { core: 0, port: 0, queue: 0 }, Binding { core: 0, port: 0, queue: 5 }];
+    });
+    assert!(e.starts_with("host.bind[1].queue") && e.contains("0..2"), "{e}");
+    let e = err(&|c| c.loadgen.traffic = Traffic::Mesh);
+    assert!(e.starts_with("loadgen.traffic") && e.contains("host.ports >= 2"), "{e}");
+    let e = err(&|c| {
+        c.stack = Stack::Kernel;
+        c.app = "udp-echo".into();
+        (host(c).ports, host(c).cores) = (2, 1);
+    });
+    assert!(e.starts_with("host.bind") && e.contains("one queue pair per core"), "{e}");
+}

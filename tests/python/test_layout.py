@@ -1,0 +1,85 @@
+"""The core's folders depend on each other one way only.
+
+Each top-level module of ``crates/hostsim-core/src`` has a rank; code (not
+comments, not ``#[cfg(test)]`` modules) may name only modules of a lower
+rank: engine ← wire ← link, loadgen ← nic, pcie, mem, cpu ← stack ← apps ←
+host ← config, system. So there is no import cycle, and ``host`` — the
+wiring — is imported by nothing but the system builder and the config.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Dict, Set
+
+SRC = Path(__file__).resolve().parents[2] / "crates" / "hostsim-core" / "src"
+
+RANK: Dict[str, int] = {
+    "error": 0,
+    "engine": 0,
+    "wire": 1,
+    "framebuf": 2,
+    "link": 3,
+    "pcie": 3,
+    "mem": 3,
+    "cpu": 3,
+    "loadgen": 4,
+    "dev": 4,
+    "kvs": 4,
+    "nic": 4,
+    "stack": 5,
+    "apps": 6,
+    "host": 7,
+    "config": 8,
+    "system": 9,
+}
+
+
+def _code(text: str) -> str:
+    """The file without its test module and comments."""
+    text = text.split("#[cfg(test)]", 1)[0]
+    return "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+
+
+def dependencies() -> Dict[str, Set[str]]:
+    deps: Dict[str, Set[str]] = {}
+    for path in SRC.rglob("*.rs"):
+        rel = path.relative_to(SRC)
+        top = rel.parts[0].removesuffix(".rs")
+        if top == "lib":
+            continue
+        used = set(re.findall(r"crate::(\w+)", _code(path.read_text())))
+        deps.setdefault(top, set()).update(u for u in used if u != top)
+    return deps
+
+
+def test_every_module_has_a_rank():
+    assert set(dependencies()) <= set(RANK), set(dependencies()) - set(RANK)
+
+
+def violations(deps: Dict[str, Set[str]]) -> list:
+    return [
+        f"{module} -> {dep}"
+        for module, used in sorted(deps.items())
+        for dep in sorted(used)
+        if dep in RANK and RANK[dep] >= RANK[module]
+    ]
+
+
+def test_dependencies_point_one_way():
+    wrong = violations(dependencies())
+    assert not wrong, "dependencies against the layering: " + ", ".join(wrong)
+
+
+def test_only_the_system_builder_and_the_config_use_the_host_wiring():
+    users = {m for m, used in dependencies().items() if "host" in used}
+    assert users <= {"config", "system"}, users
+
+
+def test_the_checker_sees_a_dependency_the_wrong_way():
+    deps = dependencies()
+    assert "nic" in deps["stack"], "the stack drives the NIC's queues"
+    deps["nic"] = deps["nic"] | {"stack"}
+    assert violations(deps) == ["nic -> stack"]
+    assert violations({"engine": {"system"}, "apps": {"stack"}}) == ["engine -> system"]
