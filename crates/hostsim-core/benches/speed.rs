@@ -36,8 +36,8 @@ fn bench(name: &str, cfg: &SimConfig) {
     let mut sys = System::new(cfg).expect("valid config");
     sys.run();
     let s = wall.elapsed().as_secs_f64();
-    let tx = sys.loadgen.total_tx;
-    let rx = sys.loadgen.total_rx;
+    let tx = sys.total_tx();
+    let rx = sys.total_rx();
     println!(
         "{name:<44} {tx:>11} frames sent {rx:>11} back  {s:>7.3} s wall  {:>6.2} M simulated packets/s  peak RSS {:.1} MiB",
         tx as f64 / s / 1e6,
@@ -77,4 +77,14 @@ fn main() {
     let mut k = host("udp-echo", 1518, 0.8, 200 * ms);
     k.stack = Stack::Kernel;
     bench("altra kernel udp-echo 1518 B, 0.8 Mpps, 200 ms", &k);
+    // Several cores: l2fwd at the same load per core on 1 core and on 4
+    // cores with a queue each (64 flows spread by RSS), below their MSB.
+    let mut one = host("l2fwd", 64, 10.0, 40 * ms);
+    one.loadgen.flows = 64;
+    bench("altra l2fwd 64 B, 1 core, 10 Mpps, 40 ms", &one);
+    let mut four = host("l2fwd", 64, 40.0, 10 * ms);
+    four.loadgen.flows = 64;
+    let h = four.host.as_mut().expect("host");
+    (h.cores, h.queues) = (4, 4);
+    bench("altra l2fwd 64 B, 4 cores x 4 queues, 40 Mpps, 10 ms", &four);
 }

@@ -1,6 +1,7 @@
 //! Quick MSB probe of the host model from Rust (bisection on drop rate ≤ 1 %),
 //! for exploring parameters: `cargo run --release --example host_msb -- APP SIZE [key=value ...]`
-//! with keys preset, stack, proto, dport, freq_ghz, ooo, dca, channels, rxd, burst, proc_ns, mode, at_mpps
+//! with keys preset, stack, proto, dport, freq_ghz, ooo, dca, channels, rxd, burst, proc_ns, mode, at_mpps,
+//! cores, queues, ports, flows
 //! (`at_mpps=X`: one trial at X Mpps, printing its drops and cycles per packet).
 use hostsim_core::config::*;
 use hostsim_core::host::HostConfig;
@@ -39,6 +40,10 @@ fn main() {
             "fifo_kib" => h.nic.rx_fifo_bytes = v.parse::<u64>().unwrap() * 1024,
             "dur_ms" => c.sim.duration_ps = v.parse::<u64>().unwrap() * 1_000_000_000,
             "mode" => h.app.forward_mode = serde_json::from_str(&format!("\"{v}\"")).unwrap(),
+            "cores" => h.cores = v.parse().unwrap(),
+            "queues" => h.queues = v.parse().unwrap(),
+            "ports" => h.ports = v.parse().unwrap(),
+            "flows" => c.loadgen.flows = v.parse().unwrap(),
             _ => panic!("unknown key {k}"),
         }
     }

@@ -61,10 +61,17 @@ pub fn key_hex(key: &[u8; 40]) -> String {
     key.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A port's RSS state: its key and redirection table.
+/// Bytes of the longest hash input (IPv4 addresses and ports).
+const INPUT_BYTES: usize = 12;
+
+/// A port's RSS state: its key, the hash precomputed per input byte, and
+/// the redirection table.
 #[derive(Debug, Clone)]
 pub struct Rss {
     key: [u8; 40],
+    /// `by_byte[i][v]`: what input byte `i` holding `v` XORs into the hash.
+    /// The hash is linear in its input bits, so it is the XOR of these.
+    by_byte: Vec<[u32; 256]>,
     reta: Vec<u16>,
 }
 
@@ -72,12 +79,29 @@ impl Rss {
     /// `queues` receive queues, a table of `reta_size` entries (a power of two).
     pub fn new(key: [u8; 40], reta_size: usize, queues: usize) -> Rss {
         let reta = (0..reta_size).map(|i| (i % queues.max(1)) as u16).collect();
-        Rss { key, reta }
+        let by_byte = (0..INPUT_BYTES)
+            .map(|i| {
+                let mut row = [0u32; 256];
+                let mut input = [0u8; INPUT_BYTES];
+                for (v, h) in row.iter_mut().enumerate() {
+                    input[i] = v as u8;
+                    *h = toeplitz(&key, &input);
+                }
+                row
+            })
+            .collect();
+        Rss { key, by_byte, reta }
     }
 
     /// One queue: no hashing at all (the common case, kept cheap).
     pub fn single() -> Rss {
-        Rss { key: MICROSOFT_KEY, reta: vec![0] }
+        Rss { key: MICROSOFT_KEY, by_byte: Vec::new(), reta: vec![0] }
+    }
+
+    /// The Toeplitz hash of `input` (at most 12 bytes) from the per-byte table.
+    #[inline]
+    fn table_hash(&self, input: &[u8]) -> u32 {
+        input.iter().zip(&self.by_byte).fold(0, |h, (&b, row)| h ^ row[b as usize])
     }
 
     pub fn queues(&self) -> usize {
@@ -102,7 +126,7 @@ impl Rss {
             }
             _ => 8,
         };
-        Some(toeplitz(&self.key, &input[..n]))
+        Some(if self.by_byte.is_empty() { toeplitz(&self.key, &input[..n]) } else { self.table_hash(&input[..n]) })
     }
 
     /// The receive queue of a frame.
@@ -167,6 +191,18 @@ mod tests {
         let r = tuple([161, 142, 100, 80], 1766, [66, 9, 149, 187], 2794);
         assert_eq!(toeplitz(&key, &f), 0x9fcc9fcc);
         assert_eq!(toeplitz(&key, &r), 0x9fcc9fcc);
+    }
+
+    #[test]
+    fn the_per_byte_table_gives_the_toeplitz_hash() {
+        let rss = Rss::new(MICROSOFT_KEY, 128, 4);
+        let t = tuple([66, 9, 149, 187], 2794, [161, 142, 100, 80], 1766);
+        assert_eq!(rss.table_hash(&t), 0x51ccc178);
+        assert_eq!(rss.table_hash(&t[..8]), 0x323e8fc2);
+        for seed in 0..64u32 {
+            let b: Vec<u8> = (0..12).map(|i| (seed.wrapping_mul(2654435761).rotate_left(i * 3) >> 7) as u8).collect();
+            assert_eq!(rss.table_hash(&b), toeplitz(&MICROSOFT_KEY, &b));
+        }
     }
 
     #[test]
