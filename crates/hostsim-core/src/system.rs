@@ -270,9 +270,19 @@ impl System {
     #[inline]
     fn receive(&mut self, p: usize, id: FrameId, now: Ps) {
         self.gens[p].rx_frames += 1;
-        let o = self.pool.origin(id).unwrap_or(p);
+        let o = self.origin(id, p);
         if self.gens[o].lg.receive(&mut self.pool, id, now) {
             self.gen_now(o, now);
+        }
+    }
+
+    /// The generator port that sent a frame (`p`, where it arrives, for frames the device built).
+    #[inline]
+    fn origin(&self, id: FrameId, p: usize) -> usize {
+        if self.gens.len() == 1 {
+            0
+        } else {
+            self.pool.origin(id).unwrap_or(p)
         }
     }
 
@@ -302,7 +312,7 @@ impl System {
         for i in 0..h.out.consumed.len() {
             let Dut::Host(h) = &self.dut else { return };
             let (t, id) = h.out.consumed[i];
-            let o = self.pool.origin(id).unwrap_or(0);
+            let o = self.origin(id, 0);
             self.gens[o].lg.consume(&mut self.pool, id, t);
         }
         if let Dut::Host(h) = &mut self.dut {
@@ -313,7 +323,7 @@ impl System {
     /// A frame for generator port `p` leaves the device at `now`.
     #[inline]
     fn to_gen(&mut self, p: usize, now: Ps, id: FrameId) {
-        let o = self.pool.origin(id).unwrap_or(p);
+        let o = self.origin(id, p);
         if self.gens[o].lg.closed_loop.is_some() {
             // A reply makes room for a request: it must arrive as an event.
             self.send(p, TO_GEN, now, id);
@@ -466,3 +476,4 @@ pub fn run_with(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Val
     }
     Ok(out)
 }
+

@@ -8,7 +8,7 @@ use hostsim_core::cpu::Category;
 use hostsim_core::error::Result;
 use hostsim_core::host::HostConfig;
 use hostsim_core::nic::Slot;
-use hostsim_core::stack::{App, AppCx};
+use hostsim_core::stack::{App, AppCx, Verdict};
 use hostsim_core::wire::{ethernet, ipv4};
 use serde_json::{json, Value};
 
@@ -26,7 +26,7 @@ impl App for TtlHop {
         "ttl-hop"
     }
 
-    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) {
+    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) -> Verdict {
         cx.work.reset(Category::App);
         for s in pkts {
             // Read and write the line holding the Ethernet and IPv4 headers.
@@ -39,7 +39,7 @@ impl App for TtlHop {
         }
         cx.exec();
         self.packets += pkts.len() as u64;
-        cx.tx.extend_from_slice(pkts);
+        Verdict::Forward
     }
 
     fn result_json(&self) -> Value {

@@ -7,7 +7,7 @@ use super::config::AppConfig;
 use crate::error::Result;
 use crate::nic::Slot;
 use crate::stack::app::Transport;
-use crate::stack::{App, AppCx, Socket};
+use crate::stack::{App, AppCx, Socket, Verdict};
 
 pub fn new(cfg: &AppConfig) -> Result<Box<dyn App>> {
     Ok(Box::new(Iperf { port: cfg.iperf_port }))
@@ -23,8 +23,8 @@ impl App for Iperf {
     }
 
     /// Not a poll-mode driver application (the registry says so); consumes what it gets.
-    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) {
-        cx.consume(pkts);
+    fn burst(&mut self, _cx: &mut AppCx, _pkts: &[Slot]) -> Verdict {
+        Verdict::Consume
     }
 
     fn replies(&self) -> bool {

@@ -6,7 +6,7 @@ use super::config::AppConfig;
 use crate::cpu::Category;
 use crate::error::Result;
 use crate::nic::Slot;
-use crate::stack::{App, AppCx};
+use crate::stack::{App, AppCx, Verdict};
 use crate::wire::ethernet;
 
 pub fn new(_: &AppConfig) -> Result<Box<dyn App>> {
@@ -20,7 +20,7 @@ impl App for L2fwd {
         "l2fwd"
     }
 
-    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) {
+    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) -> Verdict {
         let header_instr = cx.costs.header_instr as u64;
         cx.work.reset(Category::App);
         for s in pkts {
@@ -30,6 +30,6 @@ impl App for L2fwd {
             p.set_src(cx.port_mac);
         }
         cx.exec();
-        cx.tx.extend_from_slice(pkts);
+        Verdict::Forward
     }
 }

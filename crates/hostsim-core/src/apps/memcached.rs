@@ -30,7 +30,7 @@ use crate::framebuf::FrameId;
 use crate::kvs::{Datagrams, Store, StoreConfig, ValueLimit};
 use crate::nic::Slot;
 use crate::stack::app::Transport;
-use crate::stack::{App, AppCx, Socket};
+use crate::stack::{App, AppCx, Socket, Verdict};
 use crate::wire::ethernet::{self, Mac, FCS_LEN};
 use crate::wire::{ipv4, udp};
 
@@ -213,7 +213,7 @@ impl App for KvsApp {
     }
 
     /// MemcachedDPDK: the store serves the received batch; replies go out in one tx_burst.
-    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) {
+    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) -> Verdict {
         let per_line = cx.costs.touch_instr_per_line as u64;
         cx.work.reset(Category::App);
         for s in pkts {
@@ -247,6 +247,7 @@ impl App for KvsApp {
             }
         }
         cx.exec();
+        Verdict::Listed
     }
 
     fn replies(&self) -> bool {

@@ -7,7 +7,7 @@ use crate::cpu::Category;
 use crate::engine::time::Ps;
 use crate::error::Result;
 use crate::nic::Slot;
-use crate::stack::{App, AppCx};
+use crate::stack::{App, AppCx, Verdict};
 use crate::wire::ethernet;
 
 pub fn new(cfg: &AppConfig) -> Result<Box<dyn App>> {
@@ -23,7 +23,7 @@ impl App for RxpTx {
         "rxptx"
     }
 
-    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) {
+    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) -> Verdict {
         let header_instr = cx.costs.header_instr as u64;
         cx.work.reset(Category::App);
         for s in pkts {
@@ -32,6 +32,6 @@ impl App for RxpTx {
         }
         cx.exec();
         cx.core.spin_ps(self.proc_time_ps * pkts.len() as u64);
-        cx.tx.extend_from_slice(pkts);
+        Verdict::Forward
     }
 }

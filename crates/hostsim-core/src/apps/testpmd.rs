@@ -9,7 +9,7 @@ use super::config::{AppConfig, ForwardMode};
 use crate::cpu::Category;
 use crate::error::Result;
 use crate::nic::Slot;
-use crate::stack::{App, AppCx};
+use crate::stack::{App, AppCx, Verdict};
 use crate::wire::ethernet::{self, Mac};
 use crate::wire::{ipv4, udp, UDP_HEADERS};
 
@@ -40,7 +40,7 @@ impl App for Testpmd {
         "testpmd"
     }
 
-    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) {
+    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) -> Verdict {
         let c = *cx.costs;
         cx.work.reset(Category::App);
         for s in pkts {
@@ -60,9 +60,9 @@ impl App for Testpmd {
         }
         cx.exec();
         if self.mode == ForwardMode::Rxonly {
-            cx.consume(pkts);
+            Verdict::Consume
         } else {
-            cx.tx.extend_from_slice(pkts);
+            Verdict::Forward
         }
     }
 

@@ -9,7 +9,7 @@ use super::config::AppConfig;
 use crate::cpu::Category;
 use crate::error::Result;
 use crate::nic::Slot;
-use crate::stack::{App, AppCx};
+use crate::stack::{App, AppCx, Verdict};
 use crate::wire::ethernet;
 
 pub fn new_fwd(_: &AppConfig) -> Result<Box<dyn App>> {
@@ -35,7 +35,7 @@ impl App for Touch {
         }
     }
 
-    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) {
+    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) -> Verdict {
         let c = *cx.costs;
         cx.work.reset(Category::App);
         for s in pkts {
@@ -49,9 +49,9 @@ impl App for Touch {
         }
         cx.exec();
         if self.forward {
-            cx.tx.extend_from_slice(pkts);
+            Verdict::Forward
         } else {
-            cx.consume(pkts);
+            Verdict::Consume
         }
     }
 

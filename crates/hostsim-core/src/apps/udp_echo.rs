@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::framebuf::FrameId;
 use crate::nic::Slot;
 use crate::stack::app::Transport;
-use crate::stack::{App, AppCx, Socket};
+use crate::stack::{App, AppCx, Socket, Verdict};
 
 pub fn new(cfg: &AppConfig) -> Result<Box<dyn App>> {
     Ok(Box::new(UdpEcho { port: cfg.echo_port }))
@@ -24,7 +24,7 @@ impl App for UdpEcho {
         "udp-echo"
     }
 
-    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) {
+    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) -> Verdict {
         let header_instr = cx.costs.header_instr as u64;
         cx.work.reset(Category::App);
         for s in pkts {
@@ -32,7 +32,7 @@ impl App for UdpEcho {
             crate::wire::swap_endpoints(cx.frames.data_mut(s.frame));
         }
         cx.exec();
-        cx.tx.extend_from_slice(pkts);
+        Verdict::Forward
     }
 
     fn replies(&self) -> bool {

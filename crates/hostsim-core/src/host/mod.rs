@@ -36,7 +36,7 @@ use crate::nic::{Nic, NicDev, NicEvent, NicOut, Port, PortAddrs, PortParams, RxD
 use crate::pcie::PcieLink;
 use crate::stack::kernel::Kernel;
 use crate::stack::pmd::Pmd;
-use crate::stack::{App, Event, Mempool, MempoolConfig, Out, Stack, StackCx, StackKind, Stream};
+use crate::stack::{App, CoreStack, Event, Mempool, MempoolConfig, Out, Stack, StackCx, StackKind, Stream};
 use crate::wire::ethernet::FCS_LEN;
 pub use config::HostConfig;
 
@@ -76,14 +76,16 @@ pub struct Host {
     nic: Nic,
     pub mem: MemSystem,
     pub cores: Vec<Core>,
-    stacks: Vec<Box<dyn Stack>>,
+    stacks: Vec<CoreStack>,
     /// Each core's streams, for reports.
     streams: Vec<Vec<Stream>>,
     app: Box<dyn App>,
     mbufs: Mempool,
-    /// The core serving each (port, queue): RX write-backs and TX completions go to it.
-    rx_owner: Vec<Vec<u16>>,
-    tx_owner: Vec<Vec<u16>>,
+    /// The core serving each (port, queue), at port × queues + queue: RX
+    /// write-backs and TX completions go to it.
+    rx_owner: Vec<u16>,
+    tx_owner: Vec<u16>,
+    queues: usize,
     /// What handling an event produced: events, frames for the wire, frames consumed.
     pub out: Out,
 }
@@ -92,10 +94,11 @@ pub struct Host {
 /// to the stack of the core that serves the queue.
 struct Sink<'a> {
     out: &'a mut Out,
-    stacks: &'a mut [Box<dyn Stack>],
+    stacks: &'a mut [CoreStack],
     cores: &'a mut [Core],
-    rx_owner: &'a [Vec<u16>],
-    tx_owner: &'a [Vec<u16>],
+    rx_owner: &'a [u16],
+    tx_owner: &'a [u16],
+    queues: usize,
 }
 
 impl NicOut for Sink<'_> {
@@ -111,13 +114,13 @@ impl NicOut for Sink<'_> {
 
     #[inline]
     fn rx_writeback(&mut self, t: Ps, port: usize, queue: usize) {
-        let c = self.rx_owner[port][queue] as usize;
+        let c = self.rx_owner[port * self.queues + queue] as usize;
         self.stacks[c].rx_writeback(t, port, queue, &mut self.cores[c], self.out);
     }
 
     #[inline]
     fn tx_writeback(&mut self, t: Ps, port: usize, queue: usize) {
-        let c = self.tx_owner[port][queue] as usize;
+        let c = self.tx_owner[port * self.queues + queue] as usize;
         self.stacks[c].tx_writeback(t, port, queue, &mut self.cores[c], self.out);
     }
 }
@@ -157,24 +160,24 @@ impl Host {
             Stream { rx_port: p, rx_queue: q, tx_port, tx_queue: q }
         };
         let streams: Vec<Vec<Stream>> = map.iter().map(|qs| qs.iter().map(|&pq| stream(pq)).collect()).collect();
-        let (mut rx_owner, mut tx_owner) = (vec![vec![0u16; nqueues]; nports], vec![vec![0u16; nqueues]; nports]);
+        let (mut rx_owner, mut tx_owner) = (vec![0u16; nports * nqueues], vec![0u16; nports * nqueues]);
         for (c, list) in streams.iter().enumerate() {
             for s in list {
-                rx_owner[s.rx_port][s.rx_queue] = c as u16;
-                tx_owner[s.tx_port][s.tx_queue] = c as u16;
+                rx_owner[s.rx_port * nqueues + s.rx_queue] = c as u16;
+                tx_owner[s.tx_port * nqueues + s.tx_queue] = c as u16;
             }
         }
         let nic = Self::nic(env, cfg, &mut mbufs, kernel)?;
-        let mut stacks: Vec<Box<dyn Stack>> = Vec::with_capacity(ncores);
+        let mut stacks: Vec<CoreStack> = Vec::with_capacity(ncores);
         for (c, list) in streams.iter().enumerate() {
             stacks.push(if kernel {
                 let socket = app.socket().ok_or_else(|| field_err("stack", "kernel", &format!("pmd for app {} (it binds no socket)", env.app)))?;
                 let [s] = list[..] else {
                     return Err(field_err("host.bind", format!("{} queue pairs on core {c}", list.len()), "one queue pair per core with the kernel stack (its interrupt's affinity)"));
                 };
-                Box::new(Kernel::new(&cfg.kernel, cfg.pmd.costs, c, s, socket))
+                CoreStack::Kernel(Box::new(Kernel::new(&cfg.kernel, cfg.pmd.costs, c, s, socket)))
             } else {
-                Box::new(Pmd::new(&cfg.pmd, c, list.clone()))
+                CoreStack::Pmd(Pmd::new(&cfg.pmd, c, list.clone()))
             });
         }
         let mut h = Host {
@@ -188,6 +191,7 @@ impl Host {
             mbufs,
             rx_owner,
             tx_owner,
+            queues: nqueues,
             out: Out::default(),
         };
         h.start();
@@ -255,14 +259,14 @@ impl Host {
                 peer_ip: crate::wire::port_ip(b.peer_ip, port),
             };
             let rss = if nqueues > 1 { Rss::new(key, n.reta_size as usize, nqueues) } else { Rss::single() };
-            ports.push(Port::new(port / per_dev, addrs, params, n.rx_fifo_bytes, rss, rxq, txq));
+            ports.push(Port::new(port, port / per_dev, addrs, params, n.rx_fifo_bytes, rss, rxq, txq));
         }
         Ok(Nic { devs, ports })
     }
 
     /// The NIC's first descriptor prefetches, then every core's first step.
     fn start(&mut self) {
-        let mut sink = Sink { out: &mut self.out, stacks: &mut self.stacks, cores: &mut self.cores, rx_owner: &self.rx_owner, tx_owner: &self.tx_owner };
+        let mut sink = Sink { out: &mut self.out, stacks: &mut self.stacks, cores: &mut self.cores, rx_owner: &self.rx_owner, tx_owner: &self.tx_owner, queues: self.queues };
         self.nic.start(0, &mut self.mem, &mut sink);
         for c in 0..self.cores.len() {
             self.out.schedule(0, Event::Core(c as u16));
@@ -272,14 +276,14 @@ impl Host {
     /// A frame arrived whole from the wire at `port` at `now`.
     #[inline]
     pub fn frame_arrival(&mut self, port: usize, frames: &mut FramePool, id: FrameId, now: Ps) {
-        let mut sink = Sink { out: &mut self.out, stacks: &mut self.stacks, cores: &mut self.cores, rx_owner: &self.rx_owner, tx_owner: &self.tx_owner };
+        let mut sink = Sink { out: &mut self.out, stacks: &mut self.stacks, cores: &mut self.cores, rx_owner: &self.rx_owner, tx_owner: &self.tx_owner, queues: self.queues };
         self.nic.frame_arrival(port, id, now, frames, &mut self.mem, &mut sink);
     }
 
     pub fn handle(&mut self, now: Ps, ev: Event, frames: &mut FramePool) {
         match ev {
             Event::Nic(ev) => {
-                let mut sink = Sink { out: &mut self.out, stacks: &mut self.stacks, cores: &mut self.cores, rx_owner: &self.rx_owner, tx_owner: &self.tx_owner };
+                let mut sink = Sink { out: &mut self.out, stacks: &mut self.stacks, cores: &mut self.cores, rx_owner: &self.rx_owner, tx_owner: &self.tx_owner, queues: self.queues };
                 self.nic.handle(now, ev, frames, &mut self.mem, &mut sink);
             }
             Event::Core(c) => {

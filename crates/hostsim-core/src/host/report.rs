@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 use super::Host;
 use crate::cpu::{Category, CyclesPerPacket};
 use crate::engine::stats::{HasStats, StatSink};
+use crate::stack::Stack;
 use crate::engine::time::Ps;
 use crate::nic::Port;
 
@@ -82,7 +83,7 @@ impl Host {
             .map(|(q, (r, t))| {
                 json!({
                     "queue": q,
-                    "core": self.rx_owner[i][q],
+                    "core": self.rx_owner[i * self.queues + q],
                     "rx_packets": r.counters.packets,
                     "rx_bytes": r.counters.bytes,
                     "tx_packets": t.counters.packets,

@@ -48,11 +48,16 @@ impl Victim {
     }
 }
 
-pub struct Cache {
+/// A set-associative cache. `SLICED` caches may have any number of sets
+/// (a sliced LLC: Skylake-SP has 2048 sets per 1.375 MiB slice), spread by
+/// the line number modulo the sets; the others need a power of two and pick
+/// the set with a mask, with no branch on the hot path.
+pub struct Cache<const SLICED: bool = false> {
     ways: usize,
     /// Sets, and `sets - 1` when that is a power of two (then a mask picks the set).
     sets: u64,
-    set_mask: Option<u64>,
+    set_mask: u64,
+    pow2: bool,
     /// Line number (`addr >> 6`) per way, `EMPTY` when invalid; set-major.
     tags: Vec<u64>,
     /// Per way: last-use stamp << 8 | flags.
@@ -60,16 +65,17 @@ pub struct Cache {
     clock: u64,
 }
 
-impl Cache {
+impl<const SLICED: bool> Cache<SLICED> {
     /// A cache of `size_bytes` with `ways` ways. The geometry must already be
-    /// valid (see `MemConfig::validate`); this panics otherwise.
-    pub fn new(size_bytes: u64, ways: u32) -> Cache {
+    /// valid (see `MemConfig::validate`; a power-of-two set count unless
+    /// `SLICED`); this panics otherwise.
+    pub fn new(size_bytes: u64, ways: u32) -> Self {
         assert!((1..=64).contains(&ways), "ways must be 1..=64");
         let sets = size_bytes / (ways as u64 * LINE_BYTES);
-        assert!(sets > 0 && sets * ways as u64 * LINE_BYTES == size_bytes, "bad cache geometry");
+        let pow2 = sets.is_power_of_two();
+        assert!(sets > 0 && sets * ways as u64 * LINE_BYTES == size_bytes && (SLICED || pow2), "bad cache geometry");
         let n = (sets * ways as u64) as usize;
-        let set_mask = sets.is_power_of_two().then_some(sets - 1);
-        Cache { ways: ways as usize, sets, set_mask, tags: vec![EMPTY; n], meta: vec![0; n], clock: 0 }
+        Cache { ways: ways as usize, sets, set_mask: sets.wrapping_sub(1), pow2, tags: vec![EMPTY; n], meta: vec![0; n], clock: 0 }
     }
 
     pub fn sets(&self) -> usize {
@@ -101,12 +107,7 @@ impl Cache {
 
     #[inline(always)]
     fn base(&self, line: u64) -> usize {
-        let set = match self.set_mask {
-            Some(m) => line & m,
-            // A sliced LLC (Skylake-SP: 2048 sets per 1.375 MiB slice) has no
-            // power-of-two set count: lines are spread by their number modulo the sets.
-            None => line % self.sets,
-        };
+        let set = if !SLICED || self.pow2 { line & self.set_mask } else { line % self.sets };
         set as usize * self.ways
     }
 
@@ -156,22 +157,25 @@ impl Cache {
         debug_assert!(self.find(addr).is_none(), "fill of a line already present");
         debug_assert!(way_mask & self.all_ways() != 0, "empty way mask");
         let base = self.base(line);
+        let (tags, meta) = (&self.tags[base..base + self.ways], &self.meta[base..base + self.ways]);
+        // The ways of the mask in increasing order: the first empty one, else
+        // the least recently used (the first of equals).
         let mut pick = usize::MAX;
         let mut oldest = u64::MAX;
-        for w in 0..self.ways {
-            if way_mask >> w & 1 == 0 {
-                continue;
-            }
-            let s = base + w;
-            if self.tags[s] == EMPTY {
-                pick = s;
+        let mut ways = way_mask & self.all_ways();
+        while ways != 0 {
+            let w = ways.trailing_zeros() as usize;
+            ways &= ways - 1;
+            if tags[w] == EMPTY {
+                pick = w;
                 break;
             }
-            if self.meta[s] < oldest {
-                oldest = self.meta[s];
-                pick = s;
+            if meta[w] < oldest {
+                oldest = meta[w];
+                pick = w;
             }
         }
+        let pick = base + pick;
         let old = self.tags[pick];
         let victim = (old != EMPTY).then(|| Victim { addr: old << LINE_SHIFT, flags: self.meta[pick] as u8 });
         self.tags[pick] = line;
@@ -211,7 +215,7 @@ mod tests {
     #[test]
     fn sliced_llc_spreads_lines_over_every_set() {
         // 3 sets × 2 ways: lines 0, 3, 6 share set 0 (modulo), 1 and 4 set 1.
-        let mut c = Cache::new(3 * 2 * LINE_BYTES, 2);
+        let mut c = Cache::<true>::new(3 * 2 * LINE_BYTES, 2);
         assert_eq!(c.sets(), 3);
         for l in [0u64, 3, 1, 4] {
             c.fill(l * LINE_BYTES, 0, c.all_ways());
@@ -225,7 +229,7 @@ mod tests {
 
     /// 4 sets × 4 ways = 1 KiB; addresses `k * 256` all map to set 0.
     fn small() -> Cache {
-        Cache::new(1024, 4)
+        Cache::<false>::new(1024, 4)
     }
 
     #[test]
@@ -236,7 +240,7 @@ mod tests {
         assert_eq!(c.base(0x100 >> LINE_SHIFT), 0);
         assert_eq!(c.all_ways(), 0b1111);
         assert_eq!(c.top_ways(1), 0b1000);
-        assert_eq!(Cache::new(64 * 64, 64).all_ways(), u64::MAX);
+        assert_eq!(Cache::<false>::new(64 * 64, 64).all_ways(), u64::MAX);
     }
 
     #[test]

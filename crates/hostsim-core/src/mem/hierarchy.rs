@@ -94,7 +94,7 @@ pub(super) struct CoreLatency {
 pub struct MemSystem {
     pub(super) l1: Vec<Cache>,
     pub(super) l2: Vec<Cache>,
-    pub(super) llc: Cache,
+    pub(super) llc: Cache<true>,
     pub(super) dram: Dram,
     lat: Vec<CoreLatency>,
     /// LLC and transfer latency seen by the device (core 0's clock).
@@ -126,7 +126,7 @@ impl MemSystem {
                 transfer: cfg.transfer_cycles as Ps * cy,
             })
             .collect();
-        let llc = Cache::new(cfg.llc.size_bytes, cfg.llc.ways);
+        let llc = Cache::<true>::new(cfg.llc.size_bytes, cfg.llc.ways);
         let dca_ways = if cfg.llc.dca.enabled { cfg.llc.dca.ways as usize } else { 0 };
         Ok(MemSystem {
             l1: (0..cores).map(|_| Cache::new(cfg.l1d.size_bytes, cfg.l1d.ways)).collect(),

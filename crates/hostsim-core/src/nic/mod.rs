@@ -73,6 +73,14 @@ pub trait NicOut {
     fn tx_writeback(&mut self, t: Ps, port: usize, queue: usize);
 }
 
+/// What a port's engines work with: its device (PCIe link, packet rate),
+/// the memory system, and where consequences go.
+pub struct Env<'a, O> {
+    pub dev: &'a mut NicDev,
+    pub mem: &'a mut MemSystem,
+    pub out: &'a mut O,
+}
+
 /// One NIC device (chip): its PCIe link and its packet-rate limit, shared by its ports.
 pub struct NicDev {
     pub pcie: PcieLink,
@@ -103,7 +111,7 @@ impl Nic {
     #[inline]
     pub fn frame_arrival<O: NicOut>(&mut self, port: usize, id: FrameId, now: Ps, frames: &mut FramePool, mem: &mut MemSystem, out: &mut O) {
         let p = &mut self.ports[port];
-        p.frame_arrival(port, id, now, frames, &mut self.devs[p.dev], mem, out);
+        p.frame_arrival(id, now, frames, &mut Env { dev: &mut self.devs[p.dev], mem, out });
     }
 
     /// Handles one of the NIC's events.
@@ -118,26 +126,26 @@ impl Nic {
             | NicEvent::TxFifoSpace { port } => port as usize,
         };
         let p = &mut self.ports[port];
-        let dev = &mut self.devs[p.dev];
+        let e = &mut Env { dev: &mut self.devs[p.dev], mem, out };
         match ev {
-            NicEvent::RxDma { .. } => p.rx_dma(port, now, dev, mem, out),
-            NicEvent::RxDescFetched { queue, n, .. } => p.rx_descs_changed(port, queue as usize, Some(n as u64), None, now, dev, mem, out),
-            NicEvent::RxWbTimer { queue, .. } => p.rx_wb_timer(port, queue as usize, now, dev, mem, out),
-            NicEvent::RxDoorbell { queue, tail, .. } => p.rx_descs_changed(port, queue as usize, None, Some(tail), now, dev, mem, out),
+            NicEvent::RxDma { .. } => p.rx_dma(now, e),
+            NicEvent::RxDescFetched { queue, n, .. } => p.rx_descs_changed(queue as usize, Some(n as u64), None, now, e),
+            NicEvent::RxWbTimer { queue, .. } => p.rx_wb_timer(queue as usize, now, e),
+            NicEvent::RxDoorbell { queue, tail, .. } => p.rx_descs_changed(queue as usize, None, Some(tail), now, e),
             NicEvent::TxDoorbell { queue, tail, .. } => {
                 p.tx_doorbell(queue as usize, tail);
-                p.fetch_tx_descs(port, queue as usize, now, dev, mem, out);
+                p.fetch_tx_descs(queue as usize, now, e);
             }
             NicEvent::TxDescFetched { queue, upto, .. } => {
                 p.tx_descs_arrived(queue as usize, upto);
-                p.tx_read_payloads(port, now, frames, dev, mem, out);
-                p.fetch_tx_descs(port, queue as usize, now, dev, mem, out);
+                p.tx_read_payloads(now, frames, e);
+                p.fetch_tx_descs(queue as usize, now, e);
             }
             NicEvent::TxFifoSpace { .. } => {
                 p.tx_fifo_space();
-                p.tx_read_payloads(port, now, frames, dev, mem, out);
+                p.tx_read_payloads(now, frames, e);
                 for q in 0..p.txq.len() {
-                    p.fetch_tx_descs(port, q, now, dev, mem, out);
+                    p.fetch_tx_descs(q, now, e);
                 }
             }
         }
@@ -152,10 +160,10 @@ impl Nic {
 
     /// The first RX prefetch of every queue (the driver has armed the rings).
     pub fn start<O: NicOut>(&mut self, now: Ps, mem: &mut MemSystem, out: &mut O) {
-        for (i, p) in self.ports.iter_mut().enumerate() {
-            let dev = &mut self.devs[p.dev];
+        for p in self.ports.iter_mut() {
+            let e = &mut Env { dev: &mut self.devs[p.dev], mem: &mut *mem, out: &mut *out };
             for q in 0..p.rxq.len() {
-                p.prime(i, q, now, dev, mem, out);
+                p.prime(q, now, e);
             }
         }
     }

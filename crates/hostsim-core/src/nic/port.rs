@@ -32,7 +32,7 @@ use super::queue::{RxQueue, TxQueue};
 use super::ring::DESC_BYTES;
 use super::rss::Rss;
 use super::rx_fifo::RxFifo;
-use super::{NicDev, NicEvent, NicOut};
+use super::{Env, NicEvent, NicOut};
 use crate::engine::stats::HasStats;
 use crate::engine::time::{bits_to_ps, Ps};
 use crate::framebuf::{FrameId, FramePool};
@@ -76,6 +76,8 @@ pub struct PortCounters {
 }
 
 pub struct Port {
+    /// The port's number on the host.
+    pub id: u16,
     /// The PCIe link (NIC device) the port sits behind.
     pub dev: usize,
     /// The port's MAC and IPv4 address, and those of the station at the other end of its link.
@@ -105,8 +107,9 @@ pub struct Port {
 }
 
 impl Port {
-    pub fn new(dev: usize, addrs: PortAddrs, params: PortParams, rx_fifo_bytes: u64, rss: Rss, rxq: Vec<RxQueue>, txq: Vec<TxQueue>) -> Port {
+    pub fn new(id: usize, dev: usize, addrs: PortAddrs, params: PortParams, rx_fifo_bytes: u64, rss: Rss, rxq: Vec<RxQueue>, txq: Vec<TxQueue>) -> Port {
         Port {
+            id: id as u16,
             dev,
             mac: addrs.mac,
             ip: addrs.ip,
@@ -132,9 +135,9 @@ impl Port {
 
     /// A frame arrived whole from the wire at `now`: RSS picks its queue,
     /// the drop FSM sees the port's state, the FIFO takes it or drops it.
-    pub fn frame_arrival<O: NicOut>(&mut self, me: usize, id: FrameId, now: Ps, frames: &mut FramePool, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
+    pub fn frame_arrival<O: NicOut>(&mut self, id: FrameId, now: Ps, frames: &mut FramePool, e: &mut Env<'_, O>) {
         let bytes = frames.frame_bytes(id);
-        let queue = self.rss.queue(frames.data(id));
+        let queue = if self.rss.is_single() { 0 } else { self.rss.queue(frames.data(id)) };
         // The queue that decides whether the FIFO moves: the head frame's.
         let q = &self.rxq[self.fifo.head().map_or(queue, |h| h.2)];
         let fits = self.fifo.fits(bytes);
@@ -144,35 +147,35 @@ impl Port {
             return;
         }
         self.fifo.push(id, bytes, queue);
-        self.kick_rx_dma(me, now, dev, mem, out);
+        self.kick_rx_dma(now, e);
     }
 
     /// Starts the DMA engine on the FIFO's head: at once if it is free (no
     /// event needed), else when it becomes free.
-    fn kick_rx_dma<O: NicOut>(&mut self, me: usize, now: Ps, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
+    fn kick_rx_dma<O: NicOut>(&mut self, now: Ps, e: &mut Env<'_, O>) {
         if self.dma_scheduled || self.fifo.is_empty() {
             return;
         }
-        let free = self.dma_free_at.max(dev.rx_next);
+        let free = self.dma_free_at.max(e.dev.rx_next);
         if free <= now {
-            self.rx_dma(me, now, dev, mem, out);
+            self.rx_dma(now, e);
         } else {
             self.dma_scheduled = true;
-            out.schedule(free, NicEvent::RxDma { port: me as u16 });
+            e.out.schedule(free, NicEvent::RxDma { port: self.id });
         }
     }
 
     /// The DMA engine moves the FIFO's head frame into its queue's next buffer.
-    pub(super) fn rx_dma<O: NicOut>(&mut self, me: usize, now: Ps, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
+    pub(super) fn rx_dma<O: NicOut>(&mut self, now: Ps, e: &mut Env<'_, O>) {
         self.dma_scheduled = false;
-        if dev.rx_next > now {
+        if e.dev.rx_next > now {
             // Another port of the chip took this slot of its packet rate.
-            return self.kick_rx_dma(me, now, dev, mem, out);
+            return self.kick_rx_dma(now, e);
         }
         let Some((id, bytes, q)) = self.fifo.head() else { return };
         let Some(pos) = self.rxq[q].desc.take() else {
             // No descriptor: wait for a prefetch or a doorbell to kick the engine.
-            self.prefetch_rx_descs(me, q, now, dev, mem, out);
+            self.prefetch_rx_descs(q, now, e);
             return;
         };
         self.fifo.pop();
@@ -181,69 +184,69 @@ impl Port {
         rq.ring.ring.slots[slot].frame = id;
         let len = bytes - FCS_LEN as u32;
         let addr = rq.ring.ring.slots[slot].buf_addr;
-        let arrive = dev.pcie.dma_write(now, len, Kind::Payload);
-        let visible = mem.device_write(addr, len, arrive);
+        let arrive = e.dev.pcie.dma_write(now, len, Kind::Payload);
+        let visible = e.mem.device_write(addr, len, arrive);
         self.dma_free_at = arrive.saturating_sub(self.params.pcie_latency_ps).max(now);
-        if dev.frame_interval_ps > 0 {
-            dev.rx_next = now + dev.frame_interval_ps;
+        if e.dev.frame_interval_ps > 0 {
+            e.dev.rx_next = now + e.dev.frame_interval_ps;
         }
         self.counters.rx_packets += 1;
         self.counters.rx_bytes += bytes as u64;
         rq.counters.packets += 1;
         rq.counters.bytes += bytes as u64;
         if let Some((first, n)) = rq.desc.complete(now) {
-            self.write_back_rx(me, q, now, first, n, visible, dev, mem, out);
+            self.write_back_rx(q, now, first, n, visible, e);
         } else if !rq.wb_timer_armed {
             if let Some(t) = rq.desc.wb_deadline(self.params.rx_wb_timer_ps) {
                 rq.wb_timer_armed = true;
-                out.schedule(t, NicEvent::RxWbTimer { port: me as u16, queue: q as u16 });
+                e.out.schedule(t, NicEvent::RxWbTimer { port: self.id, queue: q as u16 });
             }
         }
-        self.prefetch_rx_descs(me, q, now, dev, mem, out);
-        self.kick_rx_dma(me, now, dev, mem, out);
+        self.prefetch_rx_descs(q, now, e);
+        self.kick_rx_dma(now, e);
     }
 
     /// The first prefetch of a queue whose ring the driver has just armed.
-    pub(super) fn prime<O: NicOut>(&mut self, me: usize, q: usize, now: Ps, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
-        self.prefetch_rx_descs(me, q, now, dev, mem, out);
+    pub(super) fn prime<O: NicOut>(&mut self, q: usize, now: Ps, e: &mut Env<'_, O>) {
+        self.prefetch_rx_descs(q, now, e);
     }
 
-    fn prefetch_rx_descs<O: NicOut>(&mut self, me: usize, q: usize, now: Ps, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
+    fn prefetch_rx_descs<O: NicOut>(&mut self, q: usize, now: Ps, e: &mut Env<'_, O>) {
         let rq = &mut self.rxq[q];
         let Some((first, n)) = rq.desc.start_prefetch() else { return };
         let at = now + self.params.pcie_latency_ps;
-        let host = ring_read_time(mem, rq.ring.ring.base, rq.ring.ring.size(), first, n, at);
-        let done = dev.pcie.dma_read(now, (n * DESC_BYTES) as u32, host, Kind::Descriptor);
-        out.schedule(done, NicEvent::RxDescFetched { port: me as u16, queue: q as u16, n: n as u32 });
+        let host = ring_read_time(e.mem, rq.ring.ring.base, rq.ring.ring.size(), first, n, at);
+        let done = e.dev.pcie.dma_read(now, (n * DESC_BYTES) as u32, host, Kind::Descriptor);
+        e.out.schedule(done, NicEvent::RxDescFetched { port: self.id, queue: q as u16, n: n as u32 });
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn write_back_rx<O: NicOut>(&mut self, me: usize, q: usize, now: Ps, first: u64, n: u64, data_visible: Ps, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
+    fn write_back_rx<O: NicOut>(&mut self, q: usize, now: Ps, first: u64, n: u64, data_visible: Ps, e: &mut Env<'_, O>) {
         let rq = &mut self.rxq[q];
-        let arrive = dev.pcie.dma_write(now, (n * DESC_BYTES) as u32, Kind::Descriptor);
+        let arrive = e.dev.pcie.dma_write(now, (n * DESC_BYTES) as u32, Kind::Descriptor);
         let ring = rq.ring.ring.size();
         let head = (ring - first % ring).min(n);
-        let mut visible = mem.device_write(rq.ring.ring.desc_addr(first), (head * DESC_BYTES) as u32, arrive);
+        let mut visible = e.mem.device_write(rq.ring.ring.desc_addr(first), (head * DESC_BYTES) as u32, arrive);
         if n > head {
-            visible = visible.max(mem.device_write(rq.ring.ring.desc_addr(first + head), ((n - head) * DESC_BYTES) as u32, arrive));
+            visible = visible.max(e.mem.device_write(rq.ring.ring.desc_addr(first + head), ((n - head) * DESC_BYTES) as u32, arrive));
         }
         let t = visible.max(data_visible).max(rq.wb_pending.back().map_or(0, |w| w.0));
         rq.wb_pending.push_back((t, first + n));
-        out.rx_writeback(t, me, q);
+        e.out.rx_writeback(t, self.id as usize, q);
     }
 
-    pub(super) fn rx_wb_timer<O: NicOut>(&mut self, me: usize, q: usize, now: Ps, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
+    pub(super) fn rx_wb_timer<O: NicOut>(&mut self, q: usize, now: Ps, e: &mut Env<'_, O>) {
         let rq = &mut self.rxq[q];
         rq.wb_timer_armed = false;
         match rq.desc.wb_deadline(self.params.rx_wb_timer_ps) {
             Some(t) if t <= now => {
                 if let Some((first, n)) = rq.desc.start_writeback() {
-                    self.write_back_rx(me, q, now, first, n, now, dev, mem, out);
+                    self.write_back_rx(q, now, first, n, now, e);
                 }
             }
             Some(t) => {
                 rq.wb_timer_armed = true;
-                out.schedule(t, NicEvent::RxWbTimer { port: me as u16, queue: q as u16 });
+                e.out.schedule(t, NicEvent::RxWbTimer { port: self.id, queue: q as u16 });
             }
             None => {}
         }
@@ -251,21 +254,21 @@ impl Port {
 
     /// A prefetch of `n` descriptors arrived, or the driver moved the tail
     /// (`tail` given): more descriptors may be fetched and the engine may run.
-    pub(super) fn rx_descs_changed<O: NicOut>(&mut self, me: usize, q: usize, fetched: Option<u64>, tail: Option<u64>, now: Ps, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
+    pub(super) fn rx_descs_changed<O: NicOut>(&mut self, q: usize, fetched: Option<u64>, tail: Option<u64>, now: Ps, e: &mut Env<'_, O>) {
         if let Some(n) = fetched {
             self.rxq[q].desc.prefetch_done(n);
         }
         if let Some(t) = tail {
             self.rxq[q].desc.doorbell(t);
         }
-        self.prefetch_rx_descs(me, q, now, dev, mem, out);
-        self.kick_rx_dma(me, now, dev, mem, out);
+        self.prefetch_rx_descs(q, now, e);
+        self.kick_rx_dma(now, e);
     }
 
     /// Fetches TX descriptors the doorbell gave, in requests of up to
     /// `tx_fetch_batch`, while the NIC's descriptor cache (`tx_desc_cache`,
     /// fetches in flight included) has room.
-    pub(super) fn fetch_tx_descs<O: NicOut>(&mut self, me: usize, q: usize, now: Ps, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
+    pub(super) fn fetch_tx_descs<O: NicOut>(&mut self, q: usize, now: Ps, e: &mut Env<'_, O>) {
         let (batch, cache) = (self.params.tx_fetch_batch, self.params.tx_desc_cache);
         let tq = &mut self.txq[q];
         loop {
@@ -275,11 +278,11 @@ impl Port {
                 return;
             }
             let at = now + self.params.pcie_latency_ps;
-            let host = ring_read_time(mem, tq.ring.ring.base, tq.ring.ring.size(), tq.fetched, n, at);
-            let done = dev.pcie.dma_read(now, (n * DESC_BYTES) as u32, host, Kind::Descriptor).max(tq.fetch_done);
+            let host = ring_read_time(e.mem, tq.ring.ring.base, tq.ring.ring.size(), tq.fetched, n, at);
+            let done = e.dev.pcie.dma_read(now, (n * DESC_BYTES) as u32, host, Kind::Descriptor).max(tq.fetch_done);
             tq.fetch_done = done;
             tq.fetched += n;
-            out.schedule(done, NicEvent::TxDescFetched { port: me as u16, queue: q as u16, upto: tq.fetched });
+            e.out.schedule(done, NicEvent::TxDescFetched { port: self.id, queue: q as u16, upto: tq.fetched });
         }
     }
 
@@ -301,6 +304,9 @@ impl Port {
     #[inline]
     fn next_tx_queue(&mut self) -> Option<usize> {
         let n = self.txq.len();
+        if n == 1 {
+            return self.txq[0].readable().then_some(0);
+        }
         for i in 0..n {
             let q = (self.tx_turn + i) % n;
             if self.txq[q].readable() {
@@ -313,7 +319,7 @@ impl Port {
 
     /// Reads the frames of the arrived descriptors over PCIe while the TX FIFO
     /// has room for them, and queues each on the wire when it is in.
-    pub(super) fn tx_read_payloads<O: NicOut>(&mut self, me: usize, now: Ps, frames: &FramePool, dev: &mut NicDev, mem: &mut MemSystem, out: &mut O) {
+    pub(super) fn tx_read_payloads<O: NicOut>(&mut self, now: Ps, frames: &FramePool, e: &mut Env<'_, O>) {
         while let Some(&(leave, bytes)) = self.tx_fifo.front() {
             if leave > now {
                 break;
@@ -329,7 +335,7 @@ impl Port {
             if self.tx_fifo_used + bytes as u64 > self.params.tx_fifo_bytes {
                 if let (false, Some(&(leave, _))) = (self.tx_space_pending, self.tx_fifo.front()) {
                     self.tx_space_pending = true;
-                    out.schedule(leave, NicEvent::TxFifoSpace { port: me as u16 });
+                    e.out.schedule(leave, NicEvent::TxFifoSpace { port: self.id });
                 }
                 // This queue goes first next time.
                 self.tx_turn = q;
@@ -337,11 +343,11 @@ impl Port {
             }
             let len = bytes - FCS_LEN as u32;
             let at = now + self.params.pcie_latency_ps;
-            let host = mem.device_read(s.buf_addr, len, at).saturating_sub(at);
-            let done = dev.pcie.dma_read(now, len, host, Kind::Payload);
-            let ready = done.max(self.tx_last_ready).max(dev.tx_next);
-            if dev.frame_interval_ps > 0 {
-                dev.tx_next = ready + dev.frame_interval_ps;
+            let host = e.mem.device_read(s.buf_addr, len, at).saturating_sub(at);
+            let done = e.dev.pcie.dma_read(now, len, host, Kind::Payload);
+            let ready = done.max(self.tx_last_ready).max(e.dev.tx_next);
+            if e.dev.frame_interval_ps > 0 {
+                e.dev.tx_next = ready + e.dev.frame_interval_ps;
             }
             self.tx_last_ready = ready;
             // The frame leaves the FIFO once it is on the wire (same arithmetic as the link).
@@ -349,18 +355,18 @@ impl Port {
             self.wire_free_at = start + bits_to_ps((bytes as u64 + WIRE_OVERHEAD_BYTES) * 8, self.params.wire_rate_bps);
             self.tx_fifo.push_back((self.wire_free_at, bytes));
             self.tx_fifo_used += bytes as u64;
-            out.to_wire(ready, me, s.frame);
+            e.out.to_wire(ready, self.id as usize, s.frame);
             self.counters.tx_packets += 1;
             self.counters.tx_bytes += bytes as u64;
             let tq = &mut self.txq[q];
             tq.counters.packets += 1;
             tq.counters.bytes += bytes as u64;
             if (pos + 1) % tq.rs == 0 {
-                let arrive = dev.pcie.dma_write(ready, DESC_BYTES as u32, Kind::Descriptor);
-                let visible = mem.device_write(tq.ring.ring.desc_addr(pos), DESC_BYTES as u32, arrive);
+                let arrive = e.dev.pcie.dma_write(ready, DESC_BYTES as u32, Kind::Descriptor);
+                let visible = e.mem.device_write(tq.ring.ring.desc_addr(pos), DESC_BYTES as u32, arrive);
                 let t = visible.max(tq.wb_pending.back().map_or(0, |w| w.0));
                 tq.wb_pending.push_back((t, pos + 1));
-                out.tx_writeback(t, me, q);
+                e.out.tx_writeback(t, self.id as usize, q);
             }
             tq.sent += 1;
         }

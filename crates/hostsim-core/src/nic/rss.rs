@@ -129,6 +129,12 @@ impl Rss {
         Some(if self.by_byte.is_empty() { toeplitz(&self.key, &input[..n]) } else { self.table_hash(&input[..n]) })
     }
 
+    /// Is there only one queue (no hash to compute)?
+    #[inline]
+    pub fn is_single(&self) -> bool {
+        self.reta.len() == 1
+    }
+
     /// The receive queue of a frame.
     #[inline]
     pub fn queue(&self, frame: &[u8]) -> usize {

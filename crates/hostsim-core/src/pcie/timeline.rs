@@ -15,8 +15,6 @@
 //! to that far behind one another (e.g. a write-back chained to a DMA
 //! completion) but not further.
 
-use std::collections::VecDeque;
-
 use crate::engine::time::Ps;
 
 /// How far behind the latest `now` a booking may still see earlier ones (ps).
@@ -26,8 +24,11 @@ pub const HISTORY_PS: Ps = 100_000_000;
 
 #[derive(Debug, Clone, Default)]
 pub struct Timeline {
-    /// Busy periods [start, end): sorted, disjoint, touching ones merged.
-    busy: VecDeque<(Ps, Ps)>,
+    /// Busy periods [start, end) from `head` on: sorted, disjoint, touching
+    /// ones merged. Forgotten periods stay before `head` until compacted (a
+    /// plain vector indexes faster than a ring buffer).
+    busy: Vec<(Ps, Ps)>,
+    head: usize,
     /// Latest `now` seen (drives forgetting).
     clock: Ps,
 }
@@ -43,8 +44,12 @@ impl Timeline {
         if now > self.clock {
             self.clock = now;
             let cutoff = now.saturating_sub(HISTORY_PS);
-            while self.busy.front().is_some_and(|&(_, end)| end < cutoff) {
-                self.busy.pop_front();
+            while self.busy.get(self.head).is_some_and(|&(_, end)| end < cutoff) {
+                self.head += 1;
+            }
+            if self.head >= 64 && self.head * 2 >= self.busy.len() {
+                self.busy.drain(..self.head);
+                self.head = 0;
             }
         }
     }
@@ -55,47 +60,53 @@ impl Timeline {
         if dur == 0 {
             return ready;
         }
+        let head = self.head;
+        let any = self.busy.len() > head;
         // Fast path: at or after the last busy period.
-        if let Some(last) = self.busy.back_mut() {
-            if ready >= last.0 && ready <= last.1 {
-                let start = last.1;
-                last.1 += dur;
-                return start;
+        match self.busy.last_mut() {
+            Some(last) if any => {
+                if ready >= last.0 && ready <= last.1 {
+                    let start = last.1;
+                    last.1 += dur;
+                    return start;
+                }
+                if ready > last.1 {
+                    self.busy.push((ready, ready + dur));
+                    return ready;
+                }
             }
-            if ready > last.1 {
-                self.busy.push_back((ready, ready + dur));
+            _ => {
+                self.busy.push((ready, ready + dur));
                 return ready;
             }
-        } else {
-            self.busy.push_back((ready, ready + dur));
-            return ready;
         }
         // First period ending after `ready`: bookings land near the end, so
         // walk back a few periods before falling back to a binary search.
-        let mut i = self.busy.len();
+        let live = &self.busy[head..];
+        let mut i = live.len();
         let mut steps = 0;
-        while i > 0 && self.busy[i - 1].1 > ready && steps < 16 {
+        while i > 0 && live[i - 1].1 > ready && steps < 16 {
             i -= 1;
             steps += 1;
         }
-        if steps == 16 && i > 0 && self.busy[i - 1].1 > ready {
-            i = self.busy.partition_point(|&(_, end)| end <= ready);
+        if steps == 16 && i > 0 && live[i - 1].1 > ready {
+            i = live.partition_point(|&(_, end)| end <= ready);
         }
         let mut t = ready;
-        while let Some(&(s, e)) = self.busy.get(i) {
+        while let Some(&(s, e)) = live.get(i) {
             if t + dur <= s {
                 break;
             }
             t = t.max(e);
             i += 1;
         }
-        self.insert(i, t, t + dur);
+        self.insert(head + i, t, t + dur);
         t
     }
 
-    /// Inserts [s, e) before index `i`, merging with touching neighbours.
+    /// Inserts [s, e) before absolute index `i`, merging with touching live neighbours.
     fn insert(&mut self, i: usize, s: Ps, e: Ps) {
-        let joins_prev = i > 0 && self.busy[i - 1].1 == s;
+        let joins_prev = i > self.head && self.busy[i - 1].1 == s;
         let joins_next = self.busy.get(i).is_some_and(|&(ns, _)| ns == e);
         match (joins_prev, joins_next) {
             (true, true) => {
@@ -110,12 +121,12 @@ impl Timeline {
 
     /// End of the last booked period (the wire is idle from then on).
     pub fn idle_from(&self) -> Ps {
-        self.busy.back().map_or(0, |&(_, e)| e)
+        self.busy[self.head..].last().map_or(0, |&(_, e)| e)
     }
 
     /// Number of separate busy periods remembered (for tests).
     pub fn periods(&self) -> usize {
-        self.busy.len()
+        self.busy.len() - self.head
     }
 }
 

@@ -37,6 +37,17 @@ pub struct Socket {
     pub port: u16,
 }
 
+/// What becomes of a burst's packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every packet goes out, in order, on the stream's TX queue.
+    Forward,
+    /// Every packet ends here (its frame reached the application, its mbuf goes back).
+    Consume,
+    /// As the application listed them: `cx.tx` to send, `cx.free` to return.
+    Listed,
+}
+
 /// What an application works with: the core it runs on, the memory
 /// system, the frame pool (real bytes) and the mbuf pool (simulated
 /// addresses), a work unit to fill, and where its results go.
@@ -115,9 +126,10 @@ pub trait App {
     fn name(&self) -> &'static str;
 
     /// Poll-mode driver: the packets of one rx_burst, in order. The
-    /// application charges its work, then puts each packet in `cx.tx`, or
-    /// consumes it (`cx.consume`), or frees it (`cx.free` and the frame).
-    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]);
+    /// application charges its work, then says what becomes of them: all
+    /// sent, all consumed, or as it listed (`cx.tx` to send, built replies
+    /// included; `cx.free` for mbufs to return, their frames freed by it).
+    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) -> Verdict;
 
     /// Builds frames into fresh mbufs instead of receiving (testpmd
     /// txonly): true if this application generates its traffic.

@@ -19,7 +19,7 @@ pub mod kernel;
 pub mod mempool;
 pub mod pmd;
 
-pub use app::{App, AppCx, Socket};
+pub use app::{App, AppCx, Socket, Verdict};
 pub use mempool::{Mempool, MempoolConfig};
 
 use serde_json::Value;
@@ -96,6 +96,56 @@ pub struct StackDrops {
     pub no_port: u64,
     /// The qdisc was full, or no buffer to send with.
     pub qdisc: u64,
+}
+
+/// The stack of one core: a poll-mode driver or a kernel. An enum rather
+/// than a boxed trait object so that the per-packet calls (write-backs)
+/// dispatch statically; a new stack adds a variant here.
+pub enum CoreStack {
+    Pmd(pmd::Pmd),
+    Kernel(Box<kernel::Kernel>),
+}
+
+macro_rules! each {
+    ($self:expr, $s:ident => $e:expr) => {
+        match $self {
+            CoreStack::Pmd($s) => $e,
+            CoreStack::Kernel($s) => $e,
+        }
+    };
+}
+
+impl Stack for CoreStack {
+    fn name(&self) -> &'static str {
+        each!(self, s => s.name())
+    }
+    #[inline]
+    fn run(&mut self, now: Ps, cx: &mut StackCx, app: &mut dyn App) {
+        each!(self, s => s.run(now, cx, app))
+    }
+    #[inline]
+    fn rx_writeback(&mut self, t: Ps, port: usize, queue: usize, core: &mut Core, out: &mut Out) {
+        each!(self, s => s.rx_writeback(t, port, queue, core, out))
+    }
+    #[inline]
+    fn tx_writeback(&mut self, t: Ps, port: usize, queue: usize, core: &mut Core, out: &mut Out) {
+        each!(self, s => s.tx_writeback(t, port, queue, core, out))
+    }
+    fn burst_histogram(&self) -> &[u64] {
+        each!(self, s => s.burst_histogram())
+    }
+    fn result_json(&self) -> Value {
+        each!(self, s => s.result_json())
+    }
+    fn drops(&self) -> StackDrops {
+        each!(self, s => s.drops())
+    }
+    fn report_stats(&self, sink: &mut StatSink<'_>) {
+        each!(self, s => s.report_stats(sink))
+    }
+    fn reset_stats(&mut self) {
+        each!(self, s => s.reset_stats())
+    }
 }
 
 /// A software stack on one core.

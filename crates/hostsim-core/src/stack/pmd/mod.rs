@@ -21,7 +21,7 @@ pub mod config;
 
 use serde_json::{json, Value};
 
-use super::app::{App, AppCx};
+use super::app::{App, AppCx, Verdict};
 use super::{Event, Out, StackCx, StackDrops, Stream};
 use crate::cpu::{Category, Core, Work};
 use crate::engine::stats::StatSink;
@@ -213,24 +213,37 @@ impl Pmd {
         }
     }
 
-    /// The application on the received batch, then the mbufs it freed go
+    /// The application on the received batch, then the mbufs it frees go
     /// back and what it sends goes to tx_burst.
     fn run_app(&mut self, s: Stream, cx: &mut StackCx, app: &mut dyn App) {
         self.tx.clear();
         self.free.clear();
         let batch = std::mem::take(&mut self.batch);
-        app.burst(&mut self.app_cx(cx, s.tx_port), &batch);
+        let verdict = app.burst(&mut self.app_cx(cx, s.tx_port), &batch);
+        match verdict {
+            Verdict::Forward => self.tx_burst(s, &batch, cx, false),
+            Verdict::Consume => {
+                let t = cx.core.now();
+                self.c.app_consumed += batch.len() as u64;
+                cx.out.consumed.extend(batch.iter().map(|p| (t, p.frame)));
+                self.mbufs.clear();
+                self.mbufs.extend(batch.iter().map(|p| p.mbuf));
+                self.put_mbufs(cx);
+            }
+            Verdict::Listed => {
+                if !self.free.is_empty() {
+                    self.mbufs.clear();
+                    self.mbufs.append(&mut self.free);
+                    self.put_mbufs(cx);
+                }
+                if !self.tx.is_empty() {
+                    let tx = std::mem::take(&mut self.tx);
+                    self.tx_burst(s, &tx, cx, false);
+                    self.tx = tx;
+                }
+            }
+        }
         self.batch = batch;
-        if !self.free.is_empty() {
-            self.mbufs.clear();
-            self.mbufs.append(&mut self.free);
-            self.put_mbufs(cx);
-        }
-        if !self.tx.is_empty() {
-            let tx = std::mem::take(&mut self.tx);
-            self.tx_burst(s, &tx, cx, false);
-            self.tx = tx;
-        }
     }
 
     /// Returns the mbufs gathered in `self.mbufs` to the mempool (one bulk put).
@@ -344,6 +357,8 @@ impl Pmd {
     }
 
     /// No mbuf to work with: poll again (never sleep: packets may be waiting).
+    #[cold]
+    #[inline(never)]
     fn retry_poll(&mut self, s: Stream, cx: &mut StackCx) {
         let rx = &cx.nic.ports[s.rx_port].rxq[s.rx_queue].ring;
         let addr = rx.ring.desc_addr(rx.next);
