@@ -120,8 +120,11 @@ impl MemConfig {
                 channel_bandwidth_bytes_per_s: 19_200_000_000, // params §4 "DDR4-2400" 19.2 GB/s per channel
                 idle_latency_ps: 81_000,                       // params §4 "Graviton2 (N1) DRAM latency" 81 ns
             },
-            // estimate: about 50 ns at 3 GHz, between the LLC latency and the
-            // 40–100 ns core-to-core range of params §5 [NS].
+            // A line modified in another core's cache: 47 ns between Neoverse N1
+            // cores on a CMN-600 mesh (AWS Graviton2, nviennot/core-to-core-latency
+            // README, "Single socket results"; read by a research note of this
+            // project) [V, a sister chip]; 150 cycles = 50 ns at 3 GHz, within
+            // params §5's 40–100 ns and the 45–50 ns recalled for Altra [R].
             transfer_cycles: 150,
         }
     }
@@ -157,7 +160,11 @@ impl MemConfig {
                 channel_bandwidth_bytes_per_s: 25_600_000_000, // params §4 "DDR4-3200" 25.6 GB/s per channel
                 idle_latency_ps: 81_000,                       // estimate: as params §4 "Graviton2 (N1)" 81 ns
             },
-            transfer_cycles: 150, // estimate, as altra
+            // A line bounced between two Cortex-A72 cores of one cluster: 82–89 ns
+            // (Raspberry Pi 4, jcurl/code.research qnx/tools/core_latency.md §2.1.4;
+            // read by a research note of this project) [V, a sister chip]: 85 ns
+            // is 170 cycles at 2 GHz.
+            transfer_cycles: 170,
         }
     }
 
@@ -188,7 +195,11 @@ impl MemConfig {
                 channel_bandwidth_bytes_per_s: 12_800_000_000, // DDR3-1600: 1600 MT/s × 8 B (params §4 rule)
                 idle_latency_ps: 65_000,                       // estimate: params §4 "Nehalem-era reference" ~60 ns
             },
-            transfer_cycles: 75, // params §5 Nehalem ladder "L3 line modified in another core ~75 cycles"
+            // params §5 Nehalem ladder "L3 line modified in another core ~75
+            // cycles" (Intel's guide) [V]; measured on Ivy Bridge-E (i7-4930K):
+            // 27–37 ns, 90–120 cycles (jcurl/code.research core_latency.md §3.5,
+            // read by a research note of this project) [V, a sister chip].
+            transfer_cycles: 75,
         }
     }
 
