@@ -190,3 +190,58 @@ fn impossible_maps_are_errors_naming_the_field_and_the_range() {
     });
     assert!(e.starts_with("host.bind") && e.contains("one queue pair per core"), "{e}");
 }
+
+#[test]
+fn a_pipeline_hands_bursts_to_workers_over_rings() {
+    let rtc = {
+        let mut c = cfg("altra", "testpmd", 64, 60.0);
+        host(&mut c).nic.rx_fifo_bytes = 64 * 1024;
+        c.loadgen.flows = 64;
+        c.sim.duration_ps = 3 * MS;
+        c.sim.warmup_ps = MS;
+        c
+    };
+    let one = run(&rtc).unwrap();
+    let mut c = rtc.clone();
+    (host(&mut c).cores, host(&mut c).queues, host(&mut c).pipeline.rx_cores) = (3, 2, 1);
+    let r = run(&c).unwrap();
+    let (a1, a3) = (f(&one["loadgen"]["achieved_pps"]), f(&r["loadgen"]["achieved_pps"]));
+    assert!(a3 > 1.4 * a1, "pipeline {:.2} Mpps vs one core {:.2} Mpps", a3 / 1e6, a1 / 1e6);
+    // The receiving core is the bottleneck: its drops are CoreDrops; the rings never fill.
+    assert!(u(&r["drops"]["core"]) > 0 && u(&r["drops"]["ring"]) == 0, "{}", r["drops"]);
+    let roles: Vec<&str> = r["cores"].as_array().unwrap().iter().map(|c| c["pmd"]["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["rx", "worker", "worker"]);
+    let rings = r["pipeline"]["rings"].as_array().unwrap();
+    let handled: u64 = r["cores"].as_array().unwrap()[1..].iter().map(|c| u(&c["packets"])).sum();
+    assert_eq!(handled, rings.iter().map(|x| u(&x["dequeued"])).sum::<u64>());
+    // Handing packets between cores moves lines between their caches.
+    assert!(u(&r["mem"]["coherence_transfers"]) > u(&one["mem"]["coherence_transfers"]));
+    // A slow worker fills its ring: those drops are the ring's, and they are the losses.
+    let mut c = cfg("altra", "rxptx", 64, 3.0);
+    let h = host(&mut c);
+    (h.cores, h.pipeline.rx_cores, h.pipeline.ring_size) = (2, 1, 256);
+    h.app.proc_time_ps = 1_000_000;
+    c.sim.duration_ps = 3 * MS;
+    c.sim.warmup_ps = MS;
+    let r = run(&c).unwrap();
+    let d = &r["drops"];
+    assert!(u(&d["ring"]) > 1000 && u(&d["core"]) + u(&d["dma"]) + u(&d["tx"]) == 0, "{d}");
+    let lost = u(&r["loadgen"]["lost_packets"]);
+    assert!(lost.abs_diff(u(&d["ring"])) * 100 < lost, "lost {lost}, ring drops {}", d["ring"]);
+    // What a pipeline cannot be.
+    let err = |f: &dyn Fn(&mut SimConfig)| {
+        let mut c = rtc.clone();
+        f(&mut c);
+        run(&c).unwrap_err().to_string()
+    };
+    let e = err(&|c| (host(c).cores, host(c).pipeline.rx_cores) = (2, 2));
+    assert!(e.starts_with("host.pipeline.rx_cores") && e.contains("1..2"), "{e}");
+    let e = err(&|c| (host(c).cores, host(c).pipeline.rx_cores) = (3, 1));
+    assert!(e.starts_with("host.queues") && e.contains(">= 2"), "{e}");
+    let e = err(&|c| {
+        (host(c).cores, host(c).queues, host(c).pipeline.rx_cores) = (2, 2, 1);
+        c.app = "udp-echo".into();
+        c.stack = Stack::Kernel;
+    });
+    assert!(e.starts_with("host.pipeline.rx_cores") && e.contains("kernel"), "{e}");
+}

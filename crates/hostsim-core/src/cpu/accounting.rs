@@ -41,10 +41,12 @@ pub enum Category {
     Qdisc,
     /// Copies between kernel and user buffers.
     Copy,
+    /// Enqueues and dequeues on the rings between cores (pipeline mode).
+    Ring,
 }
 
 impl Category {
-    pub const COUNT: usize = 12;
+    pub const COUNT: usize = 13;
     pub const ALL: [Category; Category::COUNT] = [
         Category::Rx,
         Category::Tx,
@@ -58,6 +60,7 @@ impl Category {
         Category::Sched,
         Category::Qdisc,
         Category::Copy,
+        Category::Ring,
     ];
 
     /// Lower-case name used in stats and JSON (`rx`, `mempool`, …).
@@ -75,6 +78,7 @@ impl Category {
             Category::Sched => "sched",
             Category::Qdisc => "qdisc",
             Category::Copy => "copy",
+            Category::Ring => "ring",
         }
     }
 

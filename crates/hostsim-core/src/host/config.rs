@@ -15,7 +15,7 @@ use crate::mem::MemConfig;
 use crate::nic::NicConfig;
 use crate::pcie::PcieConfig;
 pub use crate::stack::kernel::KernelConfig;
-pub use crate::stack::pmd::config::{PmdConfig, PmdCosts};
+pub use crate::stack::pmd::config::{PipelineConfig, PmdConfig, PmdCosts};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -43,6 +43,9 @@ pub struct HostConfig {
     /// testpmd assigns its forwarding streams to cores.
     #[serde(default)]
     pub bind: Vec<Binding>,
+    /// Pipeline mode: cores that receive hand bursts to worker cores over rings.
+    #[serde(default)]
+    pub pipeline: PipelineConfig,
 }
 
 /// One queue pair served by one core.
@@ -80,6 +83,7 @@ impl HostConfig {
             ports: 1,
             queues: 1,
             bind: Vec::new(),
+            pipeline: PipelineConfig::default(),
         }
     }
 
@@ -173,6 +177,26 @@ impl HostConfig {
         if self.ports * self.queues > MAX_QUEUE_PAIRS {
             return bad("queues", self.queues, format!("at most {MAX_QUEUE_PAIRS} queue pairs in all (ports × queues; {} ports)", self.ports));
         }
+        let pl = &self.pipeline;
+        if pl.rx_cores > 0 {
+            if pl.rx_cores >= self.cores {
+                return bad("pipeline.rx_cores", pl.rx_cores, format!("0 (run to completion) or 1..{} (host.cores; the rest are workers)", self.cores));
+            }
+            let workers = self.cores - pl.rx_cores;
+            if self.queues < workers {
+                return bad("queues", self.queues, format!(">= {workers}: each pipeline worker transmits on a TX queue of its own"));
+            }
+            if !pl.ring_size.is_power_of_two() || !(64..=65536).contains(&pl.ring_size) {
+                return bad("pipeline.ring_size", pl.ring_size, "a power of two in 64..=65536".into());
+            }
+            if !self.bind.is_empty() {
+                return Err(ConfigError::new("bind", format!("{} bindings", self.bind.len()), "empty with host.pipeline (the receiving cores take testpmd's map)").into());
+            }
+            if pl.rx_cores > self.ports * self.queues {
+                return bad("pipeline.rx_cores", pl.rx_cores, format!("1..={} (one queue pair each at least: host.ports × host.queues)", self.ports * self.queues));
+            }
+            return Ok(());
+        }
         let mut seen = vec![false; (self.ports * self.queues) as usize];
         for (i, b) in self.bind.iter().enumerate() {
             if b.core >= self.cores {
@@ -209,7 +233,7 @@ impl HostConfig {
     /// port by port ((0,0), (1,0), (0,1), ...), in contiguous blocks, the
     /// last cores taking one more when they do not divide evenly.
     pub fn core_queues(&self) -> Vec<Vec<(usize, usize)>> {
-        let c = self.cores as usize;
+        let c = if self.pipeline.rx_cores > 0 { self.pipeline.rx_cores } else { self.cores } as usize;
         let mut out = vec![Vec::new(); c];
         if !self.bind.is_empty() {
             for b in &self.bind {

@@ -36,6 +36,7 @@ use crate::nic::{Nic, NicDev, NicEvent, NicOut, Port, PortAddrs, PortParams, RxD
 use crate::pcie::PcieLink;
 use crate::stack::kernel::Kernel;
 use crate::stack::pmd::Pmd;
+use crate::stack::ring::SwRing;
 use crate::stack::{App, CoreStack, Event, Mempool, MempoolConfig, Out, Stack, StackCx, StackKind, Stream};
 use crate::wire::ethernet::FCS_LEN;
 pub use config::HostConfig;
@@ -47,6 +48,9 @@ const RX_RING_BASE: u64 = 0x1000_0000;
 const TX_RING_OFFSET: u64 = 0x10_0000;
 const RING_STRIDE: u64 = 0x20_0000;
 const MEMPOOL_BASE: u64 = 0x2000_0000;
+/// The rings between cores (pipeline mode), one region each, far above the rest.
+const SW_RING_BASE: u64 = 0x20_0000_0000;
+const SW_RING_STRIDE: u64 = 0x100_0000;
 /// Where the kernel's structures start: the mempool must end below.
 const MEMPOOL_END: u64 = 0x3000_0000;
 
@@ -81,6 +85,9 @@ pub struct Host {
     streams: Vec<Vec<Stream>>,
     app: Box<dyn App>,
     mbufs: Mempool,
+    /// Pipeline mode: each worker's ring, and how many cores receive.
+    rings: Vec<SwRing>,
+    rx_cores: usize,
     /// The core serving each (port, queue), at port × queues + queue: RX
     /// write-backs and TX completions go to it.
     rx_owner: Vec<u16>,
@@ -152,8 +159,17 @@ impl Host {
             let p = &cfg.pmd.mempool;
             return Err(field_err("host.pmd.mempool.buf_bytes", p.buf_bytes, &format!(">= {} (headroom 128 B + the largest frame without FCS, {need} B)", need + 128)));
         }
-        // Who serves what: streams per core, owners per queue.
+        // Who serves what: streams per receiving core, owners per queue; in
+        // pipeline mode the first cores receive and the others work.
         let map = cfg.core_queues();
+        let rx_cores = map.len();
+        let workers = ncores - rx_cores;
+        if kernel && workers > 0 {
+            return Err(field_err("host.pipeline.rx_cores", cfg.pipeline.rx_cores, "0 with the kernel stack (pipeline mode is the poll-mode driver's)"));
+        }
+        if workers > 0 && app.generates() {
+            return Err(field_err("host.pipeline.rx_cores", cfg.pipeline.rx_cores, &format!("0 for app {} (it generates, it does not receive)", env.app)));
+        }
         let topology = cfg.app.port_topology;
         let stream = |(p, q): (usize, usize)| {
             let tx_port = if app.replies() { p } else { topology.tx_port(p, nports) };
@@ -167,6 +183,14 @@ impl Host {
                 tx_owner[s.tx_port * nqueues + s.tx_queue] = c as u16;
             }
         }
+        for w in 0..workers {
+            for p in 0..nports {
+                tx_owner[p * nqueues + w] = (rx_cores + w) as u16;
+            }
+        }
+        let rings: Vec<SwRing> = (0..workers)
+            .map(|w| SwRing::new(SW_RING_BASE + w as u64 * SW_RING_STRIDE, cfg.pipeline.ring_size, rx_cores > 1, false, rx_cores + w))
+            .collect();
         let nic = Self::nic(env, cfg, &mut mbufs, kernel)?;
         let mut stacks: Vec<CoreStack> = Vec::with_capacity(ncores);
         for (c, list) in streams.iter().enumerate() {
@@ -176,10 +200,17 @@ impl Host {
                     return Err(field_err("host.bind", format!("{} queue pairs on core {c}", list.len()), "one queue pair per core with the kernel stack (its interrupt's affinity)"));
                 };
                 CoreStack::Kernel(Box::new(Kernel::new(&cfg.kernel, cfg.pmd.costs, c, s, socket)))
+            } else if workers > 0 {
+                CoreStack::Pmd(Pmd::receiver(&cfg.pmd, c, list.clone(), (0..workers).collect()))
             } else {
                 CoreStack::Pmd(Pmd::new(&cfg.pmd, c, list.clone()))
             });
         }
+        for w in 0..workers {
+            stacks.push(CoreStack::Pmd(Pmd::worker(&cfg.pmd, rx_cores + w, w, w)));
+        }
+        let mut streams = streams;
+        streams.resize(ncores, Vec::new());
         let mut h = Host {
             stack_name: if kernel { "kernel" } else { "pmd" },
             nic,
@@ -189,6 +220,8 @@ impl Host {
             streams,
             app,
             mbufs,
+            rings,
+            rx_cores,
             rx_owner,
             tx_owner,
             queues: nqueues,
@@ -288,8 +321,24 @@ impl Host {
             }
             Event::Core(c) => {
                 let c = c as usize;
-                let mut cx = StackCx { core: &mut self.cores[c], nic: &mut self.nic, mem: &mut self.mem, mbufs: &mut self.mbufs, frames, out: &mut self.out };
+                let mut cx = StackCx {
+                    core: &mut self.cores[c],
+                    nic: &mut self.nic,
+                    rings: &mut self.rings,
+                    mem: &mut self.mem,
+                    mbufs: &mut self.mbufs,
+                    frames,
+                    out: &mut self.out,
+                };
                 self.stacks[c].run(now, &mut cx, &mut *self.app);
+                // Ring entries another core may now see: it wakes if it sleeps.
+                let mut wakes = std::mem::take(&mut self.out.wakes);
+                for &(t, w) in &wakes {
+                    let w = w as usize;
+                    self.stacks[w].rx_writeback(t, 0, 0, &mut self.cores[w], &mut self.out);
+                }
+                wakes.clear();
+                self.out.wakes = wakes;
             }
         }
     }
@@ -308,6 +357,9 @@ impl HasStats for Host {
 
     fn reset_stats(&mut self) {
         self.nic.reset_counters();
+        for r in &mut self.rings {
+            r.counters = Default::default();
+        }
         for st in &mut self.stacks {
             st.reset_stats();
         }

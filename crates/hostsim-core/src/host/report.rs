@@ -59,6 +59,22 @@ fn port_drops(p: &Port) -> Value {
 }
 
 impl Host {
+    /// Pipeline mode: the receiving cores, the workers and each ring; null when run to completion.
+    fn pipeline_json(&self) -> Value {
+        if self.rings.is_empty() {
+            return Value::Null;
+        }
+        let rings: Vec<Value> = self
+            .rings
+            .iter()
+            .map(|r| {
+                let c = r.counters;
+                json!({"consumer": r.consumer, "enqueued": c.enqueued, "dequeued": c.dequeued, "full_drops": c.full_drops, "max_used": c.max_used})
+            })
+            .collect();
+        json!({"rx_cores": self.rx_cores, "workers": self.rings.len(), "rings": rings})
+    }
+
     /// The kernel's counters summed over cores, as the result's `kernel`
     /// object; the largest socket queue is the largest of any core's.
     fn kernel_sums(&self, sum: &Value) -> Value {
@@ -132,9 +148,10 @@ impl Host {
     }
 
     /// Cycles per packet over every core: each category's cycles summed,
-    /// over the packets of all cores.
+    /// over the packets received (in pipeline mode the workers handle the
+    /// same packets again, so only the receiving cores' count).
     fn cycles_per_packet(&self) -> (CyclesPerPacket, u64) {
-        let packets: u64 = self.cores.iter().map(|c| c.account().packets()).sum();
+        let packets: u64 = self.cores[..self.rx_cores].iter().map(|c| c.account().packets()).sum();
         let mut per_category = [0.0; Category::COUNT];
         let mut total = 0.0;
         if packets > 0 {
@@ -173,6 +190,7 @@ impl Host {
         }
         nic["rx_nombuf"] = json!(stack.get("rx_nombuf").and_then(Value::as_u64).unwrap_or(0));
         let sd = self.stacks.iter().map(|s| s.drops()).fold((0, 0, 0), |a, d| (a.0 + d.socket, a.1 + d.no_port, a.2 + d.qdisc));
+        drops["ring"] = json!(stack.get("ring_full_drops").and_then(Value::as_u64).unwrap_or(0));
         drops["socket"] = json!(sd.0);
         drops["no_port"] = json!(sd.1);
         drops["qdisc"] = json!(sd.2);
@@ -209,6 +227,7 @@ impl Host {
             "nics": nics,
             "cores": cores,
             "cpu": {"cycles_per_packet": cpp.to_json(), "packets": packets, "cores": self.cores.len()},
+            "pipeline": self.pipeline_json(),
             "pmd": {
                 "rx_burst_packets": hist,
                 "empty_polls": num("empty_polls"),

@@ -18,6 +18,7 @@ pub mod app;
 pub mod kernel;
 pub mod mempool;
 pub mod pmd;
+pub mod ring;
 
 pub use app::{App, AppCx, Socket, Verdict};
 pub use mempool::{Mempool, MempoolConfig};
@@ -58,6 +59,8 @@ pub struct Out {
     pub wire: Vec<(Ps, u16, FrameId)>,
     /// Frames whose life ended inside the host (an application consumed them).
     pub consumed: Vec<(Ps, FrameId)>,
+    /// Cores to wake: something they poll becomes visible at that time (a ring entry).
+    pub wakes: Vec<(Ps, u16)>,
 }
 
 impl Out {
@@ -81,6 +84,8 @@ pub struct Stream {
 pub struct StackCx<'a> {
     pub core: &'a mut Core,
     pub nic: &'a mut Nic,
+    /// The rings between cores (pipeline mode; empty otherwise).
+    pub rings: &'a mut [ring::SwRing],
     pub mem: &'a mut MemSystem,
     pub mbufs: &'a mut Mempool,
     pub frames: &'a mut FramePool,

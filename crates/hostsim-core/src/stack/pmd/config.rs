@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ConfigError, Result};
 use crate::stack::mempool::MempoolConfig;
+use crate::stack::ring::RingCosts;
 
 fn invalid(field: &str, value: impl ToString, allowed: &str) -> crate::error::Error {
     ConfigError::new(field, value.to_string(), allowed).into()
@@ -54,6 +55,9 @@ pub struct PmdCosts {
     pub touch_instr_per_line: u32,
     /// Application instructions per packet for a header rewrite (mac, macswap, l2fwd).
     pub header_instr: u32,
+    /// Operations on the rings between cores (pipeline mode).
+    #[serde(default)]
+    pub ring: RingCosts,
 }
 
 impl Default for PmdCosts {
@@ -75,7 +79,27 @@ impl Default for PmdCosts {
             empty_poll_instr: 40,
             touch_instr_per_line: 8,
             header_instr: 12,
+            ring: RingCosts::default(),
         }
+    }
+}
+
+/// Pipeline mode (SPEC 2.8): the first `rx_cores` cores poll the NIC and
+/// hand each burst to a worker core through that worker's ring; the workers
+/// run the application and transmit, each on its own TX queue. `rx_cores`
+/// 0 is run to completion (every core polls, processes and transmits).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineConfig {
+    pub rx_cores: u32,
+    /// Slots of each worker's ring (`rte_ring` size: a power of two, one
+    /// slot stays empty; 1024 as DPDK's examples commonly size them, an estimate).
+    pub ring_size: u32,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        PipelineConfig { rx_cores: 0, ring_size: 1024 }
     }
 }
 

@@ -14,14 +14,23 @@
 //! boundary). The driver's state is read at the start of each stream's
 //! poll; the memory system sees its accesses at their issue times.
 //!
-//! Read first: DPDK Programmer's Guide, "Poll Mode Driver", and the ixgbe
-//! driver's receive and transmit paths; params.md §6a for the defaults.
+//! Pipeline mode: a receiving core hands each burst, after rx_burst and
+//! the refill, to the ring of the next worker in turn (what does not fit is
+//! freed and counted); a worker polls its ring instead of a NIC queue,
+//! runs the application on what it dequeues and transmits on its own TX
+//! queue of the port each packet leaves from. A worker sleeps when its ring
+//! has nothing on the way and is woken by the enqueue that fills it.
+//!
+//! Read first: DPDK Programmer's Guide, "Poll Mode Driver" and "Ring
+//! Library", and the ixgbe driver's receive and transmit paths; params.md
+//! §6a for the defaults.
 
 pub mod config;
 
 use serde_json::{json, Value};
 
 use super::app::{App, AppCx, Verdict};
+use super::ring::Entry;
 use super::{Event, Out, StackCx, StackDrops, Stream};
 use crate::cpu::{Category, Core, Work};
 use crate::engine::stats::StatSink;
@@ -39,6 +48,8 @@ struct Counters {
     app_consumed: u64,
     /// Generated frames freed because the TX ring was full (testpmd txonly).
     txonly_unsent: u64,
+    /// Pipeline: packets freed because a worker's ring was full.
+    ring_full_drops: u64,
 }
 
 /// Why a stream's poll ended the iteration early.
@@ -64,6 +75,13 @@ pub struct Pmd {
     /// Packets per rx_burst, by count.
     burst_hist: Vec<u64>,
     c: Counters,
+    /// Pipeline, receiving core: the workers' rings it feeds, and the next one.
+    feeds: Vec<usize>,
+    next_feed: usize,
+    /// Pipeline, worker: the ring it drains, and its TX queue on every port.
+    drains: Option<usize>,
+    tx_queue: usize,
+    entries: Vec<Entry>,
 }
 
 impl Pmd {
@@ -83,6 +101,30 @@ impl Pmd {
             bufs: Vec::with_capacity(cfg.burst as usize),
             burst_hist: vec![0; cfg.burst as usize + 1],
             c: Counters::default(),
+            feeds: Vec::new(),
+            next_feed: 0,
+            drains: None,
+            tx_queue: 0,
+            entries: Vec::with_capacity(cfg.burst as usize),
+        }
+    }
+
+    /// A receiving core of a pipeline: polls `streams`, feeds the `rings` in turn.
+    pub fn receiver(cfg: &PmdConfig, id: usize, streams: Vec<Stream>, rings: Vec<usize>) -> Pmd {
+        Pmd { feeds: rings, ..Pmd::new(cfg, id, streams) }
+    }
+
+    /// A worker of a pipeline: drains `ring`, transmits on queue `tx_queue` of each port.
+    pub fn worker(cfg: &PmdConfig, id: usize, ring: usize, tx_queue: usize) -> Pmd {
+        Pmd { drains: Some(ring), tx_queue, ..Pmd::new(cfg, id, Vec::new()) }
+    }
+
+    /// "rx", "worker", or "run-to-completion".
+    pub fn role(&self) -> &'static str {
+        match (self.drains, self.feeds.is_empty()) {
+            (Some(_), _) => "worker",
+            (None, false) => "rx",
+            (None, true) => "run-to-completion",
         }
     }
 
@@ -106,6 +148,9 @@ impl Pmd {
 
     /// One loop iteration over the core's streams.
     fn iteration(&mut self, now: Ps, cx: &mut StackCx, app: &mut dyn App) {
+        if let Some(r) = self.drains {
+            return self.drain_ring(r, now, cx, app);
+        }
         let start = cx.core.now();
         let mut busy = false;
         for i in 0..self.streams.len() {
@@ -173,7 +218,11 @@ impl Pmd {
         self.exec(cx);
         self.burst_hist[n] += 1;
         cx.core.account_mut().add_packets(n as u64);
-        self.run_app(s, cx, app);
+        if self.feeds.is_empty() {
+            self.run_app(s, cx, app);
+        } else {
+            self.hand_off(s, cx);
+        }
         let rx = &mut cx.nic.ports[s.rx_port].rxq[s.rx_queue].ring;
         if rx.hold > self.cfg.rx_free_thresh {
             rx.hold = 0;
@@ -269,7 +318,9 @@ impl Pmd {
             }
         }
         let full = sent < batch.len();
-        cx.nic.ports[s.rx_port].rxq[s.rx_queue].tx_blocked = full;
+        if self.drains.is_none() {
+            cx.nic.ports[s.rx_port].rxq[s.rx_queue].tx_blocked = full;
+        }
         if full {
             // testpmd frees what it could not send.
             let dropped = &batch[sent..];
@@ -356,6 +407,62 @@ impl Pmd {
         self.schedule_loop(cx, cx.core.now());
     }
 
+    /// Pipeline, receiving core: the burst goes to the next worker's ring;
+    /// what does not fit is freed. The worker wakes if it sleeps.
+    fn hand_off(&mut self, s: Stream, cx: &mut StackCx) {
+        let r = self.feeds[self.next_feed];
+        self.next_feed = (self.next_feed + 1) % self.feeds.len();
+        let n = self.batch.len();
+        self.work.reset(Category::Ring);
+        let k = cx.rings[r].enqueue_work(&mut self.work, &self.cfg.costs.ring, n);
+        self.exec(cx);
+        let t = cx.core.now();
+        let tx_port = s.tx_port as u16;
+        cx.rings[r].commit(t, self.batch[..k].iter().map(|&slot| Entry { slot, tx_port }));
+        if k > 0 {
+            cx.out.wakes.push((t, cx.rings[r].consumer as u16));
+        }
+        if k < n {
+            cx.rings[r].counters.full_drops += (n - k) as u64;
+            self.c.ring_full_drops += (n - k) as u64;
+            self.mbufs.clear();
+            for d in &self.batch[k..] {
+                cx.frames.free(d.frame);
+                self.mbufs.push(d.mbuf);
+            }
+            self.put_mbufs(cx);
+        }
+    }
+
+    /// Pipeline, worker: one burst from the ring, the application on each
+    /// run of packets leaving from the same port, tx_burst on this worker's queue.
+    fn drain_ring(&mut self, r: usize, now: Ps, cx: &mut StackCx, app: &mut dyn App) {
+        let start = cx.core.now();
+        let n = cx.rings[r].ready(now, self.cfg.burst as usize);
+        if n == 0 {
+            let addr = cx.rings[r].poll_addr();
+            cx.core.empty_poll(self.cfg.costs.empty_poll_instr as u64, addr, cx.mem);
+            self.c.empty_polls += 1;
+            return self.idle(start, cx);
+        }
+        self.work.reset(Category::Ring);
+        self.entries.clear();
+        cx.rings[r].dequeue(&mut self.work, &self.cfg.costs.ring, n, &mut self.entries);
+        self.exec(cx);
+        self.burst_hist[n] += 1;
+        cx.core.account_mut().add_packets(n as u64);
+        let entries = std::mem::take(&mut self.entries);
+        for run in entries.chunk_by(|a, b| a.tx_port == b.tx_port) {
+            let port = run[0].tx_port as usize;
+            self.batch.clear();
+            self.batch.extend(run.iter().map(|e| e.slot));
+            let s = Stream { rx_port: port, rx_queue: self.tx_queue, tx_port: port, tx_queue: self.tx_queue };
+            self.run_app(s, cx, app);
+        }
+        self.entries = entries;
+        self.schedule_loop(cx, cx.core.now());
+    }
+
     /// No mbuf to work with: poll again (never sleep: packets may be waiting).
     #[cold]
     #[inline(never)]
@@ -371,12 +478,15 @@ impl Pmd {
     fn idle(&mut self, start: Ps, cx: &mut StackCx) {
         let after = cx.core.now();
         self.poll_ps = (after - start).max(1);
-        let next = self.streams.iter().filter_map(|s| cx.nic.ports[s.rx_port].rxq[s.rx_queue].next_writeback()).min();
+        let next = match self.drains {
+            Some(r) => cx.rings[r].next_visible(),
+            None => self.streams.iter().filter_map(|s| cx.nic.ports[s.rx_port].rxq[s.rx_queue].next_writeback()).min(),
+        };
         match next {
             // A write-back is on its way: poll until it is visible.
             Some(t) => {
                 let polls = t.saturating_sub(after) / self.poll_ps;
-                self.c.empty_polls += polls * self.streams.len() as u64;
+                self.c.empty_polls += polls * self.streams.len().max(1) as u64;
                 let resume = cx.core.idle_until(after + polls * self.poll_ps);
                 self.schedule_loop(cx, resume);
             }
@@ -409,7 +519,7 @@ impl super::Stack for Pmd {
         self.sleeping = false;
         let now = core.now();
         let polls = t.saturating_sub(now).div_ceil(self.poll_ps);
-        self.c.empty_polls += polls * self.streams.len() as u64;
+        self.c.empty_polls += polls * self.streams.len().max(1) as u64;
         let wake = now + polls * self.poll_ps;
         core.idle_until(wake);
         out.schedule(wake, Event::Core(self.id as u16));
@@ -423,10 +533,12 @@ impl super::Stack for Pmd {
 
     fn result_json(&self) -> Value {
         json!({
+            "role": self.role(),
             "rx_nombuf": self.c.rx_nombuf,
             "empty_polls": self.c.empty_polls,
             "app_consumed": self.c.app_consumed,
             "txonly_unsent": self.c.txonly_unsent,
+            "ring_full_drops": self.c.ring_full_drops,
         })
     }
 
