@@ -64,8 +64,8 @@ impl CoreConfig {
             rob_entries: 128,
             // SPEC §4: L1D 6 MSHRs.
             l1d_mshrs: 6,
-            // Ampere Altra Q80-30: 80 cores at 3.0 GHz (Ampere product brief;
-            // read by a research note of this project, not in params.md).
+            // Ampere Altra Q80-30: 80 cores at 3.0 GHz
+            // (docs/reference/ports-queues-cores.md §6) [V].
             cores: 80,
         }
     }

@@ -111,8 +111,8 @@ impl HostConfig {
             )),
             // The same machine with a dual-port X540 (10GBASE-T, PCIe 2.1 x8: the
             // same link rate); the X540 shares the 82599's datapath, its buffers and
-            // queues taken as the 82599's [R]: 128 queue pairs, RSS over 16 (DPDK
-            // and Linux ixgbe drivers, read by a research note of this project).
+            // queues taken as the 82599's: 128 queue pairs, RSS over 16 (DPDK and
+            // Linux ixgbe drivers; docs/reference/ports-queues-cores.md §1b, §2) [V].
             "xeon-e3-1230v2-x540" => Ok(Self::of(
                 CoreConfig::ivy_bridge_3_3ghz(),
                 MemConfig::xeon_e3_1230v2(),

@@ -119,6 +119,20 @@ impl<const SLICED: bool> Cache<SLICED> {
         self.tags[base..base + self.ways].iter().position(|&t| t == line).map(|w| base + w)
     }
 
+    /// Where `addr`'s line would be: (line number, first slot of its set).
+    /// Caches of one geometry share it, so a snoop computes it once.
+    #[inline(always)]
+    pub fn locate(&self, addr: u64) -> (u64, usize) {
+        let line = addr >> LINE_SHIFT;
+        (line, self.base(line))
+    }
+
+    /// [`find`](Self::find) for a line already located (by any cache of the same geometry).
+    #[inline(always)]
+    pub fn find_located(&self, (line, base): (u64, usize)) -> Option<usize> {
+        self.tags[base..base + self.ways].iter().position(|&t| t == line).map(|w| base + w)
+    }
+
     /// Like [`find`](Self::find), and marks the line most recently used.
     #[inline(always)]
     pub fn lookup(&mut self, addr: u64) -> Option<usize> {

@@ -121,10 +121,10 @@ impl MemConfig {
                 idle_latency_ps: 81_000,                       // params §4 "Graviton2 (N1) DRAM latency" 81 ns
             },
             // A line modified in another core's cache: 47 ns between Neoverse N1
-            // cores on a CMN-600 mesh (AWS Graviton2, nviennot/core-to-core-latency
-            // README, "Single socket results"; read by a research note of this
-            // project) [V, a sister chip]; 150 cycles = 50 ns at 3 GHz, within
-            // params §5's 40–100 ns and the 45–50 ns recalled for Altra [R].
+            // cores on a CMN-600 mesh (AWS Graviton2; docs/reference/
+            // ports-queues-cores.md §3) [V, a sister chip]; 150 cycles = 50 ns at
+            // 3 GHz, within params §5's 40–100 ns and the 45–50 ns recalled for
+            // Altra [R].
             transfer_cycles: 150,
         }
     }
@@ -161,9 +161,8 @@ impl MemConfig {
                 idle_latency_ps: 81_000,                       // estimate: as params §4 "Graviton2 (N1)" 81 ns
             },
             // A line bounced between two Cortex-A72 cores of one cluster: 82–89 ns
-            // (Raspberry Pi 4, jcurl/code.research qnx/tools/core_latency.md §2.1.4;
-            // read by a research note of this project) [V, a sister chip]: 85 ns
-            // is 170 cycles at 2 GHz.
+            // (Raspberry Pi 4; docs/reference/ports-queues-cores.md §3) [V, a
+            // sister chip]: 85 ns is 170 cycles at 2 GHz.
             transfer_cycles: 170,
         }
     }
@@ -197,8 +196,8 @@ impl MemConfig {
             },
             // params §5 Nehalem ladder "L3 line modified in another core ~75
             // cycles" (Intel's guide) [V]; measured on Ivy Bridge-E (i7-4930K):
-            // 27–37 ns, 90–120 cycles (jcurl/code.research core_latency.md §3.5,
-            // read by a research note of this project) [V, a sister chip].
+            // 27–37 ns, 90–120 cycles (docs/reference/ports-queues-cores.md §3)
+            // [V, a sister chip].
             transfer_cycles: 75,
         }
     }
@@ -228,16 +227,15 @@ impl MemConfig {
                 dca: DcaConfig { enabled: true, ways: 2 }, // params §3 "Default value (Skylake-SP)" 0x600 = 2 of 11 ways [V]
             },
             dram: DramConfig {
-                // Quad-channel DDR4 (Intel ARK for the i9-7940X, read by a research
-                // note of this project); DDR4-2666 per channel [R].
+                // Quad-channel DDR4 (docs/reference/ports-queues-cores.md §4) [V];
+                // DDR4-2666 per channel [R].
                 channels: 4,
                 channel_bandwidth_bytes_per_s: 21_300_000_000, // params §4 "DDR4-2666" 21.3 GB/s per channel [C]
                 idle_latency_ps: 85_000,                       // params §4 "Skylake-SP local DRAM idle latency ~80–90 ns" [NS]
             },
             // A line modified in another core's cache: 47–48 ns measured on
-            // Cascade Lake, the same mesh (nviennot/core-to-core-latency results,
-            // read by a research note of this project) [V, a sister chip]:
-            // about 145 cycles at 3.1 GHz.
+            // Cascade Lake, the same mesh (docs/reference/ports-queues-cores.md
+            // §3) [V, a sister chip]: about 145 cycles at 3.1 GHz.
             transfer_cycles: 145,
         }
     }

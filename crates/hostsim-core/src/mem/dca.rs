@@ -78,8 +78,9 @@ impl MemSystem {
     }
 
     fn dirty_in_a_core(&self, addr: u64) -> bool {
-        let dirty = |c: &super::cache::Cache| c.find(addr).is_some_and(|s| c.flags(s) & flag::DIRTY != 0);
-        self.l1.iter().any(dirty) || self.l2.iter().any(dirty)
+        let (at1, at2) = (self.l1[0].locate(addr), self.l2[0].locate(addr));
+        let dirty = |c: &super::cache::Cache, at| c.find_located(at).is_some_and(|s| c.flags(s) & flag::DIRTY != 0);
+        self.l1.iter().any(|c| dirty(c, at1)) || self.l2.iter().any(|c| dirty(c, at2))
     }
 }
 

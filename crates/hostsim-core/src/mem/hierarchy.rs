@@ -226,12 +226,14 @@ impl MemSystem {
     /// otherwise marks them shared. Returns (any copy, any dirty copy).
     pub(super) fn snoop(&mut self, except: Option<usize>, addr: u64, invalidate: bool) -> (bool, bool) {
         let (mut found, mut dirty) = (false, false);
+        // Every core's L1 (and L2) has the same geometry: locate the line once.
+        let (at1, at2) = (self.l1[0].locate(addr), self.l2[0].locate(addr));
         for o in 0..self.l1.len() {
             if Some(o) == except {
                 continue;
             }
-            for cache in [&mut self.l1[o], &mut self.l2[o]] {
-                if let Some(s) = cache.find(addr) {
+            for (cache, at) in [(&mut self.l1[o], at1), (&mut self.l2[o], at2)] {
+                if let Some(s) = cache.find_located(at) {
                     let f = cache.flags(s);
                     found = true;
                     dirty |= f & flag::DIRTY != 0;

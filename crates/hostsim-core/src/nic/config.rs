@@ -48,7 +48,10 @@ pub struct NicConfig {
     pub max_queues: u32,
     /// Frames per second the device processes in each direction, all its
     /// ports together, whatever the link rate (0: no limit beyond PCIe and
-    /// the wire).
+    /// the wire). Such limits are documented for some chips (XL710: ~37 Mpps
+    /// for the device below 160 B; ConnectX-6 EN: 215 M messages/s); none was
+    /// found for the 82599, X540 or ConnectX-5, whose presets model their
+    /// PCIe links instead (docs/reference/ports-queues-cores.md §1).
     #[serde(default)]
     pub max_pps: u64,
     /// The 40-byte Toeplitz key, as hex (default: the Microsoft verification
@@ -106,8 +109,8 @@ impl NicConfig {
     /// of 100 GbE NICs are not published). FIFOs as the 82599 (estimate).
     ///
     /// Queues: DPDK's mlx5 driver takes the queue count from the device and
-    /// caps the redirection table at 512 entries (drivers/net/mlx5, read by
-    /// a research note of this project); 128 queues per port is an estimate
+    /// caps the redirection table at 512 entries (docs/reference/
+    /// ports-queues-cores.md §2) [V]; 128 queues per port is an estimate
     /// within what such NICs offer.
     pub fn nic_100g() -> Self {
         NicConfig { rx_desc_cache: 256, rx_prefetch_threshold: 128, tx_desc_cache: 256, max_queues: 128, reta_size: 512, ..NicConfig::default() }
