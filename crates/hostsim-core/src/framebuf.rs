@@ -17,8 +17,10 @@ pub struct FramePool {
     /// Every buffer, `buf_size` bytes each, back to back (one allocation).
     bufs: Vec<u8>,
     frame_bytes: Vec<u32>,
-    /// The generator port that sent each frame (`NO_ORIGIN` for frames the host built).
+    /// The generator port that sent each frame (`NO_ORIGIN` for frames the
+    /// host built); kept only when there are several ports.
     origin: Vec<u8>,
+    track_origin: bool,
     free: Vec<FrameId>,
     buf_size: usize,
 }
@@ -26,7 +28,13 @@ pub struct FramePool {
 impl FramePool {
     /// A pool whose buffers hold frames up to `max_frame_bytes` (FCS included).
     pub fn new(max_frame_bytes: u32) -> Self {
-        FramePool { bufs: Vec::new(), frame_bytes: Vec::new(), origin: Vec::new(), free: Vec::new(), buf_size: max_frame_bytes as usize - FCS_LEN }
+        FramePool { bufs: Vec::new(), frame_bytes: Vec::new(), origin: Vec::new(), track_origin: false, free: Vec::new(), buf_size: max_frame_bytes as usize - FCS_LEN }
+    }
+
+    /// Remember which generator port sent each frame (several ports).
+    pub fn track_origins(mut self) -> Self {
+        self.track_origin = true;
+        self
     }
 
     /// Takes a buffer for a frame of `frame_bytes` (FCS included).
@@ -38,12 +46,16 @@ impl FramePool {
             None => {
                 self.bufs.resize(self.bufs.len() + self.buf_size, 0);
                 self.frame_bytes.push(0);
-                self.origin.push(NO_ORIGIN);
+                if self.track_origin {
+                    self.origin.push(NO_ORIGIN);
+                }
                 (self.frame_bytes.len() - 1) as FrameId
             }
         };
         self.frame_bytes[id as usize] = frame_bytes;
-        self.origin[id as usize] = NO_ORIGIN;
+        if self.track_origin {
+            self.origin[id as usize] = NO_ORIGIN;
+        }
         id
     }
 
@@ -71,13 +83,15 @@ impl FramePool {
     /// Marks the frame as sent by generator port `port`.
     #[inline]
     pub fn set_origin(&mut self, id: FrameId, port: usize) {
-        self.origin[id as usize] = port as u8;
+        if self.track_origin {
+            self.origin[id as usize] = port as u8;
+        }
     }
 
     /// The generator port that sent the frame, if one did.
     #[inline]
     pub fn origin(&self, id: FrameId) -> Option<usize> {
-        let o = self.origin[id as usize];
+        let o = *self.origin.get(id as usize)?;
         (o != NO_ORIGIN).then_some(o as usize)
     }
 
@@ -118,7 +132,7 @@ mod tests {
 
     #[test]
     fn reuses_buffers() {
-        let mut p = FramePool::new(1518);
+        let mut p = FramePool::new(1518).track_origins();
         let a = p.alloc(64);
         let b = p.alloc(1518);
         assert_eq!(p.data(a).len(), 60);

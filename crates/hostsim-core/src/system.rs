@@ -91,6 +91,9 @@ pub struct System {
     limit: Ps,
     /// Open loop: the latest arrival handed to a generator.
     last_arrival: Ps,
+    /// One generator port (no origin to look up); closed loop (replies are events).
+    single: bool,
+    closed: bool,
 }
 
 impl System {
@@ -122,6 +125,7 @@ impl System {
         };
         let max_frame = gens.iter().map(|g| g.lg.max_frame_bytes()).max().unwrap_or(64);
         let pool = FramePool::new(max_frame.max(host_frames));
+        let pool = if ports > 1 { pool.track_origins() } else { pool };
         let dut = match &cfg.host {
             Some(h) if on_host => {
                 let mac = |s: &str| crate::wire::ethernet::parse_mac(s).unwrap_or_default();
@@ -148,6 +152,8 @@ impl System {
             out: Vec::with_capacity(2),
             limit: cfg.sim.duration_ps.saturating_add(cfg.sim.drain_ps).saturating_add(2 * cfg.link.propagation_ps),
             last_arrival: 0,
+            single: ports == 1,
+            closed: cfg.loadgen.closed_loop.is_some(),
         })
     }
 
@@ -279,7 +285,7 @@ impl System {
     /// The generator port that sent a frame (`p`, where it arrives, for frames the device built).
     #[inline]
     fn origin(&self, id: FrameId, p: usize) -> usize {
-        if self.gens.len() == 1 {
+        if self.single {
             0
         } else {
             self.pool.origin(id).unwrap_or(p)
@@ -323,8 +329,7 @@ impl System {
     /// A frame for generator port `p` leaves the device at `now`.
     #[inline]
     fn to_gen(&mut self, p: usize, now: Ps, id: FrameId) {
-        let o = self.origin(id, p);
-        if self.gens[o].lg.closed_loop.is_some() {
+        if self.closed {
             // A reply makes room for a request: it must arrive as an event.
             self.send(p, TO_GEN, now, id);
             return;
