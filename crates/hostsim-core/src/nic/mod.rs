@@ -42,23 +42,35 @@ use crate::framebuf::{FrameId, FramePool};
 use crate::mem::MemSystem;
 use crate::pcie::PcieLink;
 
-/// The NIC's own events. Ports are numbered across the host; queues within their port.
+/// The NIC's own events. Ports are numbered across the host (at most
+/// 16 × 8, `NicConfig::validate`); queues within their port. Ring positions
+/// travel as their low 32 bits, as a 32-bit tail register holds them
+/// ([`extend`] restores the full count): the event stays 8 bytes, which
+/// keeps the event queue's entries small.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NicEvent {
     /// The port's RX DMA engine may take the next frame from the FIFO.
-    RxDma { port: u16 },
+    RxDma { port: u8 },
     /// A prefetch of `n` RX descriptors arrived.
-    RxDescFetched { port: u16, queue: u16, n: u32 },
+    RxDescFetched { port: u8, queue: u16, n: u32 },
     /// The queue's RX write-back timer fires.
-    RxWbTimer { port: u16, queue: u16 },
+    RxWbTimer { port: u8, queue: u16 },
     /// An RX tail doorbell reaches the NIC.
-    RxDoorbell { port: u16, queue: u16, tail: u64 },
+    RxDoorbell { port: u8, queue: u16, tail: u32 },
     /// A TX tail doorbell reaches the NIC.
-    TxDoorbell { port: u16, queue: u16, tail: u64 },
+    TxDoorbell { port: u8, queue: u16, tail: u32 },
     /// TX descriptors up to this position arrived at the NIC.
-    TxDescFetched { port: u16, queue: u16, upto: u64 },
+    TxDescFetched { port: u8, queue: u16, upto: u32 },
     /// A frame left the port's TX FIFO for the wire: there may be room to read more.
-    TxFifoSpace { port: u16 },
+    TxFifoSpace { port: u8 },
+}
+
+/// The full ring position whose low 32 bits are `low`, nearest to `near`
+/// (positions a doorbell or fetch reports are within 2^31 of what the NIC
+/// already knows: rings hold far fewer descriptors).
+#[inline]
+pub fn extend(near: u64, low: u32) -> u64 {
+    near.wrapping_add_signed(low.wrapping_sub(near as u32) as i32 as i64)
 }
 
 /// Where the NIC's consequences go (the host implements it).
@@ -131,13 +143,16 @@ impl Nic {
             NicEvent::RxDma { .. } => p.rx_dma(now, e),
             NicEvent::RxDescFetched { queue, n, .. } => p.rx_descs_changed(queue as usize, Some(n as u64), None, now, e),
             NicEvent::RxWbTimer { queue, .. } => p.rx_wb_timer(queue as usize, now, e),
-            NicEvent::RxDoorbell { queue, tail, .. } => p.rx_descs_changed(queue as usize, None, Some(tail), now, e),
+            NicEvent::RxDoorbell { queue, tail, .. } => {
+                let tail = extend(p.rxq[queue as usize].desc.sw_tail(), tail);
+                p.rx_descs_changed(queue as usize, None, Some(tail), now, e)
+            }
             NicEvent::TxDoorbell { queue, tail, .. } => {
-                p.tx_doorbell(queue as usize, tail);
+                p.tx_doorbell(queue as usize, extend(p.txq[queue as usize].nic_tail, tail));
                 p.fetch_tx_descs(queue as usize, now, e);
             }
             NicEvent::TxDescFetched { queue, upto, .. } => {
-                p.tx_descs_arrived(queue as usize, upto);
+                p.tx_descs_arrived(queue as usize, extend(p.txq[queue as usize].arrived, upto));
                 p.tx_read_payloads(now, frames, e);
                 p.fetch_tx_descs(queue as usize, now, e);
             }
@@ -175,5 +190,26 @@ impl Nic {
         for d in &mut self.devs {
             d.pcie.reset_stats();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_position_comes_back_whole_from_its_low_bits() {
+        for near in [0u64, 5, 4_294_967_290, 4_294_967_296 + 7, 1 << 40] {
+            for d in [-2048i64, -1, 0, 1, 512, 4096] {
+                let Some(pos) = near.checked_add_signed(d) else { continue };
+                assert_eq!(extend(near, pos as u32), pos, "near {near} delta {d}");
+            }
+        }
+    }
+
+    #[test]
+    fn nic_events_stay_eight_bytes() {
+        assert_eq!(std::mem::size_of::<NicEvent>(), 8);
+        assert_eq!(std::mem::size_of::<crate::stack::Event>(), 8);
     }
 }

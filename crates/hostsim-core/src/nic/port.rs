@@ -161,7 +161,7 @@ impl Port {
             self.rx_dma(now, e);
         } else {
             self.dma_scheduled = true;
-            e.out.schedule(free, NicEvent::RxDma { port: self.id });
+            e.out.schedule(free, NicEvent::RxDma { port: self.id as u8 });
         }
     }
 
@@ -199,7 +199,7 @@ impl Port {
         } else if !rq.wb_timer_armed {
             if let Some(t) = rq.desc.wb_deadline(self.params.rx_wb_timer_ps) {
                 rq.wb_timer_armed = true;
-                e.out.schedule(t, NicEvent::RxWbTimer { port: self.id, queue: q as u16 });
+                e.out.schedule(t, NicEvent::RxWbTimer { port: self.id as u8, queue: q as u16 });
             }
         }
         self.prefetch_rx_descs(q, now, e);
@@ -217,7 +217,7 @@ impl Port {
         let at = now + self.params.pcie_latency_ps;
         let host = ring_read_time(e.mem, rq.ring.ring.base, rq.ring.ring.size(), first, n, at);
         let done = e.dev.pcie.dma_read(now, (n * DESC_BYTES) as u32, host, Kind::Descriptor);
-        e.out.schedule(done, NicEvent::RxDescFetched { port: self.id, queue: q as u16, n: n as u32 });
+        e.out.schedule(done, NicEvent::RxDescFetched { port: self.id as u8, queue: q as u16, n: n as u32 });
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -246,7 +246,7 @@ impl Port {
             }
             Some(t) => {
                 rq.wb_timer_armed = true;
-                e.out.schedule(t, NicEvent::RxWbTimer { port: self.id, queue: q as u16 });
+                e.out.schedule(t, NicEvent::RxWbTimer { port: self.id as u8, queue: q as u16 });
             }
             None => {}
         }
@@ -282,7 +282,7 @@ impl Port {
             let done = e.dev.pcie.dma_read(now, (n * DESC_BYTES) as u32, host, Kind::Descriptor).max(tq.fetch_done);
             tq.fetch_done = done;
             tq.fetched += n;
-            e.out.schedule(done, NicEvent::TxDescFetched { port: self.id, queue: q as u16, upto: tq.fetched });
+            e.out.schedule(done, NicEvent::TxDescFetched { port: self.id as u8, queue: q as u16, upto: tq.fetched as u32 });
         }
     }
 
@@ -335,7 +335,7 @@ impl Port {
             if self.tx_fifo_used + bytes as u64 > self.params.tx_fifo_bytes {
                 if let (false, Some(&(leave, _))) = (self.tx_space_pending, self.tx_fifo.front()) {
                     self.tx_space_pending = true;
-                    e.out.schedule(leave, NicEvent::TxFifoSpace { port: self.id });
+                    e.out.schedule(leave, NicEvent::TxFifoSpace { port: self.id as u8 });
                 }
                 // This queue goes first next time.
                 self.tx_turn = q;

@@ -484,7 +484,7 @@ impl Kernel {
         // The refilled descriptors go to the NIC with one tail write per poll.
         let tail = self.rxq(cx).ring.tail();
         let t = cx.nic.pcie_of(rp).mmio_write(cx.core.now(), 4);
-        cx.out.schedule(t, Event::Nic(NicEvent::RxDoorbell { port: rp as u16, queue: rq as u16, tail }));
+        cx.out.schedule(t, Event::Nic(NicEvent::RxDoorbell { port: rp as u8, queue: rq as u16, tail: tail as u32 }));
         n
     }
 
@@ -547,7 +547,7 @@ impl Kernel {
         self.work.reset(Category::Tx).instr(self.cfg.costs.xmit_instr as u64).read(self.skbs.mbuf_addr(skb)).write(desc);
         self.exec(cx);
         let t = cx.nic.pcie_of(tp).mmio_write(cx.core.now(), 4);
-        cx.out.schedule(t, Event::Nic(NicEvent::TxDoorbell { port: tp as u16, queue: tq as u16, tail }));
+        cx.out.schedule(t, Event::Nic(NicEvent::TxDoorbell { port: tp as u8, queue: tq as u16, tail: tail as u32 }));
     }
 
     pub fn counters_json(&self) -> Value {

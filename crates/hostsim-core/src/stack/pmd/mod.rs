@@ -228,7 +228,7 @@ impl Pmd {
             rx.hold = 0;
             let tail = rx.tail();
             let t = cx.nic.pcie_of(s.rx_port).mmio_write(cx.core.now(), 4);
-            cx.out.schedule(t, Event::Nic(NicEvent::RxDoorbell { port: s.rx_port as u16, queue: s.rx_queue as u16, tail }));
+            cx.out.schedule(t, Event::Nic(NicEvent::RxDoorbell { port: s.rx_port as u8, queue: s.rx_queue as u16, tail: tail as u32 }));
         }
         Polled::Packets
     }
@@ -368,7 +368,7 @@ impl Pmd {
         self.exec(cx);
         if k > 0 {
             let t = cx.nic.pcie_of(s.tx_port).mmio_write(cx.core.now(), 4);
-            cx.out.schedule(t, Event::Nic(NicEvent::TxDoorbell { port: s.tx_port as u16, queue: s.tx_queue as u16, tail }));
+            cx.out.schedule(t, Event::Nic(NicEvent::TxDoorbell { port: s.tx_port as u8, queue: s.tx_queue as u16, tail: tail as u32 }));
         }
         k
     }
