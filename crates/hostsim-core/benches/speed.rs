@@ -6,6 +6,8 @@
 //! Run with `make bench` (or `cargo bench -p hostsim-core --bench speed`).
 //! `HOSTSIM_BENCH_QUICK=1` shortens the long run to 0.1 s simulated. The last
 //! rows run the full host model (NIC, PCIe, caches with DCA, DRAM, core, PMD).
+//! `HOSTSIM_BENCH_ONLY=text` runs only the rows whose name contains `text`
+//! (to profile one).
 
 use std::time::Instant;
 
@@ -32,6 +34,9 @@ fn peak_rss_mib() -> f64 {
 }
 
 fn bench(name: &str, cfg: &SimConfig) {
+    if std::env::var("HOSTSIM_BENCH_ONLY").is_ok_and(|only| !name.contains(&only)) {
+        return;
+    }
     let wall = Instant::now();
     let mut sys = System::new(cfg).expect("valid config");
     sys.run();

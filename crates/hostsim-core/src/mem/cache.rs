@@ -78,6 +78,12 @@ impl<const SLICED: bool> Cache<SLICED> {
         Cache { ways: ways as usize, sets, set_mask: sets.wrapping_sub(1), pow2, tags: vec![EMPTY; n], meta: vec![0; n], clock: 0 }
     }
 
+    /// The line numbers (`addr >> 6`) the cache holds.
+    #[cfg(test)]
+    pub fn resident(&self) -> impl Iterator<Item = u64> + '_ {
+        self.tags.iter().copied().filter(|&t| t != EMPTY)
+    }
+
     pub fn sets(&self) -> usize {
         self.sets as usize
     }

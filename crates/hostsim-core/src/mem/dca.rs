@@ -80,7 +80,8 @@ impl MemSystem {
     fn dirty_in_a_core(&self, addr: u64) -> bool {
         let (at1, at2) = (self.l1[0].locate(addr), self.l2[0].locate(addr));
         let dirty = |c: &super::cache::Cache, at| c.find_located(at).is_some_and(|s| c.flags(s) & flag::DIRTY != 0);
-        self.l1.iter().any(|c| dirty(c, at1)) || self.l2.iter().any(|c| dirty(c, at2))
+        let holders = self.filter.holders(addr);
+        (0..self.l1.len()).any(|o| holders[o] != 0 && (dirty(&self.l1[o], at1) || dirty(&self.l2[o], at2)))
     }
 }
 

@@ -29,6 +29,7 @@ use crate::error::{ConfigError, Result};
 use super::cache::{flag, Cache, Victim};
 use super::config::{Inclusion, MemConfig};
 use super::dram::{Agent, Dram};
+use super::filter::SnoopFilter;
 
 /// The level that served an access.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +95,8 @@ pub(super) struct CoreLatency {
 pub struct MemSystem {
     pub(super) l1: Vec<Cache>,
     pub(super) l2: Vec<Cache>,
+    /// Which cores may hold a line (kept with every private fill and drop).
+    pub(super) filter: SnoopFilter,
     pub(super) llc: Cache<true>,
     pub(super) dram: Dram,
     lat: Vec<CoreLatency>,
@@ -128,7 +131,11 @@ impl MemSystem {
             .collect();
         let llc = Cache::<true>::new(cfg.llc.size_bytes, cfg.llc.ways);
         let dca_ways = if cfg.llc.dca.enabled { cfg.llc.dca.ways as usize } else { 0 };
+        let l1: Cache = Cache::new(cfg.l1d.size_bytes, cfg.l1d.ways);
+        let l2: Cache = Cache::new(cfg.l2.size_bytes, cfg.l2.ways);
+        let filter = SnoopFilter::new(cores, l1.sets() * l1.ways() + l2.sets() * l2.ways(), l1.sets().max(l2.sets()));
         Ok(MemSystem {
+            filter,
             l1: (0..cores).map(|_| Cache::new(cfg.l1d.size_bytes, cfg.l1d.ways)).collect(),
             l2: (0..cores).map(|_| Cache::new(cfg.l2.size_bytes, cfg.l2.ways)).collect(),
             dca_mask: llc.top_ways(dca_ways),
@@ -229,7 +236,7 @@ impl MemSystem {
         // Every core's L1 (and L2) has the same geometry: locate the line once.
         let (at1, at2) = (self.l1[0].locate(addr), self.l2[0].locate(addr));
         for o in 0..self.l1.len() {
-            if Some(o) == except {
+            if Some(o) == except || !self.filter.may_hold(o, addr) {
                 continue;
             }
             for (cache, at) in [(&mut self.l1[o], at1), (&mut self.l2[o], at2)] {
@@ -239,6 +246,7 @@ impl MemSystem {
                     dirty |= f & flag::DIRTY != 0;
                     if invalidate {
                         cache.invalidate_slot(s);
+                        self.filter.remove(o, addr);
                     } else {
                         cache.set_flags(s, f & !flag::EXCL);
                     }
@@ -280,7 +288,9 @@ impl MemSystem {
     fn fill_l2(&mut self, core: usize, addr: u64, flags: u8, now: Ps) {
         let mask = self.l2[core].all_ways();
         let (_, victim) = self.l2[core].fill(addr, flags, mask);
+        self.filter.add(core, addr);
         if let Some(v) = victim {
+            self.filter.remove(core, v.addr);
             self.c.l2[core].evictions += 1;
             if v.dirty() {
                 self.c.l2[core].writebacks += 1;
@@ -295,7 +305,9 @@ impl MemSystem {
     fn fill_l1(&mut self, core: usize, addr: u64, flags: u8, now: Ps) {
         let mask = self.l1[core].all_ways();
         let (_, victim) = self.l1[core].fill(addr, flags, mask);
+        self.filter.add(core, addr);
         let Some(v) = victim else { return };
+        self.filter.remove(core, v.addr);
         self.c.l1d[core].evictions += 1;
         if !v.dirty() {
             return;
@@ -336,8 +348,12 @@ impl MemSystem {
         let mut core_dirty = false;
         if self.inclusive {
             for o in 0..self.l1.len() {
+                if !self.filter.may_hold(o, v.addr) {
+                    continue;
+                }
                 for cache in [&mut self.l1[o], &mut self.l2[o]] {
                     if let Some(f) = cache.invalidate(v.addr) {
+                        self.filter.remove(o, v.addr);
                         self.c.back_invalidations += 1;
                         core_dirty |= f & flag::DIRTY != 0;
                     }
@@ -384,6 +400,31 @@ pub(super) mod tests {
 
     /// LLC set stride: 32 sets × 64 B. Lines at multiples share a set at every level.
     const LLC_STRIDE: u64 = 2048;
+
+    /// Loads, stores, device writes and reads by three cores over more lines
+    /// than the LLC holds, with either inclusion: after every step the snoop
+    /// filter counts exactly the lines each core's L1D and L2 hold.
+    #[test]
+    fn the_snoop_filter_follows_every_private_fill_and_drop() {
+        for inclusion in [Inclusion::Inclusive, Inclusion::NonInclusive] {
+            let mut m = sys(&tiny(inclusion), 3);
+            let mut x = 0x2545_f491_4f6c_dd1du64;
+            for step in 0..20_000u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let addr = (x >> 8) % (2 * 16384 / 64) * 64;
+                match x % 8 {
+                    0 => _ = m.device_write(addr, 64, step),
+                    1 => _ = m.device_read(addr, 64, step),
+                    k => _ = m.core_access(k as usize % 3, addr, k >= 5, step),
+                }
+                assert!(m.filter.agrees_with(&m.l1, &m.l2), "{inclusion:?} step {step}");
+            }
+            assert!(m.counters().back_invalidations > 0 || inclusion == Inclusion::NonInclusive);
+            assert!(m.counters().coherence_transfers > 0);
+        }
+    }
 
     #[test]
     fn miss_then_hits_with_level_latencies() {

@@ -17,6 +17,7 @@ pub mod cache;
 pub mod config;
 mod dca;
 pub mod dram;
+mod filter;
 pub mod hierarchy;
 mod stats;
 
