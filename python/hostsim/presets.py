@@ -50,6 +50,20 @@ def _link(rate: str, propagation: str) -> Dict[str, Any]:
     return {"link": {"rate": rate, "propagation": propagation}}
 
 
+# The Ivy Bridge machine; its X540 variant differs in the NIC and its PCIe link.
+_XEON_E3 = {
+    "core": _m("Intel Ivy Bridge"),
+    "cores": _m(4),
+    "frequency": _m("3.3GHz"),
+    "llc": _m({"size": "8MiB"}),
+    "dca": _m("DDIO"),
+    "nic": _m("dual 10 GbE, 82599-class"),
+    "ports": _m(2),
+    "pcie": _m("PCIe 2.0 x8"),
+    "link_rate": _m("10Gbps"),
+    "network_latency": _m("1us", ESTIMATE),
+}
+
 _PRESETS: List[Preset] = [
     Preset(
         "altra",
@@ -102,35 +116,13 @@ _PRESETS: List[Preset] = [
         "xeon-e3-1230v2",
         "3.3 GHz Ivy Bridge, 4 cores, 8 MiB LLC with DDIO, dual 10 GbE (82599-class)",
         _link("10Gbps", "1us"),
-        {
-            "core": _m("Intel Ivy Bridge"),
-            "cores": _m(4),
-            "frequency": _m("3.3GHz"),
-            "llc": _m({"size": "8MiB"}),
-            "dca": _m("DDIO"),
-            "nic": _m("dual 10 GbE, 82599-class"),
-            "ports": _m(2),
-            "pcie": _m("PCIe 2.0 x8"),
-            "link_rate": _m("10Gbps"),
-            "network_latency": _m("1us", ESTIMATE),
-        },
+        _XEON_E3,
     ),
     Preset(
         "xeon-e3-1230v2-x540",
         "the xeon-e3-1230v2 machine with a dual-port 10GBASE-T X540 (82599 datapath) on PCIe 2.1 x8",
         _link("10Gbps", "1us"),
-        {
-            "core": _m("Intel Ivy Bridge"),
-            "cores": _m(4),
-            "frequency": _m("3.3GHz"),
-            "llc": _m({"size": "8MiB"}),
-            "dca": _m("DDIO"),
-            "nic": _m("dual 10GBASE-T, X540-class", ESTIMATE),
-            "ports": _m(2),
-            "pcie": _m("PCIe 2.1 x8", ESTIMATE),
-            "link_rate": _m("10Gbps"),
-            "network_latency": _m("1us", ESTIMATE),
-        },
+        {**_XEON_E3, "nic": _m("dual 10GBASE-T, X540-class", ESTIMATE), "pcie": _m("PCIe 2.1 x8", ESTIMATE)},
     ),
     Preset(
         "i9-7940x-cx5",

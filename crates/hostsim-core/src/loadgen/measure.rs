@@ -190,6 +190,26 @@ impl Measure {
         Value::Array(pairs)
     }
 
+    /// Packet and byte counts, and the rates over a window of `w` seconds.
+    pub fn counts_json(&self, w: f64) -> Value {
+        let m = self;
+        json!({
+            "tx_packets": m.tx_packets,
+            "rx_packets": m.rx_packets,
+            "lost_packets": m.lost(),
+            "reordered_packets": m.reordered,
+            "duplicate_packets": m.duplicates,
+            "invalid_packets": m.rx_invalid,
+            "tx_bytes": m.tx_bytes,
+            "rx_bytes": m.rx_bytes,
+            "drop_rate": m.drop_rate(),
+            "offered_bps": m.tx_bytes as f64 * 8.0 / w,
+            "achieved_bps": m.rx_bytes as f64 * 8.0 / w,
+            "offered_pps": m.tx_packets as f64 / w,
+            "achieved_pps": m.rx_packets as f64 / w,
+        })
+    }
+
     /// Adds another port's measurements (its own sequence numbers): counts,
     /// the histogram, and the exact moments (Chan et al.'s parallel update).
     pub fn merge(&mut self, o: &Measure) {

@@ -396,30 +396,20 @@ impl Loadgen {
     pub fn result_json(&self) -> Value {
         let m = &self.measure;
         let w = self.window_s();
-        let mut v = json!({
-            "tx_packets": m.tx_packets,
-            "rx_packets": m.rx_packets,
-            "lost_packets": m.lost(),
-            "reordered_packets": m.reordered,
-            "duplicate_packets": m.duplicates,
-            "invalid_packets": m.rx_invalid,
-            "tx_bytes": m.tx_bytes,
-            "rx_bytes": m.rx_bytes,
-            "drop_rate": m.drop_rate(),
-            "offered_bps": m.tx_bytes as f64 * 8.0 / w,
-            "achieved_bps": m.rx_bytes as f64 * 8.0 / w,
-            "offered_pps": m.tx_packets as f64 / w,
-            "achieved_pps": m.rx_packets as f64 / w,
-            "requested_pps": self.rate.requested_pps,
-            "line_rate_pps": self.rate.line_rate_pps,
-            "line_rate_bps": self.rate.line_rate_pps * self.mean_bytes * 8.0,
-            "link_rate_bps": self.link_bps,
-            "mean_frame_bytes": self.mean_bytes,
-            "rate_capped": self.rate.capped,
-            "measured_window_ps": self.window_ps(),
-            "latency_ns": m.latency_json(),
-            "latency_histogram": m.histogram_json(),
-        });
+        let mut v = m.counts_json(w);
+        for (k, x) in [
+            ("requested_pps", json!(self.rate.requested_pps)),
+            ("line_rate_pps", json!(self.rate.line_rate_pps)),
+            ("line_rate_bps", json!(self.rate.line_rate_pps * self.mean_bytes * 8.0)),
+            ("link_rate_bps", json!(self.link_bps)),
+            ("mean_frame_bytes", json!(self.mean_bytes)),
+            ("rate_capped", json!(self.rate.capped)),
+            ("measured_window_ps", json!(self.window_ps())),
+            ("latency_ns", m.latency_json()),
+            ("latency_histogram", m.histogram_json()),
+        ] {
+            v[k] = x;
+        }
         if let Some(mc) = &self.mc {
             v["memcached"] = mc.result_json(w);
         }
@@ -460,22 +450,13 @@ pub fn result_json(ports: &[(&Loadgen, bool, u64)]) -> Value {
         .iter()
         .enumerate()
         .map(|(i, (g, sends, rx_frames))| {
-            let m = &g.measure;
-            let w = g.window_s();
-            json!({
-                "port": i,
-                "sends": sends,
-                "tx_packets": m.tx_packets,
-                "rx_packets": m.rx_packets,
-                "lost_packets": m.lost(),
-                "drop_rate": m.drop_rate(),
-                "offered_bps": m.tx_bytes as f64 * 8.0 / w,
-                "achieved_bps": m.rx_bytes as f64 * 8.0 / w,
-                "offered_pps": m.tx_packets as f64 / w,
-                "achieved_pps": m.rx_packets as f64 / w,
-                "rx_frames_at_port": rx_frames,
-                "latency_ns": m.latency_json(),
-            })
+            let mut row = json!({ "port": i, "sends": sends });
+            if let (Some(r), Value::Object(counts)) = (row.as_object_mut(), g.measure.counts_json(g.window_s())) {
+                r.extend(counts);
+            }
+            row["rx_frames_at_port"] = json!(rx_frames);
+            row["latency_ns"] = g.measure.latency_json();
+            row
         })
         .collect();
     v["ports"] = Value::Array(rows);
@@ -492,31 +473,21 @@ fn aggregate_json(ports: &[(&Loadgen, bool, u64)]) -> Value {
     let w = ports.iter().map(|(g, _, _)| g.window_s()).fold(0.0, f64::max);
     let sending: Vec<&Loadgen> = ports.iter().filter(|p| p.1).map(|p| p.0).collect();
     let sum = |f: &dyn Fn(&Loadgen) -> f64| sending.iter().map(|g| f(g)).sum::<f64>();
-    let mut v = json!({
-        "tx_packets": m.tx_packets,
-        "rx_packets": m.rx_packets,
-        "lost_packets": m.lost(),
-        "reordered_packets": m.reordered,
-        "duplicate_packets": m.duplicates,
-        "invalid_packets": m.rx_invalid,
-        "tx_bytes": m.tx_bytes,
-        "rx_bytes": m.rx_bytes,
-        "drop_rate": m.drop_rate(),
-        "offered_bps": m.tx_bytes as f64 * 8.0 / w,
-        "achieved_bps": m.rx_bytes as f64 * 8.0 / w,
-        "offered_pps": m.tx_packets as f64 / w,
-        "achieved_pps": m.rx_packets as f64 / w,
-        "requested_pps": sum(&|g| g.rate.requested_pps),
-        "line_rate_pps": sum(&|g| g.rate.line_rate_pps),
-        "line_rate_bps": sum(&|g| g.rate.line_rate_pps * g.mean_bytes * 8.0),
-        "link_rate_bps": first.link_bps,
-        "mean_frame_bytes": first.mean_bytes,
-        "rate_capped": sending.iter().any(|g| g.rate.capped),
-        "measured_window_ps": first.window_ps(),
-        "sending_ports": sending.len(),
-        "latency_ns": m.latency_json(),
-        "latency_histogram": m.histogram_json(),
-    });
+    let mut v = m.counts_json(w);
+    for (k, x) in [
+        ("requested_pps", json!(sum(&|g| g.rate.requested_pps))),
+        ("line_rate_pps", json!(sum(&|g| g.rate.line_rate_pps))),
+        ("line_rate_bps", json!(sum(&|g| g.rate.line_rate_pps * g.mean_bytes * 8.0))),
+        ("link_rate_bps", json!(first.link_bps)),
+        ("mean_frame_bytes", json!(first.mean_bytes)),
+        ("rate_capped", json!(sending.iter().any(|g| g.rate.capped))),
+        ("measured_window_ps", json!(first.window_ps())),
+        ("sending_ports", json!(sending.len())),
+        ("latency_ns", m.latency_json()),
+        ("latency_histogram", m.histogram_json()),
+    ] {
+        v[k] = x;
+    }
     let parts: Vec<Value> = ports.iter().map(|(g, _, _)| g.result_json()).collect();
     for key in ["memcached", "rx_tcp_acks", "rx_untagged_packets", "trace_frames_sent", "trace_oversize_frames", "trace_truncated_frames"] {
         if parts.iter().any(|p| p.get(key).is_some()) {

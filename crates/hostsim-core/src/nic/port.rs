@@ -230,8 +230,7 @@ impl Port {
         if n > head {
             visible = visible.max(e.mem.device_write(rq.ring.ring.desc_addr(first + head), ((n - head) * DESC_BYTES) as u32, arrive));
         }
-        let t = visible.max(data_visible).max(rq.wb_pending.back().map_or(0, |w| w.0));
-        rq.wb_pending.push_back((t, first + n));
+        let t = rq.wb_pending.push(visible.max(data_visible), first + n);
         e.out.rx_writeback(t, self.id as usize, q);
     }
 
@@ -364,8 +363,7 @@ impl Port {
             if (pos + 1) % tq.rs == 0 {
                 let arrive = e.dev.pcie.dma_write(ready, DESC_BYTES as u32, Kind::Descriptor);
                 let visible = e.mem.device_write(tq.ring.ring.desc_addr(pos), DESC_BYTES as u32, arrive);
-                let t = visible.max(tq.wb_pending.back().map_or(0, |w| w.0));
-                tq.wb_pending.push_back((t, pos + 1));
+                let t = tq.wb_pending.push(visible, pos + 1);
                 e.out.tx_writeback(t, self.id as usize, q);
             }
             tq.sent += 1;

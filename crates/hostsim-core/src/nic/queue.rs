@@ -31,11 +31,44 @@ pub struct TxQueueCounters {
     pub ring_full_drops: u64,
 }
 
+/// Write-backs the NIC issued to one ring: (time visible, descriptors done
+/// up to), in order; each becomes visible no earlier than the one before.
+#[derive(Default)]
+pub struct Writebacks(VecDeque<(Ps, u64)>);
+
+impl Writebacks {
+    /// A write-back of the ring up to `upto`, globally visible at `visible`
+    /// (or when the one before it is); returns when software can see it.
+    #[inline]
+    pub fn push(&mut self, visible: Ps, upto: u64) -> Ps {
+        let t = visible.max(self.0.back().map_or(0, |w| w.0));
+        self.0.push_back((t, upto));
+        t
+    }
+
+    /// Those visible by `now` become what software sees: moves `done` on.
+    #[inline]
+    pub fn see(&mut self, now: Ps, done: &mut u64) {
+        while let Some(&(t, upto)) = self.0.front() {
+            if t > now {
+                break;
+            }
+            *done = upto;
+            self.0.pop_front();
+        }
+    }
+
+    /// When the next write-back becomes visible, if one is on its way.
+    #[inline]
+    pub fn next(&self) -> Option<Ps> {
+        self.0.front().map(|w| w.0)
+    }
+}
+
 pub struct RxQueue {
     pub ring: RxRing,
     pub desc: RxDescCache,
-    /// Write-backs issued: (time visible, descriptors done up to), in order.
-    pub wb_pending: VecDeque<(Ps, u64)>,
+    pub wb_pending: Writebacks,
     pub wb_timer_armed: bool,
     /// The stream that drains this queue found its TX ring full at its last
     /// transmit (an input of the port's drop attribution).
@@ -45,25 +78,19 @@ pub struct RxQueue {
 
 impl RxQueue {
     pub fn new(ring: RxRing, desc: RxDescCache) -> Self {
-        RxQueue { ring, desc, wb_pending: VecDeque::new(), wb_timer_armed: false, tx_blocked: false, counters: Default::default() }
+        RxQueue { ring, desc, wb_pending: Writebacks::default(), wb_timer_armed: false, tx_blocked: false, counters: Default::default() }
     }
 
     /// Write-backs visible by `now` become what software sees.
     #[inline]
     pub fn see_writebacks(&mut self, now: Ps) {
-        while let Some(&(t, upto)) = self.wb_pending.front() {
-            if t > now {
-                break;
-            }
-            self.ring.done = upto;
-            self.wb_pending.pop_front();
-        }
+        self.wb_pending.see(now, &mut self.ring.done);
     }
 
     /// When the next write-back becomes visible, if one is on its way.
     #[inline]
     pub fn next_writeback(&self) -> Option<Ps> {
-        self.wb_pending.front().map(|w| w.0)
+        self.wb_pending.next()
     }
 }
 
@@ -82,30 +109,24 @@ pub struct TxQueue {
     pub(super) arrived: u64,
     /// Descriptors whose frames the NIC has started to read.
     pub(super) sent: u64,
-    /// Completion write-backs issued, as for RX.
-    pub wb_pending: VecDeque<(Ps, u64)>,
+    /// Completion write-backs issued.
+    pub wb_pending: Writebacks,
     pub counters: TxQueueCounters,
 }
 
 impl TxQueue {
     pub fn new(ring: TxRing, rs: u64) -> Self {
-        TxQueue { ring, rs, nic_tail: 0, fetched: 0, fetch_done: 0, arrived: 0, sent: 0, wb_pending: VecDeque::new(), counters: Default::default() }
+        TxQueue { ring, rs, nic_tail: 0, fetched: 0, fetch_done: 0, arrived: 0, sent: 0, wb_pending: Writebacks::default(), counters: Default::default() }
     }
 
     #[inline]
     pub fn see_writebacks(&mut self, now: Ps) {
-        while let Some(&(t, upto)) = self.wb_pending.front() {
-            if t > now {
-                break;
-            }
-            self.ring.done = upto;
-            self.wb_pending.pop_front();
-        }
+        self.wb_pending.see(now, &mut self.ring.done);
     }
 
     #[inline]
     pub fn next_writeback(&self) -> Option<Ps> {
-        self.wb_pending.front().map(|w| w.0)
+        self.wb_pending.next()
     }
 
     /// Frames whose descriptors have arrived and whose payload is not read yet.

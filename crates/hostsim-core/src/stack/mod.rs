@@ -25,7 +25,7 @@ pub use mempool::{Mempool, MempoolConfig};
 
 use serde_json::Value;
 
-use crate::cpu::Core;
+use crate::cpu::{Category, Core, Work};
 use crate::engine::stats::StatSink;
 use crate::engine::time::Ps;
 use crate::framebuf::{FrameId, FramePool};
@@ -90,6 +90,18 @@ pub struct StackCx<'a> {
     pub mbufs: &'a mut Mempool,
     pub frames: &'a mut FramePool,
     pub out: &'a mut Out,
+}
+
+impl StackCx<'_> {
+    /// Charges `instr` instructions of `cat` that write `touched` (the lines a
+    /// mempool or ring operation touched) as one unit of work.
+    pub fn exec_touched(&mut self, work: &mut Work, cat: Category, instr: u64, touched: &[u64]) {
+        work.reset(cat).instr(instr);
+        for &a in touched {
+            work.write(a);
+        }
+        self.core.exec(work, self.mem);
+    }
 }
 
 /// Drops a stack makes itself (beyond the NIC's), for the result's `drops`.

@@ -260,11 +260,7 @@ impl Kernel {
 
     /// Charges the mempool's touched addresses as one work unit.
     fn exec_touched(&mut self, cx: &mut StackCx, cat: Category, instr: u64) {
-        self.work.reset(cat).instr(instr);
-        for &a in &self.touched {
-            self.work.write(a);
-        }
-        cx.core.exec(&self.work, cx.mem);
+        cx.exec_touched(&mut self.work, cat, instr, &self.touched);
     }
 
     /// Both rings of the queue pair: what the NIC has written back by `now`.
