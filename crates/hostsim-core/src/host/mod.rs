@@ -189,7 +189,7 @@ impl Host {
             }
         }
         let rings: Vec<SwRing> = (0..workers)
-            .map(|w| SwRing::new(SW_RING_BASE + w as u64 * SW_RING_STRIDE, cfg.pipeline.ring_size, rx_cores > 1, false, rx_cores + w))
+            .map(|w| SwRing::new(SW_RING_BASE + w as u64 * SW_RING_STRIDE, cfg.pipeline.ring_size, rx_cores > 1, false, rx_cores + w).bulk(cfg.pipeline.bulk))
             .collect();
         let nic = Self::nic(env, cfg, &mut mbufs, kernel)?;
         let mut stacks: Vec<CoreStack> = Vec::with_capacity(ncores);

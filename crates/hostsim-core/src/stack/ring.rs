@@ -14,7 +14,8 @@
 //! order, so one a later producer finished earlier waits behind the ones
 //! before it, as rte_ring's tail update makes it wait. Bursts take as many
 //! objects as fit or are there (`rte_ring_enqueue_burst`,
-//! `rte_ring_dequeue_burst`).
+//! `rte_ring_dequeue_burst`); bulk calls all of them or none
+//! (`rte_ring_enqueue_bulk`, `rte_ring_dequeue_bulk`).
 //!
 //! Simplified: a producer does not spin while an earlier one finishes its
 //! enqueue; the CAS costs instructions plus its line's transfer, and
@@ -70,6 +71,8 @@ pub struct SwRing {
     size: u64,
     multi_prod: bool,
     multi_cons: bool,
+    /// Bulk calls: all objects asked for, or none.
+    bulk: bool,
     /// (visible from, entry), in ring order.
     entries: VecDeque<(Ps, Entry)>,
     /// Absolute positions of the next enqueue and dequeue (slot = position mod size).
@@ -88,12 +91,19 @@ impl SwRing {
             size: size as u64,
             multi_prod,
             multi_cons,
+            bulk: false,
             entries: VecDeque::with_capacity(size as usize),
             prod: 0,
             cons: 0,
             consumer,
             counters: Default::default(),
         }
+    }
+
+    /// Bulk calls instead of burst calls.
+    pub fn bulk(mut self, bulk: bool) -> SwRing {
+        self.bulk = bulk;
+        self
     }
 
     /// Bytes of simulated memory the ring takes (two lines of indices, the slots).
@@ -123,20 +133,32 @@ impl SwRing {
         self.size - 1 - self.entries.len() as u64
     }
 
-    /// When the first entry not yet taken becomes visible, if there is one.
-    pub fn next_visible(&self) -> Option<Ps> {
-        self.entries.front().map(|e| e.0)
+    /// When a dequeue of up to `max` can next take something: the first
+    /// entry not yet taken is visible (bulk: the first `max`), if they are there.
+    pub fn next_visible(&self, max: usize) -> Option<Ps> {
+        if self.bulk {
+            (self.entries.len() >= max).then(|| self.entries.iter().take(max).map(|e| e.0).max().unwrap_or(0))
+        } else {
+            self.entries.front().map(|e| e.0)
+        }
     }
 
-    /// Entries visible at `now`, at most `max`.
+    /// What a dequeue of up to `max` takes at `now`: the entries visible,
+    /// at most `max` (bulk: `max` or none).
     pub fn ready(&self, now: Ps, max: usize) -> usize {
-        self.entries.iter().take(max).take_while(|e| e.0 <= now).count()
+        let n = self.entries.iter().take(max).take_while(|e| e.0 <= now).count();
+        if self.bulk && n < max {
+            0
+        } else {
+            n
+        }
     }
 
     /// The work of enqueueing up to `n` objects: returns how many fit (the
     /// rest the producer must free). Call [`Self::commit`] once the work has run.
     pub fn enqueue_work(&self, work: &mut Work, c: &RingCosts, n: usize) -> usize {
-        let k = (n as u64).min(self.free()) as usize;
+        let room = self.free();
+        let k = if self.bulk && (n as u64) > room { 0 } else { (n as u64).min(room) as usize };
         work.instr(c.op_instr as u64).read(self.cons_line());
         if self.multi_prod {
             work.instr(c.cas_instr as u64).read(self.prod_line());
@@ -214,8 +236,23 @@ mod tests {
         let mut out = vec![];
         r.dequeue(&mut w, &c, 3, &mut out);
         assert_eq!(out.iter().map(|e| e.slot.mbuf).collect::<Vec<_>>(), vec![0, 1, 2]);
-        assert_eq!((r.free(), r.next_visible()), (3, Some(100)));
+        assert_eq!((r.free(), r.next_visible(32)), (3, Some(100)));
         assert_eq!((r.counters.enqueued, r.counters.dequeued, r.counters.max_used), (7, 3, 7));
+    }
+
+    #[test]
+    fn bulk_calls_move_all_or_nothing() {
+        let c = RingCosts::default();
+        let mut r = SwRing::new(0x1000, 8, false, false, 1).bulk(true);
+        let mut w = Work::new(Category::Rx);
+        assert_eq!(r.enqueue_work(&mut w, &c, 5), 5);
+        r.commit(100, (0..5).map(entry));
+        assert_eq!(r.enqueue_work(&mut w, &c, 3), 0, "3 do not fit in the 2 free slots: none go in");
+        assert_eq!(r.enqueue_work(&mut w, &c, 2), 2);
+        r.commit(300, (5..7).map(entry));
+        // A bulk dequeue of 6 waits for the 6th entry (visible at 300); of 8, for entries not there.
+        assert_eq!((r.ready(299, 6), r.ready(300, 6), r.ready(300, 8)), (0, 6, 0));
+        assert_eq!((r.next_visible(6), r.next_visible(8), r.next_visible(3)), (Some(300), None, Some(100)));
     }
 
     #[test]

@@ -95,11 +95,16 @@ pub struct PipelineConfig {
     /// Slots of each worker's ring (`rte_ring` size: a power of two, one
     /// slot stays empty; 1024 as DPDK's examples commonly size them, an estimate).
     pub ring_size: u32,
+    /// Bulk ring operations (`rte_ring_enqueue_bulk`/`dequeue_bulk`): a
+    /// burst goes in whole or not at all, and a worker takes a full burst
+    /// or nothing; false is the burst calls (as many as fit or are there).
+    #[serde(default)]
+    pub bulk: bool,
 }
 
 impl Default for PipelineConfig {
     fn default() -> Self {
-        PipelineConfig { rx_cores: 0, ring_size: 1024 }
+        PipelineConfig { rx_cores: 0, ring_size: 1024, bulk: false }
     }
 }
 

@@ -475,7 +475,7 @@ impl Pmd {
         let after = cx.core.now();
         self.poll_ps = (after - start).max(1);
         let next = match self.drains {
-            Some(r) => cx.rings[r].next_visible(),
+            Some(r) => cx.rings[r].next_visible(self.cfg.burst as usize),
             None => self.streams.iter().filter_map(|s| cx.nic.ports[s.rx_port].rxq[s.rx_queue].next_writeback()).min(),
         };
         match next {
