@@ -1,7 +1,7 @@
 # The two commands of the README:
 #   make demo   sets everything up and runs the main job (a bandwidth test)
 #   make test   sets everything up and runs every test (Rust and Python)
-.PHONY: setup demo test bench
+.PHONY: setup demo test bench golden
 
 setup:
 	scripts/setup
@@ -18,3 +18,8 @@ test: setup
 
 bench: setup
 	cargo bench -q -p hostsim-core --bench speed
+
+# Standard host runs compared field by field with the recorded ones (a
+# refactor must change no result; see scripts/golden.py).
+golden: setup
+	.venv/bin/python scripts/golden.py compare scripts/golden/current.json.gz

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from . import host as _host
 from . import presets as _presets
-from .config import APPS, Config, apply_assignments, field_docs, read_config_file, resolve, size_label
+from .config import Config, apps, apply_assignments, field_docs, read_config_file, resolve, size_label
 from .units import ConfigError
 
 #: Common flags and the config field each one sets.
@@ -58,7 +58,7 @@ def _config_flags() -> argparse.ArgumentParser:
     g = p.add_argument_group("configuration")
     g.add_argument("--config", metavar="FILE", help="TOML, YAML or JSON config file")
     g.add_argument("--preset", help="machine preset (see `hostsim presets`; default altra)")
-    g.add_argument("--app", help="device under test: " + ", ".join(APPS))
+    g.add_argument("--app", help="device under test: " + ", ".join(apps()))
     g.add_argument("--stack", help="network stack of a host application: pmd or kernel")
     g.add_argument("--size", help="frame size(s): 64, 64,128,256, imix or uniform:64-1518")
     g.add_argument("--rate", help="offered load: 10Gbps, 5Mpps or 50%% of line rate")
@@ -264,6 +264,11 @@ def _rows(rows: List[List[str]], right: Sequence[bool]) -> str:
     return "\n".join(lines)
 
 
+def _links(sending: int, rate_gbps: float) -> str:
+    """The links a line rate is over: one, or the sending ports' links together."""
+    return f"{rate_gbps:g} Gbps link" if sending == 1 else f"{sending} × {rate_gbps:g} Gbps links"
+
+
 def _ns(value: Any) -> str:
     return "-" if value is None else f"{value:,.1f}"
 
@@ -281,7 +286,7 @@ def format_run(data: Dict[str, Any]) -> str:
         ["drop rate", f"{lg['drop_rate'] * 100:.4f} %"],
         ["offered", f"{lg['offered_bps'] / 1e9:.4f} Gbps  {lg['offered_pps'] / 1e6:.4f} Mpps"],
         ["achieved", f"{lg['achieved_bps'] / 1e9:.4f} Gbps  {lg['achieved_pps'] / 1e6:.4f} Mpps"],
-        ["line rate", f"{lg['line_rate_pps'] / 1e6:.4f} Mpps ({rate_gbps:g} Gbps link)"],
+        ["line rate", f"{lg['line_rate_pps'] / 1e6:.4f} Mpps ({_links(lg.get('sending_ports', 1), rate_gbps)})"],
         ["latency (ns)", f"min {_ns(lat.get('min'))}  mean {_ns(lat.get('mean'))}  max {_ns(lat.get('max'))}"
                          f"  std {_ns(lat.get('std'))}"],
         ["percentiles (ns)", f"p50 {_ns(lat.get('p50'))}  p90 {_ns(lat.get('p90'))}  p99 {_ns(lat.get('p99'))}"
@@ -440,8 +445,8 @@ def format_msb(data: Dict[str, Any]) -> str:
     out = [_rows(rows, [True] * (len(rows[0]) - 1) + [False]), line]
     for p in m.get("ports", []):
         d = p["drops"]
-        out.append(f"  port {p['port']} (NIC {p['nic']}): offered {(p['offered_pps'] or 0) / 1e6:.2f} Mpps, "
-                   f"achieved {(p['achieved_pps'] or 0) / 1e6:.2f} Mpps, drop {(p['drop_rate'] or 0) * 100:.3f} %, "
+        out.append(f"  port {p['port']} (NIC {p['nic']}): offered {p['offered_pps'] / 1e6:.2f} Mpps, "
+                   f"achieved {p['achieved_pps'] / 1e6:.2f} Mpps, drop {p['drop_rate'] * 100:.3f} %, "
                    f"dma/core/tx drops {d['dma']}/{d['core']}/{d['tx']}")
     out += [f"warning: {w}" for w in data.get("warnings", [])]
     return "\n".join(out)

@@ -51,7 +51,10 @@ from .units import (
     parse_time_ps,
 )
 
-APPS = ("reflector",) + _host.HOST_APPS
+def apps() -> Tuple[str, ...]:
+    """Every device under test: the reflector and the core's host applications."""
+    return ("reflector",) + _host.host_apps()
+
 MIN_FRAME_BYTES = 64
 MAX_FRAME_BYTES = 9216
 #: Per-frame overhead on the wire besides the frame: preamble, SFD and inter-frame gap.
@@ -84,7 +87,7 @@ def _seed(v: Any, f: str) -> int:
 
 
 def _app(v: Any, f: str) -> str:
-    return parse_choice(v, f, APPS)
+    return parse_choice(v, f, apps())
 
 
 def _preset(v: Any, f: str) -> str:
@@ -570,8 +573,6 @@ class Reflector(_Strict):
 SECTIONS: Dict[str, type] = {"sim": Timing, "link": Link, "loadgen": Loadgen, "reflector": Reflector}
 TOP_FIELDS = ("seed", "app", "stack", "preset")
 STACKS = ("pmd", "kernel")
-#: Applications that run on the kernel stack (``stack = "kernel"``).
-KERNEL_APPS = ("udp-echo", "memcached", "iperf")
 
 
 @dataclass
@@ -796,11 +797,12 @@ def resolve(config: Union[Config, Mapping[str, Any]]) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for name in ("seed", "app", "stack"):
         out[name] = _meta(Config, name)["parse"](values[name], name)
-    if out["app"] == "iperf" and out["stack"] != "kernel":
-        raise ConfigError.invalid("stack", out["stack"], "kernel for app iperf (a kernel TCP receiver)")
-    if out["stack"] == "kernel" and out["app"] not in KERNEL_APPS:
-        raise ConfigError.invalid("stack", "kernel", f"pmd for app {out['app']} (the kernel stack runs "
-                                                     f"{', '.join(KERNEL_APPS)})")
+    if out["app"] != "reflector":
+        runs_on = {"pmd": _host.pmd_apps(), "kernel": _host.kernel_apps()}
+        if out["app"] not in runs_on[out["stack"]]:
+            other = "kernel" if out["stack"] == "pmd" else "pmd"
+            raise ConfigError.invalid("stack", out["stack"], f"{other} for app {out['app']} (the {out['stack']} "
+                                                             f"stack runs {', '.join(runs_on[out['stack']])})")
     for section, kind in SECTIONS.items():
         out[section] = {}
         for f in dataclasses.fields(kind):
@@ -813,12 +815,12 @@ def resolve(config: Union[Config, Mapping[str, Any]]) -> Dict[str, Any]:
 
 def _resolve_host(out: Dict[str, Any], cfg: Config, preset: str) -> None:
     """Adds ``host`` for a host application; the reflector takes no host overrides."""
-    if out["app"] in _host.HOST_APPS:
+    if out["app"] in _host.host_apps():
         out["host"] = _host.resolve_host(preset, cfg.host)
     elif cfg.host:
         first = next(iter(_host.flatten(cfg.host)))
         raise ConfigError(first, f"the {out['app']} has no host model; host fields apply to the host "
-                                 f"applications ({', '.join(_host.HOST_APPS)})")
+                                 f"applications ({', '.join(_host.host_apps())})")
 
 
 def _cross_checks(out: Dict[str, Any], values: Dict[str, Any]) -> None:

@@ -19,6 +19,7 @@ have is an error naming the field, so a typo never reaches the core.
 from __future__ import annotations
 
 import copy
+import functools
 import difflib
 import json
 import re
@@ -35,8 +36,6 @@ from .units import (
     parse_time_ps,
 )
 
-#: Applications that run on the host model (everything but the reflector).
-HOST_APPS = ("testpmd", "touchfwd", "touchdrop", "rxptx", "l2fwd", "udp-echo", "memcached", "iperf")
 #: testpmd's ``--forward-mode`` choices the core implements.
 FORWARD_MODES = ("io", "mac", "macswap", "rxonly", "txonly")
 
@@ -78,6 +77,26 @@ def _core() -> Any:
     from .runner import core
 
     return core()
+
+
+@functools.lru_cache(maxsize=None)
+def _registry() -> Tuple[Dict[str, Any], ...]:
+    return tuple(json.loads(_core().apps()))
+
+
+def host_apps() -> Tuple[str, ...]:
+    """Applications that run on the host model (the core's registry, in its order)."""
+    return tuple(a["name"] for a in _registry())
+
+
+def kernel_apps() -> Tuple[str, ...]:
+    """Host applications that run on the kernel stack."""
+    return tuple(a["name"] for a in _registry() if a["kernel"])
+
+
+def pmd_apps() -> Tuple[str, ...]:
+    """Host applications that run on the poll-mode driver."""
+    return tuple(a["name"] for a in _registry() if a["pmd"])
 
 
 def host_presets() -> List[str]:

@@ -75,25 +75,16 @@ def curve_point(result: Mapping[str, Any], threshold: float) -> Dict[str, Any]:
         point["drops"] = dict(result["drops"])
     ports = result.get("ports") or []
     if len(ports) > 1:
-        gen = {g["port"]: g for g in lg.get("ports", [])}
-        point["ports"] = [_port_point(p, gen.get(p["port"], {})) for p in ports]
+        # One generator port per host port, in port order.
+        point["ports"] = [_port_point(p, g) for p, g in zip(ports, lg["ports"])]
     return point
 
 
 def _port_point(port: Mapping[str, Any], gen: Mapping[str, Any]) -> Dict[str, Any]:
     """One port's share of a trial: what its generator port offered and got
     back, and the drops its NIC port attributed."""
-    return {
-        "port": port["port"],
-        "nic": port["nic"],
-        "sends": gen.get("sends"),
-        "offered_pps": gen.get("offered_pps"),
-        "offered_bps": gen.get("offered_bps"),
-        "achieved_pps": gen.get("achieved_pps"),
-        "achieved_bps": gen.get("achieved_bps"),
-        "drop_rate": gen.get("drop_rate"),
-        "drops": dict(port["drops"]),
-    }
+    keys = ("sends", "offered_pps", "offered_bps", "achieved_pps", "achieved_bps", "drop_rate")
+    return {"port": port["port"], "nic": port["nic"], **{k: gen[k] for k in keys}, "drops": dict(port["drops"])}
 
 
 class _Search:
@@ -185,7 +176,7 @@ def msb(
     if best is None:
         warnings.append(
             f"no trial passed the {threshold:.2%} drop threshold; MSB reported as 0 "
-            f"(lowest rate tried: {min(p['requested_pps'] for p in search.points) / 1e6:.4g} Mpps)"
+            f"(lowest rate tried: {min(p['requested_pps'] for p in search.points) / 1e6:.4g} Mpps per sending port)"
         )
     data = {
         "msb": _msb_dict(search, best, above, threshold, resolution, line_pps, base, mean_bytes),
@@ -245,7 +236,9 @@ def _msb_dict(
     base: Dict[str, Any],
     mean_bytes: float,
 ) -> Dict[str, Any]:
-    sending = _sending_ports(base)
+    # The core's figures for the whole generator: its sending ports and their line rate.
+    lg = search.trials[0]["loadgen"]
+    sending = int(lg["sending_ports"])
     return {
         "bps": best["offered_bps"] if best else 0.0,
         "pps": best["offered_pps"] if best else 0.0,
@@ -255,21 +248,12 @@ def _msb_dict(
         "threshold": threshold,
         "resolution": resolution,
         "trials": len(search.trials),
-        "line_rate_pps": line_pps * sending,
-        "line_rate_bps": line_pps * sending * mean_bytes * 8,
+        "line_rate_pps": lg["line_rate_pps"],
+        "line_rate_bps": lg["line_rate_bps"],
         "mean_frame_bytes": mean_bytes,
         "knee": {"below": best, "above": above},
         "curve": sorted(search.points, key=lambda p: (p["offered_bps"], p["requested_pps"])),
     }
-
-
-def _sending_ports(base: Mapping[str, Any]) -> int:
-    """Generator ports that send: one per host port, every one or (uni) the first of each pair."""
-    host = base.get("host") or {}
-    ports = int(host.get("ports", 1)) if base.get("app") != "reflector" else 1
-    if base["loadgen"].get("traffic") == "uni" and ports > 1:
-        return (ports + 1) // 2
-    return ports
 
 
 def _sim_totals(trials: List[Result]) -> Dict[str, Any]:

@@ -20,6 +20,8 @@ from .units import ConfigError
 
 SPEC = "spec §4"
 ESTIMATE = "estimate"
+#: The sources read for ports, queues, NICs and machines (issue 10).
+PQC = "docs/reference/ports-queues-cores.md"
 
 DEFAULT_PRESET = "altra"
 
@@ -122,7 +124,8 @@ _PRESETS: List[Preset] = [
         "xeon-e3-1230v2-x540",
         "the xeon-e3-1230v2 machine with a dual-port 10GBASE-T X540 (82599 datapath) on PCIe 2.1 x8",
         _link("10Gbps", "1us"),
-        {**_XEON_E3, "nic": _m("dual 10GBASE-T, X540-class", ESTIMATE), "pcie": _m("PCIe 2.1 x8", ESTIMATE)},
+        {**_XEON_E3, "nic": _m("dual 10GBASE-T, X540-class (the 82599 datapath)", PQC + " §1b"),
+         "pcie": _m("PCIe 2.1 x8 (5 GT/s, as PCIe 2.0 x8)", PQC + " §1b")},
     ),
     Preset(
         "i9-7940x-cx5",

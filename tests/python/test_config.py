@@ -1,6 +1,7 @@
 """Typed configs: defaults, presets, overrides, files, the core contract and every bad input."""
 
 import json
+import pathlib
 
 import pytest
 
@@ -19,6 +20,8 @@ from hostsim.config import (
 )
 from hostsim.msb import check_threshold
 from hostsim.units import ConfigError
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 CONTRACT_KEYS = {
     "seed",
@@ -86,7 +89,11 @@ def test_every_preset_has_a_sourced_machine_description():
         assert p.machine, name
         for key, entry in p.machine.items():
             assert set(entry) == {"value", "source"}, (name, key)
-            assert entry["source"] in ("spec §4", "estimate"), (name, key)
+            source = entry["source"]
+            if source.startswith("docs/reference/"):
+                assert (ROOT / source.split(" ")[0]).is_file(), (name, key, source)
+            else:
+                assert source in ("spec §4", "estimate"), (name, key)
     assert presets.get("altra").machine["llc"]["value"]["size"] == "16MiB"
     assert presets.get("xeon-e3-1230v2").machine["network_latency"]["source"] == "estimate"
 

@@ -1,10 +1,11 @@
 """The core's folders depend on each other one way only.
 
 Each top-level module of ``crates/hostsim-core/src`` has a rank; code (not
-comments, not ``#[cfg(test)]`` modules) may name only modules of a lower
-rank: engine ← wire ← link, loadgen ← nic, pcie, mem, cpu ← stack ← apps ←
-host ← config, system. So there is no import cycle, and ``host`` — the
-wiring — is imported by nothing but the system builder and the config.
+comments, not ``#[cfg(test)]`` items) may name only modules of a lower
+rank: engine, error ← wire ← framebuf ← link, pcie, mem, cpu ← loadgen,
+dev, kvs, nic (none of these four uses another) ← stack ← apps ← host ←
+config ← system. So there is no import cycle, and ``host`` — the wiring —
+is imported by nothing but the system builder and the config.
 """
 
 from __future__ import annotations
@@ -37,9 +38,33 @@ RANK: Dict[str, int] = {
 
 
 def _code(text: str) -> str:
-    """The file without its test module and comments."""
-    text = text.split("#[cfg(test)]", 1)[0]
-    return "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+    """The file without comments and without the items marked ``#[cfg(test)]``
+    (a test module, or one test-only function, up to its closing brace)."""
+    text = "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+    out, i = [], 0
+    while (j := text.find("#[cfg(test)]", i)) >= 0:
+        out.append(text[i:j])
+        brace, semi = text.find("{", j), text.find(";", j)
+        if semi >= 0 and (brace < 0 or semi < brace):
+            i = semi + 1
+            continue
+        depth, k = 0, brace
+        while k < len(text):
+            depth += {"{": 1, "}": -1}.get(text[k], 0)
+            k += 1
+            if depth == 0:
+                break
+        i = k
+    out.append(text[i:])
+    return "".join(out)
+
+
+def _used(code: str) -> Set[str]:
+    """Top-level modules named as ``crate::m`` or inside ``crate::{m, …}``."""
+    used = set(re.findall(r"crate::(\w+)", code))
+    for group in re.findall(r"crate::\{([^}]*)\}", code):
+        used.update(m.group(1) for m in re.finditer(r"(?:^|,)\s*(\w+)", group))
+    return used
 
 
 def dependencies() -> Dict[str, Set[str]]:
@@ -49,7 +74,7 @@ def dependencies() -> Dict[str, Set[str]]:
         top = rel.parts[0].removesuffix(".rs")
         if top == "lib":
             continue
-        used = set(re.findall(r"crate::(\w+)", _code(path.read_text())))
+        used = _used(_code(path.read_text()))
         deps.setdefault(top, set()).update(u for u in used if u != top)
     return deps
 
@@ -83,3 +108,14 @@ def test_the_checker_sees_a_dependency_the_wrong_way():
     deps["nic"] = deps["nic"] | {"stack"}
     assert violations(deps) == ["nic -> stack"]
     assert violations({"engine": {"system"}, "apps": {"stack"}}) == ["engine -> system"]
+
+
+def test_the_reader_skips_test_items_only_and_sees_grouped_imports():
+    code = _code("""use crate::{nic, stack::App};
+#[cfg(test)]
+fn probe() { if x { crate::system::run(); } }
+fn real() { crate::mem::x(); }
+#[cfg(test)]
+mod tests { use crate::host; }
+""")
+    assert _used(code) == {"nic", "stack", "mem"}

@@ -9,17 +9,23 @@ import pytest
 
 import hostsim
 from hostsim import _core
-from hostsim.config import KERNEL_APPS, resolve
-from hostsim.host import HOST_APPS, parse_bind
+from hostsim.config import resolve
+from hostsim.host import host_apps, parse_bind
 from hostsim.units import ConfigError
 
 FAST = ["--duration", "1ms", "--warmup", "200us", "--set", "link.propagation=1us"]
 
 
-def test_the_package_knows_the_cores_applications():
-    apps = json.loads(_core.apps())
-    assert [a["name"] for a in apps] == list(HOST_APPS)
-    assert [a["name"] for a in apps if a["kernel"]] == list(KERNEL_APPS)
+def test_applications_and_their_stacks_come_from_the_cores_registry():
+    registry = json.loads(_core.apps())
+    assert [a["name"] for a in registry] == list(host_apps())
+    # A stack that does not run the application names the one that does.
+    with pytest.raises(ConfigError, match=r"^stack: invalid value 'pmd' .*kernel for app iperf"):
+        resolve({"app": "iperf", "stack": "pmd"})
+    with pytest.raises(ConfigError, match=r"^stack: .*the kernel stack runs udp-echo, memcached, iperf"):
+        resolve({"app": "testpmd", "stack": "kernel"})
+    with pytest.raises(ConfigError, match=r"^app: .*reflector, testpmd, .*iperf"):
+        resolve({"app": "nginx"})
 
 
 def test_two_ports_forward_both_ways_and_report_per_port(cli, tmp_path):

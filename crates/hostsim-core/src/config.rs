@@ -25,7 +25,7 @@ pub use crate::wire::ethernet::{MAX_FRAME_BYTES, MIN_FRAME_BYTES};
 pub struct SimConfig {
     /// Seed of every random stream in the run.
     pub seed: u64,
-    /// Device under test attached to the load generator's port.
+    /// Device under test, attached to the load generator's ports.
     pub app: String,
     /// The host's network stack: the poll-mode driver or the Linux kernel model.
     #[serde(default)]

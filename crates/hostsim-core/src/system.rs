@@ -56,8 +56,12 @@ enum Event {
     LinkArrival(u16, u8),
     /// The reflector finishes serving its head frame.
     ReflectorDone,
-    /// Warm-up ends: reset statistics.
+    /// Warm-up ends: reset the generators' and the links' statistics.
     WarmupEnd,
+    /// The first frame sent after warm-up can reach the device (one
+    /// propagation delay later): reset the device's statistics, so that it
+    /// counts what the generators count.
+    DutWarmupEnd,
     /// An event of the simulated host.
     Host(HostEvent),
 }
@@ -174,6 +178,7 @@ impl System {
         }
         if self.cfg.sim.warmup_ps > 0 {
             self.q.schedule(self.cfg.sim.warmup_ps, Event::WarmupEnd);
+            self.q.schedule(self.dut_window_start(), Event::DutWarmupEnd);
         }
         self.drain_host();
         while let Some((now, ev)) = self.q.pop_until(self.limit) {
@@ -263,6 +268,10 @@ impl System {
                 }
             }
             Event::WarmupEnd => self.reset_stats(),
+            Event::DutWarmupEnd => match &mut self.dut {
+                Dut::Reflector(r) => r.reset_stats(),
+                Dut::Host(h) => h.reset_stats(),
+            },
             Event::Host(ev) => {
                 if let Dut::Host(h) = &mut self.dut {
                     h.handle(now, ev, &mut self.pool);
@@ -308,21 +317,20 @@ impl System {
         for (t, ev) in h.out.events.drain(..) {
             self.q.schedule(t, Event::Host(ev));
         }
-        for i in 0..h.out.wire.len() {
-            let Dut::Host(h) = &self.dut else { return };
-            let (t, port, id) = h.out.wire[i];
+        // Taken out while the generators handle them, then given back (the
+        // vectors keep their capacity).
+        let (mut wire, mut consumed) = (std::mem::take(&mut h.out.wire), std::mem::take(&mut h.out.consumed));
+        for &(t, port, id) in &wire {
             self.to_gen(port as usize, t, id);
         }
-        let Dut::Host(h) = &mut self.dut else { return };
-        h.out.wire.clear();
-        for i in 0..h.out.consumed.len() {
-            let Dut::Host(h) = &self.dut else { return };
-            let (t, id) = h.out.consumed[i];
+        for &(t, id) in &consumed {
             let o = self.origin(id, 0);
             self.gens[o].lg.consume(&mut self.pool, id, t);
         }
+        wire.clear();
+        consumed.clear();
         if let Dut::Host(h) = &mut self.dut {
-            h.out.consumed.clear();
+            (h.out.wire, h.out.consumed) = (wire, consumed);
         }
     }
 
@@ -356,12 +364,17 @@ impl System {
             g.lg.reset_stats();
             g.rx_frames = 0;
         }
-        match &mut self.dut {
-            Dut::Reflector(r) => r.reset_stats(),
-            Dut::Host(h) => h.reset_stats(),
-        }
         for g in &mut self.gens {
             g.links.iter_mut().for_each(|l| l.reset_stats());
+        }
+    }
+
+    /// When the device's measured window starts: the first frame sent after
+    /// warm-up reaches it one propagation delay later (0 without warm-up).
+    pub fn dut_window_start(&self) -> Ps {
+        match self.cfg.sim.warmup_ps {
+            0 => 0,
+            w => w + self.cfg.link.propagation_ps,
         }
     }
 
@@ -450,9 +463,10 @@ pub fn run_with(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Val
     }
     let stats = sys.stats();
     let total_tx = sys.total_tx();
-    // Utilisations are over the time from the end of warm-up to the end of
-    // the run (the drain included: the device works on what it holds).
-    let span_ps = end.saturating_sub(cfg.sim.warmup_ps);
+    // Utilisations are over the device's window: from when the first frame
+    // sent after warm-up reaches it to the end of the run (the drain
+    // included: the device works on what it holds).
+    let span_ps = end.saturating_sub(sys.dut_window_start());
     let ports: Vec<(&Loadgen, bool, u64)> = sys.gens.iter().map(|g| (&g.lg, g.sends, g.rx_frames)).collect();
     let mut out = json!({
         "loadgen": loadgen::result_json(&ports),

@@ -35,6 +35,28 @@ fn every_frame_is_returned_or_counted_in_one_drop_counter() {
     }
 }
 
+/// With a warm-up and a long network latency, the device counts from when
+/// the first frame sent after warm-up reaches it: its drops are the
+/// generator's losses, frame for frame (the PMD drops a frame when it arrives).
+#[test]
+fn the_device_counts_over_the_window_the_generator_measures() {
+    for ports in [1, 2] {
+        let mut c = host_cfg("testpmd", 64, 60.0);
+        c.host.as_mut().unwrap().ports = ports;
+        c.host.as_mut().unwrap().nic.ports_per_nic = ports;
+        // Frames sent in the last 200 µs of the warm-up arrive after it,
+        // into a host that has been dropping for a while.
+        c.link.propagation_ps = 200 * US;
+        (c.sim.warmup_ps, c.sim.duration_ps) = (500 * US, 1000 * US);
+        let r = run(&c).unwrap();
+        let (lg, d) = (&r["loadgen"], &r["drops"]);
+        let drops = u(&d["dma"]) + u(&d["core"]) + u(&d["tx"]);
+        assert!(drops > 0, "an overload: {d}");
+        assert_eq!(u(&lg["lost_packets"]), drops, "{ports} port(s): {d}");
+        assert_eq!(u(&lg["tx_packets"]), u(&lg["rx_packets"]) + drops);
+    }
+}
+
 #[test]
 fn testpmd_io_cycles_fall_in_the_published_dpdk_range() {
     // Calibration target (issue 3 acceptance 6; params.md §6b): RX + TX +

@@ -78,6 +78,8 @@ fn l2fwd_forwarded(cores: u32) -> (f64, Value) {
 fn four_cores_forward_over_three_and_a_half_times_one_when_core_bound() {
     let (one, d1) = l2fwd_forwarded(1);
     let (four, d4) = l2fwd_forwarded(4);
+    // 3.5: the bound the ports-and-cores design was accepted on (ideally 4×;
+    // the cores share the mempool's and the LLC's lines, which costs some).
     assert!(four >= 3.5 * one, "1 core {:.2} Mpps, 4 cores {:.2} Mpps", one / 1e6, four / 1e6);
     for d in [&d1, &d4] {
         assert!(u(&d["core"]) > 0 && u(&d["dma"]) == 0 && u(&d["tx"]) == 0, "core-bound: {d}");
@@ -105,14 +107,21 @@ fn a_chip_packet_rate_caps_both_ports_with_dma_drops() {
         assert!(u(&d["dma"]) > 0 && u(&d["core"]) == 0 && u(&d["tx"]) == 0, "port {p}: {d}");
         let g = &lg["ports"][p];
         assert!((f(&g["achieved_pps"]) / 7.5e6 - 1.0).abs() < 0.03, "port {p} gets half: {g}");
-        // l2fwd pairs the ports: what port 0 received left port 1.
         assert_eq!(u(&port["nic"]), 0, "both ports on one dual-port NIC");
     }
+    // l2fwd pairs the ports: what port 0 received left port 1, and the other
+    // way round, but for what the rings held at either end of the window.
+    let held = 2 * (host(&mut c).pmd.rxd + host(&mut c).pmd.txd) as u64;
+    for (rx, tx) in [(0, 1), (1, 0)] {
+        let (got, sent) = (u(&r["ports"][rx]["rx_packets"]), u(&r["ports"][tx]["tx_packets"]));
+        assert!(got.abs_diff(sent) <= held, "port {rx} received {got}, port {tx} sent {sent}");
+    }
     assert_eq!(r["nics"].as_array().unwrap().len(), 1);
-    // Without the cap the same NIC forwards more: the cap, not PCIe, was the limit.
+    // Without the cap the same NIC forwards beyond it (by more than the 2 %
+    // the capped run may stray): the cap, not PCIe, was the limit.
     host(&mut c).nic.max_pps = 0;
     let free = f(&run(&c).unwrap()["loadgen"]["achieved_pps"]);
-    assert!(free > 1.2 * achieved, "uncapped {:.2} Mpps", free / 1e6);
+    assert!(free > 1.02 * 15e6, "uncapped {:.2} Mpps", free / 1e6);
 }
 
 #[test]
@@ -206,7 +215,14 @@ fn a_pipeline_hands_bursts_to_workers_over_rings() {
     (host(&mut c).cores, host(&mut c).queues, host(&mut c).pipeline.rx_cores) = (3, 2, 1);
     let r = run(&c).unwrap();
     let (a1, a3) = (f(&one["loadgen"]["achieved_pps"]), f(&r["loadgen"]["achieved_pps"]));
-    assert!(a3 > 1.4 * a1, "pipeline {:.2} Mpps vs one core {:.2} Mpps", a3 / 1e6, a1 / 1e6);
+    // Both bottlenecks are saturated cores at one clock: the rates go as the
+    // inverse of their busy cycles per packet. The receiving core leaves the
+    // application and transmit to the workers, so it does fewer.
+    let busy = |c: &Value| f(&c["cycles_per_packet"]["total"]) - f(&c["cycles_per_packet"]["idle"]);
+    let (whole, rx_only) = (busy(&one["cores"][0]), busy(&r["cores"][0]));
+    assert!(rx_only < whole, "receiving core {rx_only:.1} cycles/packet, run to completion {whole:.1}");
+    let want = whole / rx_only;
+    assert!(((a3 / a1) / want - 1.0).abs() < 0.03, "pipeline {:.2} Mpps vs one core {:.2} Mpps: {:.3}× for {want:.3}×", a3 / 1e6, a1 / 1e6, a3 / a1);
     // The receiving core is the bottleneck: its drops are CoreDrops; the rings never fill.
     assert!(u(&r["drops"]["core"]) > 0 && u(&r["drops"]["ring"]) == 0, "{}", r["drops"]);
     let roles: Vec<&str> = r["cores"].as_array().unwrap().iter().map(|c| c["pmd"]["role"].as_str().unwrap()).collect();
@@ -261,7 +277,9 @@ fn bulk_ring_calls_take_whole_bursts() {
     let mean = |r: &Value| f(&r["loadgen"]["latency_ns"]["mean"]);
     // 32 packets at 1 Mpps: the first of a burst waits 31 µs, the last none.
     assert!(mean(&bulk) > mean(&burst) + 10_000.0, "bulk {:.0} ns, burst {:.0} ns", mean(&bulk), mean(&burst));
-    let dequeued = u(&bulk["pipeline"]["rings"][0]["dequeued"]);
-    assert!(dequeued > 0 && dequeued % 32 == 0, "{dequeued}");
-    assert!(u(&burst["pipeline"]["rings"][0]["dequeued"]) % 32 != 0);
+    // The worker's dequeue sizes: bulk only whole bursts; burst whatever is there.
+    let sizes = |r: &Value| -> Vec<u64> { r["cores"][1]["rx_burst_packets"].as_array().unwrap().iter().map(u).collect() };
+    let (bk, bs) = (sizes(&bulk), sizes(&burst));
+    assert!(bk[32] > 0 && bk[..32].iter().all(|&n| n == 0), "bulk dequeues {bk:?}");
+    assert!(bs[..32].iter().sum::<u64>() > 0, "burst dequeues {bs:?}");
 }

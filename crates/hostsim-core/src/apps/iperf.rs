@@ -34,8 +34,4 @@ impl App for Iperf {
     fn socket(&self) -> Option<Socket> {
         Some(Socket { transport: Transport::Tcp, port: self.port })
     }
-
-    fn forwards(&self) -> bool {
-        false
-    }
 }

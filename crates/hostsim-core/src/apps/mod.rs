@@ -19,7 +19,9 @@ mod iperf;
 pub use config::{AppConfig, ForwardMode, KvsAppConfig};
 
 use crate::error::{ConfigError, Result};
-use crate::stack::App;
+use crate::nic::Slot;
+use crate::stack::{App, AppCx};
+use crate::wire::ethernet;
 
 /// Builds an application from the host's `app` section.
 pub type Ctor = fn(&AppConfig) -> Result<Box<dyn App>>;
@@ -91,18 +93,21 @@ impl Registry {
     }
 }
 
-/// Reads every byte of a frame: a word-wise XOR fold, so the bytes are really read.
+/// testpmd mac and l2fwd: the destination MAC becomes the station behind
+/// the egress port, the source the port's own (a header write).
 #[inline]
-pub fn touch(frame: &[u8]) -> u64 {
-    let mut acc = 0u64;
-    let mut chunks = frame.chunks_exact(8);
-    for c in &mut chunks {
-        acc ^= u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-    }
-    for &b in chunks.remainder() {
-        acc = acc.rotate_left(8) ^ b as u64;
-    }
-    acc
+pub fn rewrite_macs(cx: &mut AppCx, s: &Slot) {
+    cx.work.instr(cx.costs.header_instr as u64).write(s.buf_addr);
+    let mut p = ethernet::Packet::new_unchecked(cx.frames.data_mut(s.frame));
+    p.set_dst(cx.peer_mac);
+    p.set_src(cx.port_mac);
+}
+
+/// testpmd macswap, rxptx, touchfwd: swap the MACs (a header read and write).
+#[inline]
+pub fn swap_macs(cx: &mut AppCx, s: &Slot) {
+    cx.work.instr(cx.costs.header_instr as u64).read(s.buf_addr).write(s.buf_addr);
+    ethernet::Packet::new_unchecked(cx.frames.data_mut(s.frame)).swap_macs();
 }
 
 #[cfg(test)]
@@ -119,5 +124,74 @@ mod tests {
         let e = r.lookup("nope").err().unwrap().to_string();
         assert!(e.starts_with("app") && e.contains("testpmd"), "{e}");
         assert!(r.get("iperf").unwrap().stacks.kernel && !r.get("iperf").unwrap().stacks.pmd);
+    }
+
+    /// Runs `burst` of `app` on one 1514 B frame (the port's MAC as its
+    /// destination, the peer's as its source, buffer at a line boundary) and
+    /// returns the frame after it, the verdict and the accesses charged.
+    fn one_frame(app: &str, mut frame: Vec<u8>) -> (Vec<u8>, crate::stack::Verdict, usize) {
+        use crate::cpu::{Category, Core, CoreConfig, Work};
+        use crate::framebuf::FramePool;
+        use crate::mem::{MemConfig, MemSystem};
+        use crate::stack::mempool::{Mempool, MempoolConfig};
+        let cpu = CoreConfig::altra();
+        let mut core = Core::new(0, &cpu).unwrap();
+        let mut mem = MemSystem::new(&MemConfig::altra(), 1, &[1_000_000_000_000 / cpu.freq_hz]).unwrap();
+        let mut frames = FramePool::new(1518);
+        let id = frames.alloc(frame.len() as u32 + 4);
+        frames.data_mut(id).copy_from_slice(&frame);
+        let mut mbufs = Mempool::new(&MempoolConfig { mbufs: 64, cache_size: 0, buf_bytes: 2176 }, 1, 0x1000_0000);
+        let (mut work, costs) = (Work::new(Category::App), crate::stack::pmd::config::PmdCosts::default());
+        let (mut tx, mut free, mut nombuf, mut scratch, mut touched) = (vec![], vec![], 0, vec![], vec![]);
+        let mut cx = AppCx {
+            core: &mut core,
+            mem: &mut mem,
+            frames: &mut frames,
+            mbufs: &mut mbufs,
+            work: &mut work,
+            costs: &costs,
+            core_id: 0,
+            port_mac: ethernet::Mac([2, 0, 0, 0, 0, 2]),
+            peer_mac: ethernet::Mac([2, 0, 0, 0, 0, 1]),
+            port_ip: "10.0.0.2".parse().unwrap(),
+            peer_ip: "10.0.0.1".parse().unwrap(),
+            tx: &mut tx,
+            free: &mut free,
+            nombuf: &mut nombuf,
+            user_rx: 0,
+            user_tx: 0,
+            kernel_app_instr: 0,
+            scratch: &mut scratch,
+            touched: &mut touched,
+        };
+        let mut a = (Registry::builtin().get(app).unwrap().ctor)(&AppConfig::default()).unwrap();
+        let verdict = a.burst(&mut cx, &[Slot { mbuf: 0, frame: id, buf_addr: 0x2000_0000 }]);
+        let accesses = work.accesses().len();
+        frame.copy_from_slice(frames.data(id));
+        (frame, verdict, accesses)
+    }
+
+    #[test]
+    fn applications_act_on_the_bytes_and_charge_their_lines() {
+        let (port, peer) = ([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1]);
+        let mut frame = vec![0u8; 1514];
+        frame[..6].copy_from_slice(&port);
+        frame[6..12].copy_from_slice(&peer);
+        frame[100] = 7;
+        // touchfwd: 1514 B from a line boundary is 24 lines read, then the
+        // header read and written; the MACs swapped.
+        let (f, v, n) = one_frame("touchfwd", frame.clone());
+        assert_eq!((&f[..6], &f[6..12], n), (&peer[..], &port[..], 24 + 2));
+        assert!(matches!(v, crate::stack::Verdict::Forward));
+        // touchdrop reads the same lines, swaps nothing and consumes.
+        let (f, v, n) = one_frame("touchdrop", frame.clone());
+        assert_eq!((&f[..12], n), (&frame[..12], 24));
+        assert!(matches!(v, crate::stack::Verdict::Consume));
+        // l2fwd: destination the station behind the port, source the port; one header write.
+        let (f, _, n) = one_frame("l2fwd", frame.clone());
+        assert_eq!((&f[..6], &f[6..12], n), (&peer[..], &port[..], 1));
+        // testpmd (macswap by default): the header read and written.
+        let (f, _, n) = one_frame("testpmd", frame.clone());
+        assert_eq!((&f[..6], n), (&peer[..], 2));
     }
 }

@@ -8,7 +8,6 @@ use crate::engine::time::Ps;
 use crate::error::Result;
 use crate::nic::Slot;
 use crate::stack::{App, AppCx, Verdict};
-use crate::wire::ethernet;
 
 pub fn new(cfg: &AppConfig) -> Result<Box<dyn App>> {
     Ok(Box::new(RxpTx { proc_time_ps: cfg.proc_time_ps }))
@@ -24,11 +23,9 @@ impl App for RxpTx {
     }
 
     fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) -> Verdict {
-        let header_instr = cx.costs.header_instr as u64;
         cx.work.reset(Category::App);
         for s in pkts {
-            cx.work.instr(header_instr).read(s.buf_addr).write(s.buf_addr);
-            ethernet::Packet::new_unchecked(cx.frames.data_mut(s.frame)).swap_macs();
+            super::swap_macs(cx, s);
         }
         cx.exec();
         cx.core.spin_ps(self.proc_time_ps * pkts.len() as u64);

@@ -14,7 +14,7 @@ use crate::wire::ethernet::{self, Mac};
 use crate::wire::{ipv4, udp, UDP_HEADERS};
 
 pub fn new(cfg: &AppConfig) -> Result<Box<dyn App>> {
-    Ok(Box::new(Testpmd { mode: cfg.forward_mode, tx_frame_bytes: cfg.tx_frame_bytes, template: None, built: 0 }))
+    Ok(Box::new(Testpmd { mode: cfg.forward_mode, tx_frame_bytes: cfg.tx_frame_bytes, templates: Vec::new(), built: 0 }))
 }
 
 /// txonly builds frames of `tx_frame_bytes`.
@@ -29,8 +29,9 @@ pub fn max_frame_bytes(cfg: &AppConfig) -> u32 {
 struct Testpmd {
     mode: ForwardMode,
     tx_frame_bytes: u32,
-    /// txonly: the headers of the frames it sends (built on first use, from the port's MACs).
-    template: Option<TxTemplate>,
+    /// txonly: the headers of the frames each port sends (built on a port's
+    /// first burst, from its MAC and IP and its peer's).
+    templates: Vec<(Mac, TxTemplate)>,
     /// txonly: frames built.
     built: u64,
 }
@@ -41,21 +42,12 @@ impl App for Testpmd {
     }
 
     fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) -> Verdict {
-        let c = *cx.costs;
         cx.work.reset(Category::App);
         for s in pkts {
             match self.mode {
                 ForwardMode::Io | ForwardMode::Rxonly | ForwardMode::Txonly => {}
-                ForwardMode::Mac => {
-                    cx.work.instr(c.header_instr as u64).write(s.buf_addr);
-                    let mut p = ethernet::Packet::new_unchecked(cx.frames.data_mut(s.frame));
-                    p.set_dst(cx.peer_mac);
-                    p.set_src(cx.port_mac);
-                }
-                ForwardMode::Macswap => {
-                    cx.work.instr(c.header_instr as u64).read(s.buf_addr).write(s.buf_addr);
-                    ethernet::Packet::new_unchecked(cx.frames.data_mut(s.frame)).swap_macs();
-                }
+                ForwardMode::Mac => super::rewrite_macs(cx, s),
+                ForwardMode::Macswap => super::swap_macs(cx, s),
             }
         }
         cx.exec();
@@ -73,7 +65,14 @@ impl App for Testpmd {
     fn generate(&mut self, cx: &mut AppCx, mbufs: &[(u32, u64)], out: &mut Vec<Slot>) {
         let bytes = self.tx_frame_bytes;
         let header_instr = cx.costs.header_instr as u64;
-        let t = self.template.get_or_insert_with(|| TxTemplate::new(cx.port_mac, cx.peer_mac, cx.port_ip, cx.peer_ip));
+        let i = match self.templates.iter().position(|(mac, _)| *mac == cx.port_mac) {
+            Some(i) => i,
+            None => {
+                self.templates.push((cx.port_mac, TxTemplate::new(cx.port_mac, cx.peer_mac, cx.port_ip, cx.peer_ip)));
+                self.templates.len() - 1
+            }
+        };
+        let t = &self.templates[i].1;
         cx.work.reset(Category::App);
         for &(mbuf, addr) in mbufs {
             let frame = cx.frames.alloc(bytes);
@@ -83,10 +82,6 @@ impl App for Testpmd {
             out.push(Slot { mbuf, frame, buf_addr: addr });
         }
         cx.exec();
-    }
-
-    fn forwards(&self) -> bool {
-        self.mode != ForwardMode::Rxonly
     }
 
     fn result_json(&self) -> Value {

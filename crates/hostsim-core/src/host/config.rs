@@ -98,30 +98,28 @@ impl HostConfig {
                 // A 200 GbE NIC needs PCIe 4.0 x16 (params.md §13 baseline); estimate.
                 PcieConfig::gen4_x16(),
                 // Sized as the 100 GbE NIC for twice the rate (see NicConfig::nic_100g; estimate).
-                // Up to four NICs, each behind its own link, a core per port, as the
-                // kernel-bypass study ran this machine (issue 10).
+                // Slots for up to four NICs, each behind its own link (the
+                // kernel-bypass study's setup, as issue 10 gives it: a core per
+                // port); `host.ports` picks how many are in use (default 1).
                 NicConfig { rx_desc_cache: 512, rx_prefetch_threshold: 256, nics: 4, ..NicConfig::nic_100g() },
             )),
             // A dual-port 82599 on PCIe 2.0 x8 (SPEC §4): both ports behind one link.
-            "xeon-e3-1230v2" => Ok(Self::of(
-                CoreConfig::ivy_bridge_3_3ghz(),
-                MemConfig::xeon_e3_1230v2(),
-                PcieConfig::gen2_x8(),
-                NicConfig { ports_per_nic: 2, ..NicConfig::default() },
-            )),
-            // The same machine with a dual-port X540 (10GBASE-T, PCIe 2.1 x8: the
-            // same link rate); the X540 shares the 82599's datapath, its buffers and
-            // queues taken as the 82599's: 128 queue pairs, RSS over 16 (DPDK and
-            // Linux ixgbe drivers; docs/reference/ports-queues-cores.md §1b, §2) [V].
-            "xeon-e3-1230v2-x540" => Ok(Self::of(
+            // The X540 variant is the same model: the X540 shares the 82599's
+            // datapath on PCIe 2.1 x8 (the same 5 GT/s); its queues (128 pairs,
+            // RSS over 16) are the 82599's [V], its buffers taken as the 82599's
+            // [NS] (docs/reference/ports-queues-cores.md §1b, §2). What differs,
+            // the 10GBASE-T PHY's latency, is not modelled.
+            "xeon-e3-1230v2" | "xeon-e3-1230v2-x540" => Ok(Self::of(
                 CoreConfig::ivy_bridge_3_3ghz(),
                 MemConfig::xeon_e3_1230v2(),
                 PcieConfig::gen2_x8(),
                 NicConfig { ports_per_nic: 2, ..NicConfig::default() },
             )),
             // SPEC §4: 14 cores at 3.1 GHz, a ConnectX-5-class 100 GbE NIC on PCIe
-            // 3.0 x16; two ports sharing the card's link (a dual-port ConnectX-5
-            // carries 100 Gb/s for the card, DPDK's mlx5 guide [V]).
+            // 3.0 x16; two ports sharing the card's link. A dual-port ConnectX-5
+            // carries 100 Gb/s for the card (DPDK's mlx5 guide [V]); here only
+            // its PCIe link (about 104 Gb/s of DMA writes, params.md §2c) holds
+            // both ports to that.
             "i9-7940x-cx5" => Ok(Self::of(
                 CoreConfig::skylake_x_3_1ghz(),
                 MemConfig::skylake_x_14(),

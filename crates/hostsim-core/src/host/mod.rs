@@ -122,13 +122,13 @@ impl NicOut for Sink<'_> {
     #[inline]
     fn rx_writeback(&mut self, t: Ps, port: usize, queue: usize) {
         let c = self.rx_owner[port * self.queues + queue] as usize;
-        self.stacks[c].rx_writeback(t, port, queue, &mut self.cores[c], self.out);
+        self.stacks[c].rx_ready(t, &mut self.cores[c], self.out);
     }
 
     #[inline]
     fn tx_writeback(&mut self, t: Ps, port: usize, queue: usize) {
         let c = self.tx_owner[port * self.queues + queue] as usize;
-        self.stacks[c].tx_writeback(t, port, queue, &mut self.cores[c], self.out);
+        self.stacks[c].tx_done(t, &mut self.cores[c], self.out);
     }
 }
 
@@ -141,13 +141,9 @@ impl Host {
     /// or build; every mbuf must hold it.
     pub fn new(env: &HostEnv, cfg: &HostConfig, max_frame_bytes: u32) -> Result<Host> {
         cfg.validate()?;
+        // The app and its stack were checked with the config (`SimConfig::validate_with`).
         let entry = env.registry.lookup(env.app)?;
         let kernel = env.stack == StackKind::Kernel;
-        match (kernel, entry.stacks.kernel, entry.stacks.pmd) {
-            (true, false, _) => return Err(field_err("stack", "kernel", &format!("pmd for app {} (it runs on the poll-mode driver only)", env.app))),
-            (false, _, false) => return Err(field_err("stack", "pmd", &format!("kernel for app {} (it runs on the kernel stack only)", env.app))),
-            _ => {}
-        }
         let app = (entry.ctor)(&cfg.app)?;
         let (nports, nqueues, ncores) = (cfg.ports as usize, cfg.queues as usize, cfg.cores as usize);
         let cores = (0..ncores).map(|c| Core::new(c, &cfg.cpu)).collect::<Result<Vec<_>>>()?;
@@ -335,16 +331,12 @@ impl Host {
                 let mut wakes = std::mem::take(&mut self.out.wakes);
                 for &(t, w) in &wakes {
                     let w = w as usize;
-                    self.stacks[w].rx_writeback(t, 0, 0, &mut self.cores[w], &mut self.out);
+                    self.stacks[w].rx_ready(t, &mut self.cores[w], &mut self.out);
                 }
                 wakes.clear();
                 self.out.wakes = wakes;
             }
         }
-    }
-
-    pub fn ports(&self) -> usize {
-        self.nic.ports.len()
     }
 }
 

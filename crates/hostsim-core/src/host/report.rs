@@ -190,7 +190,7 @@ impl Host {
         }
         nic["rx_nombuf"] = json!(stack.get("rx_nombuf").and_then(Value::as_u64).unwrap_or(0));
         let sd = self.stacks.iter().map(|s| s.drops()).fold((0, 0, 0), |a, d| (a.0 + d.socket, a.1 + d.no_port, a.2 + d.qdisc));
-        drops["ring"] = json!(stack.get("ring_full_drops").and_then(Value::as_u64).unwrap_or(0));
+        drops["ring"] = json!(self.rings.iter().map(|r| r.counters.full_drops).sum::<u64>());
         drops["socket"] = json!(sd.0);
         drops["no_port"] = json!(sd.1);
         drops["qdisc"] = json!(sd.2);

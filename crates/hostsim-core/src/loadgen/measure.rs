@@ -236,6 +236,11 @@ impl Measure {
         self.samples.extend(o.samples.iter().take(room));
     }
 
+    /// How many raw samples it keeps at most (`loadgen.keep_samples`).
+    pub fn keep_samples(&self) -> u64 {
+        self.keep as u64
+    }
+
     pub fn samples(&self) -> &[(u64, u64)] {
         &self.samples
     }

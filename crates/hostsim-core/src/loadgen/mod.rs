@@ -460,17 +460,19 @@ pub fn result_json(ports: &[(&Loadgen, bool, u64)]) -> Value {
         })
         .collect();
     v["ports"] = Value::Array(rows);
+    v["sending_ports"] = json!(ports.iter().filter(|p| p.1).count());
     v
 }
 
 /// Several ports as one generator.
 fn aggregate_json(ports: &[(&Loadgen, bool, u64)]) -> Value {
     let first = ports[0].0;
-    let mut m = Measure::new(first.warmup_ps, first.tx_end, first.measure.samples().len() as u64);
+    let mut m = Measure::new(first.warmup_ps, first.tx_end, first.measure.keep_samples());
     for (g, _, _) in ports {
         m.merge(&g.measure);
     }
-    let w = ports.iter().map(|(g, _, _)| g.window_s()).fold(0.0, f64::max);
+    // The ports share one window unless a trace ends one early: the longest.
+    let (w, window_ps) = ports.iter().map(|(g, _, _)| (g.window_s(), g.window_ps())).fold((0.0f64, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)));
     let sending: Vec<&Loadgen> = ports.iter().filter(|p| p.1).map(|p| p.0).collect();
     let sum = |f: &dyn Fn(&Loadgen) -> f64| sending.iter().map(|g| f(g)).sum::<f64>();
     let mut v = m.counts_json(w);
@@ -481,8 +483,7 @@ fn aggregate_json(ports: &[(&Loadgen, bool, u64)]) -> Value {
         ("link_rate_bps", json!(first.link_bps)),
         ("mean_frame_bytes", json!(first.mean_bytes)),
         ("rate_capped", json!(sending.iter().any(|g| g.rate.capped))),
-        ("measured_window_ps", json!(first.window_ps())),
-        ("sending_ports", json!(sending.len())),
+        ("measured_window_ps", json!(window_ps)),
         ("latency_ns", m.latency_json()),
         ("latency_histogram", m.histogram_json()),
     ] {

@@ -1,8 +1,9 @@
 //! One set-associative cache of 64 B lines with true LRU replacement.
 //!
-//! The set index is the lowest address bits above the line offset (the set
-//! count is a power of two), so a lookup is a mask and a scan of `ways`
-//! consecutive tags — no hashing, no allocation. Each way keeps the full line
+//! The set index is the lowest address bits above the line offset: a mask
+//! when the set count is a power of two (every private cache), the line
+//! number modulo the set count otherwise (a sliced LLC, `Cache<true>`); a
+//! lookup then scans `ways` consecutive tags — no hashing, no allocation. Each way keeps the full line
 //! number as its tag and one word of metadata: a last-use stamp from a
 //! per-cache counter in the high bits (the smallest in the set is the LRU
 //! line) and a byte of state flags that the hierarchy interprets (see
@@ -54,8 +55,8 @@ impl Victim {
 /// the set with a mask, with no branch on the hot path.
 pub struct Cache<const SLICED: bool = false> {
     ways: usize,
-    /// Sets, and `sets - 1` when that is a power of two (then a mask picks the set).
     sets: u64,
+    /// `sets - 1`: picks the set when `pow2`.
     set_mask: u64,
     pow2: bool,
     /// Line number (`addr >> 6`) per way, `EMPTY` when invalid; set-major.

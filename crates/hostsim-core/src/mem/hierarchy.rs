@@ -19,7 +19,8 @@
 //! how misses overlap (SPEC §2.7).
 //!
 //! Simplified: no MSHR or bandwidth limits between levels, no prefetchers,
-//! no L1I, a snoop visits every other core instead of a directory, partial
+//! no L1I, a snoop visits every other core the snoop filter (`filter.rs`)
+//! cannot rule out rather than asking a directory, partial
 //! writes are whole-line writes. Read first: Sorin, Hill & Wood, *A Primer on
 //! Memory Consistency and Cache Coherence*, ch. 7–8; SPEC §2.6.
 
@@ -229,7 +230,7 @@ impl MemSystem {
         }
     }
 
-    /// Visits every core but `except`: with `invalidate`, drops their copies;
+    /// Visits every core but `except` that may hold the line: with `invalidate`, drops their copies;
     /// otherwise marks them shared. Returns (any copy, any dirty copy).
     pub(super) fn snoop(&mut self, except: Option<usize>, addr: u64, invalidate: bool) -> (bool, bool) {
         let (mut found, mut dirty) = (false, false);

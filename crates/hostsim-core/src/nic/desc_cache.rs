@@ -46,12 +46,12 @@ impl RxDescCache {
         }
     }
 
-    /// The driver moved the tail to absolute position `tail` (a doorbell arrived).
     /// The driver's tail as the NIC last heard it.
     pub fn sw_tail(&self) -> u64 {
         self.sw_tail
     }
 
+    /// The driver moved the tail to absolute position `tail` (a doorbell arrived).
     pub fn doorbell(&mut self, tail: u64) {
         debug_assert!(tail <= self.written_back + self.ring, "driver cannot give more than the ring");
         self.sw_tail = self.sw_tail.max(tail);

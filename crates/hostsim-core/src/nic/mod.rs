@@ -210,6 +210,5 @@ mod tests {
     #[test]
     fn nic_events_stay_eight_bytes() {
         assert_eq!(std::mem::size_of::<NicEvent>(), 8);
-        assert_eq!(std::mem::size_of::<crate::stack::Event>(), 8);
     }
 }

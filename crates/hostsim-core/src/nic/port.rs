@@ -40,9 +40,6 @@ use crate::mem::MemSystem;
 use crate::pcie::Kind;
 use crate::wire::ethernet::{Mac, FCS_LEN};
 
-/// Bytes on the wire per frame beyond the frame (preamble, SFD, gap; params.md §1).
-const WIRE_OVERHEAD_BYTES: u64 = 20;
-
 /// What a port's engines need to know of its configuration, in base units.
 #[derive(Debug, Clone, Copy)]
 pub struct PortParams {
@@ -351,7 +348,7 @@ impl Port {
             self.tx_last_ready = ready;
             // The frame leaves the FIFO once it is on the wire (same arithmetic as the link).
             let start = ready.max(self.wire_free_at);
-            self.wire_free_at = start + bits_to_ps((bytes as u64 + WIRE_OVERHEAD_BYTES) * 8, self.params.wire_rate_bps);
+            self.wire_free_at = start + bits_to_ps((bytes as u64 + crate::link::WIRE_OVERHEAD_BYTES as u64) * 8, self.params.wire_rate_bps);
             self.tx_fifo.push_back((self.wire_free_at, bytes));
             self.tx_fifo_used += bytes as u64;
             e.out.to_wire(ready, self.id as usize, s.frame);

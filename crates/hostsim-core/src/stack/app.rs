@@ -17,7 +17,6 @@ use serde_json::Value;
 use super::mempool::Mempool;
 use super::pmd::config::PmdCosts;
 use crate::cpu::{Core, Work};
-use crate::engine::time::Ps;
 use crate::framebuf::{FrameId, FramePool};
 use crate::mem::MemSystem;
 use crate::nic::Slot;
@@ -71,10 +70,7 @@ pub struct AppCx<'a> {
     pub tx: &'a mut Vec<Slot>,
     /// Poll-mode driver: mbufs to return to the pool.
     pub free: &'a mut Vec<u32>,
-    /// Frames whose life ended here (measured by the load generator as delivered).
-    pub consumed: &'a mut Vec<(Ps, FrameId)>,
-    /// Packets consumed, and mbuf allocations that failed (`rx_nombuf`).
-    pub consumed_count: &'a mut u64,
+    /// mbuf allocations that failed (`rx_nombuf`).
     pub nombuf: &'a mut u64,
     /// Kernel stack: the application's receive and send buffers, and its
     /// instructions per datagram (`host.kernel.costs.app_instr`).
@@ -90,14 +86,6 @@ impl AppCx<'_> {
     #[inline]
     pub fn exec(&mut self) {
         self.core.exec(self.work, self.mem);
-    }
-
-    /// The packets are consumed here: their frames end, their mbufs go back.
-    pub fn consume(&mut self, pkts: &[Slot]) {
-        let t = self.core.now();
-        *self.consumed_count += pkts.len() as u64;
-        self.consumed.extend(pkts.iter().map(|s| (t, s.frame)));
-        self.free.extend(pkts.iter().map(|s| s.mbuf));
     }
 
     /// One more mbuf (a reply longer than one datagram): its mempool work
@@ -167,11 +155,6 @@ pub trait App {
     /// forwards, and `host.app.port_topology` picks the port.
     fn replies(&self) -> bool {
         false
-    }
-
-    /// Does the application transmit what it receives (for reports)?
-    fn forwards(&self) -> bool {
-        true
     }
 
     /// The application's own counters, for the result (an object, or null).

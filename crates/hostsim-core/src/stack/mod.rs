@@ -8,11 +8,12 @@
 //! A stack works through a [`StackCx`]: its core, the NICs (their queues'
 //! rings and the PCIe links its doorbells cross), the memory system, the
 //! mbuf mempool and the frame pool; what it does later goes into an
-//! [`Out`] — events (doorbells, its own next step), frames whose life ended
-//! inside the host.
+//! [`Out`] — events (doorbells, its own next step), frames for the wire,
+//! frames whose life ended inside the host, and cores to wake.
 //!
 //! Files: `app` (the application interface), `mempool` (DPDK's mempool at
-//! simulated addresses; the kernel's slabs use it too), `pmd/`, `kernel/`.
+//! simulated addresses; the kernel's slabs use it too), `ring` (`rte_ring`
+//! between cores, pipeline mode), `pmd/`, `kernel/`.
 
 pub mod app;
 pub mod kernel;
@@ -141,12 +142,12 @@ impl Stack for CoreStack {
         each!(self, s => s.run(now, cx, app))
     }
     #[inline]
-    fn rx_writeback(&mut self, t: Ps, port: usize, queue: usize, core: &mut Core, out: &mut Out) {
-        each!(self, s => s.rx_writeback(t, port, queue, core, out))
+    fn rx_ready(&mut self, t: Ps, core: &mut Core, out: &mut Out) {
+        each!(self, s => s.rx_ready(t, core, out))
     }
     #[inline]
-    fn tx_writeback(&mut self, t: Ps, port: usize, queue: usize, core: &mut Core, out: &mut Out) {
-        each!(self, s => s.tx_writeback(t, port, queue, core, out))
+    fn tx_done(&mut self, t: Ps, core: &mut Core, out: &mut Out) {
+        each!(self, s => s.tx_done(t, core, out))
     }
     fn burst_histogram(&self) -> &[u64] {
         each!(self, s => s.burst_histogram())
@@ -172,10 +173,11 @@ pub trait Stack {
     /// The core's next step at `now`: a poll-loop iteration, an interrupt,
     /// or one unit of the thread the scheduler picks.
     fn run(&mut self, now: Ps, cx: &mut StackCx, app: &mut dyn App);
-    /// RX descriptors of a queue this core serves become visible at `t`.
-    fn rx_writeback(&mut self, t: Ps, port: usize, queue: usize, core: &mut Core, out: &mut Out);
+    /// Something this core receives becomes visible at `t`: RX descriptors
+    /// of a queue it serves, or (pipeline) entries of the ring it drains.
+    fn rx_ready(&mut self, t: Ps, core: &mut Core, out: &mut Out);
     /// A TX completion of a queue this core transmits on becomes visible at `t`.
-    fn tx_writeback(&mut self, t: Ps, port: usize, queue: usize, core: &mut Core, out: &mut Out);
+    fn tx_done(&mut self, t: Ps, core: &mut Core, out: &mut Out);
     /// Packets per rx_burst (PMD) or per NAPI poll (kernel), by count.
     fn burst_histogram(&self) -> &[u64];
     /// The stack's own counters, for the result.
@@ -185,3 +187,12 @@ pub trait Stack {
     fn reset_stats(&mut self);
 }
 
+#[cfg(test)]
+mod tests {
+    /// A host event stays as small as the NIC's (8 bytes): the event queue's
+    /// entries are copied on every push and pop.
+    #[test]
+    fn host_events_stay_eight_bytes() {
+        assert_eq!(std::mem::size_of::<super::Event>(), 8);
+    }
+}

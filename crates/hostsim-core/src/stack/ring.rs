@@ -106,11 +106,6 @@ impl SwRing {
         self
     }
 
-    /// Bytes of simulated memory the ring takes (two lines of indices, the slots).
-    pub fn bytes(size: u32) -> u64 {
-        128 + size as u64 * 8
-    }
-
     fn prod_line(&self) -> u64 {
         self.base
     }
@@ -164,17 +159,26 @@ impl SwRing {
             work.instr(c.cas_instr as u64).read(self.prod_line());
         }
         work.write(self.prod_line());
+        self.slots_work(work, c, self.prod, k, true);
+        work.write(self.prod_line());
+        k
+    }
+
+    /// `n` slots from position `from` moved, once per line they span.
+    fn slots_work(&self, work: &mut Work, c: &RingCosts, from: u64, n: usize, write: bool) {
         let mut last = u64::MAX;
-        for i in 0..k as u64 {
+        for i in 0..n as u64 {
             work.instr(c.obj_instr as u64);
-            let line = self.slot_addr(self.prod + i) & !63;
+            let line = self.slot_addr(from + i) & !63;
             if line != last {
-                work.write(line);
+                if write {
+                    work.write(line);
+                } else {
+                    work.read(line);
+                }
                 last = line;
             }
         }
-        work.write(self.prod_line());
-        k
     }
 
     /// The objects the producer enqueued are visible from `t`.
@@ -187,28 +191,17 @@ impl SwRing {
         self.counters.max_used = self.counters.max_used.max(self.entries.len() as u64);
     }
 
-    /// Dequeues the `n` visible objects into `out` and adds the work of it.
+    /// Dequeues the first `n` objects (visible ones: see [`Self::ready`]) into
+    /// `out` and adds the work of it.
     pub fn dequeue(&mut self, work: &mut Work, c: &RingCosts, n: usize, out: &mut Vec<Entry>) {
         work.instr(c.op_instr as u64).read(self.prod_line());
         if self.multi_cons {
             work.instr(c.cas_instr as u64).read(self.cons_line());
         }
         work.write(self.cons_line());
-        let mut last = u64::MAX;
-        for i in 0..n as u64 {
-            work.instr(c.obj_instr as u64);
-            let line = self.slot_addr(self.cons + i) & !63;
-            if line != last {
-                work.read(line);
-                last = line;
-            }
-        }
+        self.slots_work(work, c, self.cons, n, false);
         work.write(self.cons_line());
-        for _ in 0..n {
-            if let Some((_, e)) = self.entries.pop_front() {
-                out.push(e);
-            }
-        }
+        out.extend(self.entries.drain(..n).map(|(_, e)| e));
         self.cons += n as u64;
         self.counters.dequeued += n as u64;
     }
@@ -264,6 +257,10 @@ mod tests {
         let lines: Vec<u64> = w.accesses().iter().map(|a| a.addr).collect();
         // cons line read, prod line read (CAS) and written, 16 slots = 2 lines, prod tail.
         assert_eq!(lines, vec![0x1040, 0x1000, 0x1000, 0x1080, 0x10c0, 0x1000]);
+        // Each access where it falls in the instruction stream: an object's
+        // instructions come before its slot's store.
+        let at: Vec<u64> = w.accesses().iter().map(|a| a.at_instr).collect();
+        assert_eq!(at, vec![40, 80, 80, 82, 98, 112]);
         assert_eq!(w.instructions(), 40 + 40 + 16 * 2);
     }
 }

@@ -8,6 +8,10 @@ use crate::engine::time::Ps;
 use crate::error::{ConfigError, Result};
 
 /// The kernel stack's parameters (`host.kernel.*`).
+
+/// The most sk_buffs a core's slab may hold: its 128 MiB region of the
+/// core's layout (`kernel/mod.rs`, checked by a test there).
+pub const MAX_SKBS: u32 = 1 << 18;
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct KernelConfig {
@@ -33,7 +37,8 @@ pub struct KernelConfig {
     /// this far ahead of the other runnable thread's (the scheduler's
     /// minimum granularity, 0.75 ms on one CPU; not re-read here).
     pub sched_granularity_ps: Ps,
-    /// sk_buff structs in the slab.
+    /// sk_buff structs in the slab (estimate: ample for the rings and socket
+    /// queues of one core; a real slab grows on demand).
     pub skbs: u32,
     /// TCP receive buffer (`tcp_rmem` max 6 MiB, the autotuning limit; not re-read here).
     pub tcp_rcvbuf_bytes: u32,
@@ -168,8 +173,9 @@ impl KernelConfig {
         if self.skb_truesize_bytes == 0 || self.rcvbuf_bytes < self.skb_truesize_bytes {
             return bad("kernel.rcvbuf_bytes", self.rcvbuf_bytes as u64, &format!(">= kernel.skb_truesize_bytes ({}) > 0", self.skb_truesize_bytes));
         }
-        if self.skbs < 64 || self.skbs > 1 << 22 {
-            return bad("kernel.skbs", self.skbs as u64, "64..=4194304");
+        // The slab must fit its region of the core's layout (kernel/mod.rs).
+        if self.skbs < 64 || self.skbs > MAX_SKBS {
+            return bad("kernel.skbs", self.skbs as u64, &format!("64..={MAX_SKBS}"));
         }
         if self.irq_interval_ps > 10_000_000_000 {
             return bad("kernel.irq_interval", self.irq_interval_ps, "<= 10 ms");

@@ -96,9 +96,18 @@ impl Layout {
     }
 }
 
-/// `struct sk_buff` is about 232 B: four lines written at allocation.
+/// The sk_buff slab as a mempool: objects of `struct sk_buff` (about 232 B,
+/// in 192 B of buffer after the pool's headers; estimate), with a per-core
+/// cache of 250 as DPDK's mempools (the kernel's per-CPU slab cache differs
+/// in detail; estimate).
+fn slab_config(skbs: u32) -> MempoolConfig {
+    MempoolConfig { mbufs: skbs, cache_size: 250, buf_bytes: 192 }
+}
+
+/// `struct sk_buff` is about 232 B (estimate, from its field list in
+/// include/linux/skbuff.h): four lines written at allocation.
 const SKB_LINES: u64 = 4;
-/// build_skb puts `skb_shared_info` (≈ 320 B) at the end of a 2 KiB buffer.
+/// build_skb puts `skb_shared_info` (≈ 320 B, estimate) at the end of a 2 KiB buffer.
 const SHINFO_OFFSET: u64 = 2048 - 320;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,7 +209,7 @@ impl Kernel {
     /// The kernel on core `id`, serving stream `s` for an application bound to `socket`.
     pub fn new(cfg: &KernelConfig, pmd_costs: super::pmd::config::PmdCosts, id: usize, s: Stream, socket: Socket) -> Kernel {
         let at = Layout::of(id);
-        let slab = MempoolConfig { mbufs: cfg.skbs, cache_size: 250, buf_bytes: 192 };
+        let slab = slab_config(cfg.skbs);
         Kernel {
             cfg: *cfg,
             id,
@@ -515,7 +524,7 @@ impl Kernel {
             for pos in freed..done {
                 self.work.read(tx.ring.desc_addr(pos));
                 self.ids2.push(tx.ring.slots[tx.ring.slot(pos)].mbuf);
-                self.ids.push(self.tx_skbs.pop_front().unwrap_or_default());
+                self.ids.push(self.tx_skbs.pop_front().expect("an skb for every TX descriptor"));
             }
             tx.freed = done;
             self.exec(cx);
@@ -580,11 +589,11 @@ impl super::Stack for Kernel {
         self.step(now, cx, app);
     }
 
-    fn rx_writeback(&mut self, t: Ps, _port: usize, _queue: usize, _core: &mut Core, out: &mut Out) {
+    fn rx_ready(&mut self, t: Ps, _core: &mut Core, out: &mut Out) {
         self.raise_irq(t, out);
     }
 
-    fn tx_writeback(&mut self, t: Ps, _port: usize, _queue: usize, _core: &mut Core, out: &mut Out) {
+    fn tx_done(&mut self, t: Ps, _core: &mut Core, out: &mut Out) {
         self.raise_irq(t, out);
     }
 
@@ -646,5 +655,8 @@ mod tests {
         let (a, b) = (Layout::of(0), Layout::of(1));
         assert_eq!((a.skb, a.sock, a.user_rx), (0x3000_0000, 0x3800_0000, 0x3900_0000));
         assert!(b.skb > a.user_tx && Layout::of(2).skb >= b.user_tx + 0x1_0000);
+        // The largest slab allowed ends before the socket.
+        let slab = Mempool::new(&slab_config(super::config::MAX_SKBS), 1, a.skb);
+        assert!(a.skb + slab.bytes() <= a.sock, "slab {} B in {} B", slab.bytes(), a.sock - a.skb);
     }
 }

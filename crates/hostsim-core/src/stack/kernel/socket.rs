@@ -161,8 +161,6 @@ impl Kernel {
             peer_ip,
             tx: &mut self.no_tx,
             free: &mut self.no_free,
-            consumed: &mut cx.out.consumed,
-            consumed_count: &mut self.c.app_consumed,
             nombuf: &mut self.c.rx_nombuf,
             user_rx: self.at.user_rx,
             user_tx: self.at.user_tx,

@@ -10,7 +10,7 @@
 //! An empty poll costs cycles. When a whole iteration finds nothing, the
 //! core skips its empty polls arithmetically (same cost and phase as
 //! polling) until the next write-back of one of its queues can be seen, or
-//! sleeps until one is issued (`rx_writeback` wakes it at the next poll
+//! sleeps until one is issued (`rx_ready` wakes it at the next poll
 //! boundary). The driver's state is read at the start of each stream's
 //! poll; the memory system sees its accesses at their issue times.
 //!
@@ -48,8 +48,6 @@ struct Counters {
     app_consumed: u64,
     /// Generated frames freed because the TX ring was full (testpmd txonly).
     txonly_unsent: u64,
-    /// Pipeline: packets freed because a worker's ring was full.
-    ring_full_drops: u64,
 }
 
 /// Why a stream's poll ended the iteration early.
@@ -247,8 +245,6 @@ impl Pmd {
             peer_ip,
             tx: &mut self.tx,
             free: &mut self.free,
-            consumed: &mut cx.out.consumed,
-            consumed_count: &mut self.c.app_consumed,
             nombuf: &mut self.c.rx_nombuf,
             user_rx: 0,
             user_tx: 0,
@@ -395,6 +391,7 @@ impl Pmd {
             let mut out = std::mem::take(&mut self.batch);
             out.clear();
             app.generate(&mut self.app_cx(cx, s.tx_port), &bufs, &mut out);
+            debug_assert_eq!(out.len(), bufs.len(), "an application builds a packet in every mbuf it is given");
             self.bufs = bufs;
             cx.core.account_mut().add_packets(out.len() as u64);
             self.tx_burst(s, &out, cx, true);
@@ -420,7 +417,6 @@ impl Pmd {
         }
         if k < n {
             cx.rings[r].counters.full_drops += (n - k) as u64;
-            self.c.ring_full_drops += (n - k) as u64;
             self.mbufs.clear();
             for d in &self.batch[k..] {
                 cx.frames.free(d.frame);
@@ -508,7 +504,7 @@ impl super::Stack for Pmd {
 
     /// Wakes a sleeping core at the first poll boundary at or after `t`,
     /// charging the polls it skipped as idle.
-    fn rx_writeback(&mut self, t: Ps, _port: usize, _queue: usize, core: &mut Core, out: &mut Out) {
+    fn rx_ready(&mut self, t: Ps, core: &mut Core, out: &mut Out) {
         if !self.sleeping {
             return;
         }
@@ -521,7 +517,7 @@ impl super::Stack for Pmd {
         out.schedule(wake, Event::Core(self.id as u16));
     }
 
-    fn tx_writeback(&mut self, _t: Ps, _port: usize, _queue: usize, _core: &mut Core, _out: &mut Out) {}
+    fn tx_done(&mut self, _t: Ps, _core: &mut Core, _out: &mut Out) {}
 
     fn burst_histogram(&self) -> &[u64] {
         &self.burst_hist
@@ -534,7 +530,6 @@ impl super::Stack for Pmd {
             "empty_polls": self.c.empty_polls,
             "app_consumed": self.c.app_consumed,
             "txonly_unsent": self.c.txonly_unsent,
-            "ring_full_drops": self.c.ring_full_drops,
         })
     }
 
