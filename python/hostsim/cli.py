@@ -282,8 +282,9 @@ def format_run(data: Dict[str, Any]) -> str:
         ["tx packets", f"{lg['tx_packets']:,}"],
         ["rx packets", f"{lg['rx_packets']:,}"],
         ["lost", f"{lg['lost_packets']:,}"],
+        ["in flight", f"{lg['in_flight_packets']:,}"],
         ["reordered", f"{lg['reordered_packets']:,}"],
-        ["drop rate", f"{lg['drop_rate'] * 100:.4f} %"],
+        ["drop rate", f"{lg['drop_rate'] * 100:.4f} %  (loss rate {lg['loss_rate'] * 100:.4f} %: dropped or in flight)"],
         ["offered", f"{lg['offered_bps'] / 1e9:.4f} Gbps  {lg['offered_pps'] / 1e6:.4f} Mpps"],
         ["achieved", f"{lg['achieved_bps'] / 1e9:.4f} Gbps  {lg['achieved_pps'] / 1e6:.4f} Mpps"],
         ["line rate", f"{lg['line_rate_pps'] / 1e6:.4f} Mpps ({_links(lg.get('sending_ports', 1), rate_gbps)})"],
@@ -410,7 +411,7 @@ def _curve_cells(p: Dict[str, Any], host: bool, kernel: bool = False) -> List[st
         f"{p['offered_bps'] / 1e9:.4f}",
         f"{p['offered_pps'] / 1e6:.4f}",
         f"{p['achieved_bps'] / 1e9:.4f}",
-        f"{p['drop_rate'] * 100:.3f}",
+        f"{p['loss_rate'] * 100:.3f}",
         _ns(p["latency_ns"].get("p50")),
         _ns(p["latency_ns"].get("p99")),
     ]
@@ -427,7 +428,7 @@ def format_msb(data: Dict[str, Any]) -> str:
     """The curve table and MSB line ``hostsim msb`` prints."""
     m, cfg = data["msb"], data["config"]
     host = any("drops" in p for p in m["curve"])
-    rows = [["offered Gbps", "offered Mpps", "achieved Gbps", "drop %", "p50 ns", "p99 ns", ""]]
+    rows = [["offered Gbps", "offered Mpps", "achieved Gbps", "loss %", "p50 ns", "p99 ns", ""]]
     kernel = cfg.get("stack") == "kernel"
     if host:
         rows[0][-1:-1] = ["dma/core/tx/kernel drops" if kernel else "dma/core/tx drops"]
@@ -446,7 +447,7 @@ def format_msb(data: Dict[str, Any]) -> str:
     for p in m.get("ports", []):
         d = p["drops"]
         out.append(f"  port {p['port']} (NIC {p['nic']}): offered {p['offered_pps'] / 1e6:.2f} Mpps, "
-                   f"achieved {p['achieved_pps'] / 1e6:.2f} Mpps, drop {p['drop_rate'] * 100:.3f} %, "
+                   f"achieved {p['achieved_pps'] / 1e6:.2f} Mpps, loss {p['loss_rate'] * 100:.3f} %, "
                    f"dma/core/tx drops {d['dma']}/{d['core']}/{d['tx']}")
     out += [f"warning: {w}" for w in data.get("warnings", [])]
     return "\n".join(out)

@@ -1,7 +1,10 @@
 """The bandwidth test: maximum sustainable bandwidth (MSB) by a search over trials.
 
-MSB is the highest offered load whose drop rate stays at or below a
-threshold (1 % by default; 0 gives RFC 2544 throughput). The search works in
+MSB is the highest offered load whose loss rate stays at or below a
+threshold (1 % by default; 0 gives RFC 2544 throughput). The loss rate is
+RFC 2544's: frames of the measured window not received by the end of the
+trial (dropped, or still inside the system after the drain) over frames
+sent. The search works in
 packets per second. The first trial runs at line rate for the mean frame
 size, ``rate_bps / ((mean_bytes + 20) * 8)``; if it passes, the MSB is line
 rate. Otherwise a bisection keeps the highest passing rate ``lo`` and the
@@ -68,7 +71,10 @@ def curve_point(result: Mapping[str, Any], threshold: float) -> Dict[str, Any]:
         "tx_packets": lg["tx_packets"],
         "rx_packets": lg["rx_packets"],
         "drop_rate": lg["drop_rate"],
-        "passed": lg["drop_rate"] <= threshold,
+        "in_flight_packets": lg["in_flight_packets"],
+        # RFC 2544: a frame not received by the end of the trial is lost, dropped or still inside.
+        "loss_rate": lg["loss_rate"],
+        "passed": lg["loss_rate"] <= threshold,
         "latency_ns": {k: lat.get(k) for k in ("p50", "p99", "mean", "max")},
     }
     if "drops" in result:
@@ -83,7 +89,7 @@ def curve_point(result: Mapping[str, Any], threshold: float) -> Dict[str, Any]:
 def _port_point(port: Mapping[str, Any], gen: Mapping[str, Any]) -> Dict[str, Any]:
     """One port's share of a trial: what its generator port offered and got
     back, and the drops its NIC port attributed."""
-    keys = ("sends", "offered_pps", "offered_bps", "achieved_pps", "achieved_bps", "drop_rate")
+    keys = ("sends", "offered_pps", "offered_bps", "achieved_pps", "achieved_bps", "drop_rate", "loss_rate")
     return {"port": port["port"], "nic": port["nic"], **{k: gen[k] for k in keys}, "drops": dict(port["drops"])}
 
 
@@ -108,7 +114,7 @@ class _Search:
         self.points.append(point)
         if self.bar is not None:
             verdict = "pass" if point["passed"] else "fail"
-            self.bar.set_postfix_str(f"{pps / 1e6:.4g} Mpps drop {point['drop_rate']:.3%} {verdict}")
+            self.bar.set_postfix_str(f"{pps / 1e6:.4g} Mpps loss {point['loss_rate']:.3%} {verdict}")
             self.bar.update(1)
         return point
 

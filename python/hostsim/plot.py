@@ -28,12 +28,12 @@ def plot_msb(result: Mapping[str, Any], path: str, right: str = "achieved") -> N
     msb = data["msb"]
     curve = msb["curve"]
     x = [p["offered_bps"] / 1e9 for p in curve]
-    drop = [p["drop_rate"] * 100 for p in curve]
+    drop = [p["loss_rate"] * 100 for p in curve]
 
     fig, ax = plt.subplots(figsize=(8, 4.8), dpi=120)
-    ax.plot(x, drop, "o-", color="tab:red", label="drop rate")
+    ax.plot(x, drop, "o-", color="tab:red", label="loss rate")
     ax.set_xlabel("offered load (Gbps, frame bits)")
-    ax.set_ylabel("drop rate (%)", color="tab:red")
+    ax.set_ylabel("loss rate (%, RFC 2544)", color="tab:red")
     ax.axhline(msb["threshold"] * 100, color="tab:red", linestyle=":", linewidth=1,
                label=f"threshold {msb['threshold']:.3g} ({msb['threshold'] * 100:g}%)")
     ax.axvline(msb["bps"] / 1e9, color="black", linestyle="--", linewidth=1,

@@ -61,6 +61,10 @@ def _wrap(value: Any) -> Any:
     return value
 
 
+#: How the core marks a warning about a broken invariant.
+VIOLATION = "invariant violated: "
+
+
 class Result(AttrView):
     """One simulation's result."""
 
@@ -69,6 +73,12 @@ class Result(AttrView):
     @property
     def warnings(self) -> List[str]:
         return list(self._data.get("warnings", []))
+
+    @property
+    def violations(self) -> List[str]:
+        """The invariants this result breaks (conservation, rates, utilisation,
+        latency), as the core checked them; empty when all hold."""
+        return [w[len(VIOLATION):] for w in self.warnings if w.startswith(VIOLATION)]
 
     def write_json(self, path: str) -> None:
         with open(path, "w", encoding="utf-8") as f:

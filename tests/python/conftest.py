@@ -61,3 +61,24 @@ def cli(tmp_path):
         return proc
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def every_result_keeps_its_invariants(monkeypatch):
+    """Every simulation a test runs in this process is checked: frames are
+    conserved (sent = returned + consumed + dropped + in flight), rates and
+    utilisations are possible, latencies lie within the run."""
+    import importlib
+
+    runner = importlib.import_module("hostsim.runner")
+    search = importlib.import_module("hostsim.msb")
+
+    real = runner.simulate_resolved
+
+    def checked(resolved, preset=None):
+        result = real(resolved, preset)
+        assert not result.violations, result.violations
+        return result
+
+    monkeypatch.setattr(runner, "simulate_resolved", checked)
+    monkeypatch.setattr(search, "simulate_resolved", checked)

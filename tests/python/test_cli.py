@@ -24,7 +24,7 @@ def test_msb_writes_json_stats_and_plot(cli, tmp_path):
     assert m["pps"] == pytest.approx(10e6, rel=0.0101)
     assert len(m["curve"]) == m["trials"] >= 5
     for point in m["curve"]:
-        for key in ("offered_bps", "achieved_bps", "drop_rate"):
+        for key in ("offered_bps", "achieved_bps", "drop_rate", "loss_rate"):
             assert isinstance(point[key], (int, float)), key
         assert {"p50", "p99"} <= set(point["latency_ns"])
     assert data["config"]["reflector"]["service_time_ps"] == 100_000
@@ -38,7 +38,7 @@ def test_msb_writes_json_stats_and_plot(cli, tmp_path):
     assert png.startswith(PNG_SIGNATURE) and len(png) > 1000
 
     # The printed table and the MSB line.
-    assert "offered Gbps" in proc.stdout and "drop %" in proc.stdout
+    assert "offered Gbps" in proc.stdout and "loss %" in proc.stdout
     msb_line = [line for line in proc.stdout.splitlines() if line.startswith("MSB: ")]
     assert len(msb_line) == 1
     assert f"{m['pps'] / 1e6:.2f} Mpps = {m['bps'] / 1e9:.2f} Gbps (64 B, threshold 1%" in msb_line[0]

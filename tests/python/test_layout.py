@@ -34,6 +34,7 @@ RANK: Dict[str, int] = {
     "host": 7,
     "config": 8,
     "system": 9,
+    "check": 8,
 }
 
 

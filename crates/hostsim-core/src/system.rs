@@ -36,7 +36,7 @@ use crate::engine::stats::{HasStats, Stat, StatSink};
 use crate::engine::time::{ps_to_s, Ps};
 use crate::engine::EventQueue;
 use crate::error::Result;
-use crate::framebuf::{FrameId, FramePool};
+use crate::framebuf::{Fate, FrameId, FramePool, Ledger};
 use crate::host::{Host, HostEnv};
 use crate::link::Link;
 use crate::loadgen::{self, Loadgen};
@@ -95,8 +95,7 @@ pub struct System {
     limit: Ps,
     /// Open loop: the latest arrival handed to a generator.
     last_arrival: Ps,
-    /// One generator port (no origin to look up); closed loop (replies are events).
-    single: bool,
+    /// Closed loop (replies are events).
     closed: bool,
 }
 
@@ -129,7 +128,6 @@ impl System {
         };
         let max_frame = gens.iter().map(|g| g.lg.max_frame_bytes()).max().unwrap_or(64);
         let pool = FramePool::new(max_frame.max(host_frames));
-        let pool = if ports > 1 { pool.track_origins() } else { pool };
         let dut = match &cfg.host {
             Some(h) if on_host => {
                 let mac = |s: &str| crate::wire::ethernet::parse_mac(s).unwrap_or_default();
@@ -156,7 +154,6 @@ impl System {
             out: Vec::with_capacity(2),
             limit: cfg.sim.duration_ps.saturating_add(cfg.sim.drain_ps).saturating_add(2 * cfg.link.propagation_ps),
             last_arrival: 0,
-            single: ports == 1,
             closed: cfg.loadgen.closed_loop.is_some(),
         })
     }
@@ -184,7 +181,44 @@ impl System {
         while let Some((now, ev)) = self.q.pop_until(self.limit) {
             self.dispatch(now, ev);
         }
+        for (p, g) in self.gens.iter_mut().enumerate() {
+            g.lg.set_in_flight(self.pool.in_flight(p)[Ledger::MEASURED_ROW]);
+        }
         self.q.now().max(self.last_arrival).max(self.cfg.sim.duration_ps)
+    }
+
+    /// What became of every frame the generators sent (`accounting` in the
+    /// result): over the measured window and over the whole run, summed over
+    /// the ports and, with several ports, for each.
+    pub fn accounting_json(&self) -> Value {
+        let row = |ledgers: &[(Ledger, [u64; 2])], r: usize| {
+            let sum = |f: &dyn Fn(&Ledger, &[u64; 2]) -> u64| ledgers.iter().map(|(l, n)| f(l, n)).sum::<u64>();
+            let mut drops = serde_json::Map::new();
+            for fate in Fate::ALL.into_iter().filter(|f| f.is_drop()) {
+                drops.insert(fate.name().into(), json!(sum(&|l, _| l.count(r, fate))));
+            }
+            json!({
+                "sent": sum(&|l, _| l.sent[r]),
+                "returned": sum(&|l, _| l.count(r, Fate::Returned)),
+                "consumed": sum(&|l, _| l.count(r, Fate::Consumed)),
+                "dropped": sum(&|l, _| l.dropped(r)),
+                "in_flight": sum(&|_, n| n[r]),
+                "drops": drops,
+            })
+        };
+        let per_port: Vec<(Ledger, [u64; 2])> = (0..self.gens.len()).map(|p| (self.pool.ledger(p), self.pool.in_flight(p))).collect();
+        let mut v = json!({
+            "measured": row(&per_port, Ledger::MEASURED_ROW),
+            "total": row(&per_port, Ledger::TOTAL_ROW),
+        });
+        if per_port.len() > 1 {
+            v["ports"] = per_port
+                .iter()
+                .enumerate()
+                .map(|(p, l)| json!({"port": p, "measured": row(std::slice::from_ref(l), Ledger::MEASURED_ROW), "total": row(std::slice::from_ref(l), Ledger::TOTAL_ROW)}))
+                .collect();
+        }
+        v
     }
 
     #[inline]
@@ -199,7 +233,7 @@ impl System {
                     let bytes = g.lg.next_size();
                     let start = now.max(g.links[TO_DUT].free_at());
                     let id = g.lg.emit(&mut self.pool, start, bytes);
-                    self.pool.set_origin(id, p);
+                    self.pool.mark_sent(id, p, g.lg.last_seq(), g.lg.measures(start));
                     self.send(p, TO_DUT, start, id);
                 }
             }
@@ -225,7 +259,7 @@ impl System {
                     let bytes = g.lg.next_size();
                     let start = t.max(g.links[TO_DUT].free_at());
                     let id = g.lg.emit(&mut self.pool, start, bytes);
-                    self.pool.set_origin(id, p);
+                    self.pool.mark_sent(id, p, g.lg.last_seq(), g.lg.measures(start));
                     self.send(p, TO_DUT, start, id);
                     due = self.gens[p].lg.next_departure();
                 }
@@ -286,7 +320,9 @@ impl System {
     fn receive(&mut self, p: usize, id: FrameId, now: Ps) {
         self.gens[p].rx_frames += 1;
         let o = self.origin(id, p);
-        if self.gens[o].lg.receive(&mut self.pool, id, now) {
+        let go = self.gens[o].lg.receive(&self.pool, id, now);
+        self.pool.end(id, Fate::Returned);
+        if go {
             self.gen_now(o, now);
         }
     }
@@ -294,11 +330,7 @@ impl System {
     /// The generator port that sent a frame (`p`, where it arrives, for frames the device built).
     #[inline]
     fn origin(&self, id: FrameId, p: usize) -> usize {
-        if self.single {
-            0
-        } else {
-            self.pool.origin(id).unwrap_or(p)
-        }
+        self.pool.origin(id).unwrap_or(p)
     }
 
     /// Closed loop: generator `p` may transmit at `now` (a reply or a timeout freed a place).
@@ -325,7 +357,8 @@ impl System {
         }
         for &(t, id) in &consumed {
             let o = self.origin(id, 0);
-            self.gens[o].lg.consume(&mut self.pool, id, t);
+            self.gens[o].lg.consume(&self.pool, id, t);
+            self.pool.end(id, Fate::Consumed);
         }
         wire.clear();
         consumed.clear();
@@ -346,9 +379,8 @@ impl System {
         if arrival <= self.limit {
             self.last_arrival = self.last_arrival.max(arrival);
             self.receive(p, id, arrival);
-        } else {
-            self.pool.free(id);
         }
+        // Otherwise it arrives after the run: it stays in flight.
     }
 
     #[inline]
@@ -456,12 +488,21 @@ pub fn run_with(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Val
             ));
         }
     }
+    let in_flight: u64 = (0..sys.gens.len()).map(|p| sys.pool.in_flight(p)[Ledger::MEASURED_ROW]).sum();
+    if in_flight > 0 {
+        warnings.push(format!(
+            "{in_flight} frames of the measured window were still inside the system when the run ended \
+             (sim.drain {:.3} ms): counted in loadgen.in_flight_packets and loss_rate, not in lost_packets or drop_rate",
+            cfg.sim.drain_ps as f64 / 1e9
+        ));
+    }
     for w in sys.gens.iter().flat_map(|g| g.lg.warnings()) {
         if !warnings.contains(&w) {
             warnings.push(w);
         }
     }
     let stats = sys.stats();
+    let accounting = sys.accounting_json();
     let total_tx = sys.total_tx();
     // Utilisations are over the device's window: from when the first frame
     // sent after warm-up reaches it to the end of the run (the drain
@@ -483,6 +524,7 @@ pub fn run_with(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Val
             "version": crate::VERSION,
         },
         "stats": stats,
+        "accounting": accounting,
         "warnings": warnings,
     });
     match &sys.dut {
@@ -493,6 +535,24 @@ pub fn run_with(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Val
             }
         }
     }
+    // A result that breaks an invariant says so, naming it.
+    let broken = crate::check::violations(&out);
+    if let Some(w) = out["warnings"].as_array_mut() {
+        w.extend(broken.into_iter().map(|v| Value::String(format!("invariant violated: {v}"))));
+    }
     Ok(out)
 }
 
+
+/// [`run`], then [`crate::check::assert_holds`] on its result (it panics
+/// naming every broken invariant): what every system-level test calls.
+pub fn checked_run(cfg: &SimConfig) -> Result<Value> {
+    checked_run_with(cfg, &crate::apps::Registry::builtin())
+}
+
+/// [`checked_run`] with the applications of `registry`.
+pub fn checked_run_with(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
+    let r = run_with(cfg, registry)?;
+    crate::check::assert_holds(&r);
+    Ok(r)
+}

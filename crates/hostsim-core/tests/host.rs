@@ -4,7 +4,8 @@
 use hostsim_core::config::*;
 use hostsim_core::host::config::ForwardMode;
 use hostsim_core::host::HostConfig;
-use hostsim_core::system::{run, System};
+use hostsim_core::system::checked_run as run;
+use hostsim_core::system::System;
 use serde_json::Value;
 
 const US: u64 = 1_000_000;

@@ -3,7 +3,7 @@
 
 use hostsim_core::config::*;
 use hostsim_core::host::HostConfig;
-use hostsim_core::system::run;
+use hostsim_core::system::checked_run as run;
 use serde_json::Value;
 
 const US: u64 = 1_000_000;

@@ -3,7 +3,8 @@
 //! picoseconds, queueing limits, loss and reorder counts, determinism.
 
 use hostsim_core::config::*;
-use hostsim_core::system::{run, System};
+use hostsim_core::system::checked_run as run;
+use hostsim_core::system::System;
 use serde_json::Value;
 
 const G100: u64 = 100_000_000_000;

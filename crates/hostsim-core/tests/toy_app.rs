@@ -65,7 +65,7 @@ fn a_toy_application_runs_from_its_own_file_and_one_registry_line() {
     c.loadgen.rate = Rate { unit: RateUnit::Pps, value: 1e6 };
     c.loadgen.capture_rx = Some(rx.to_str().unwrap().into());
     c.sim.duration_ps = 100_000_000;
-    let r = hostsim_core::system::run_with(&c, &registry).unwrap();
+    let r = hostsim_core::system::checked_run_with(&c, &registry).unwrap();
     let lg = &r["loadgen"];
     assert_eq!(lg["tx_packets"], 100);
     assert_eq!(lg["rx_packets"], 100, "every frame came back");

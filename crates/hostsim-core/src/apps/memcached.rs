@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 use super::config::{AppConfig, KvsAppConfig};
 use crate::cpu::{Category, Work};
 use crate::error::Result;
-use crate::framebuf::FrameId;
+use crate::framebuf::{Fate, FrameId};
 use crate::kvs::{Datagrams, Store, StoreConfig, ValueLimit};
 use crate::nic::Slot;
 use crate::stack::app::Transport;
@@ -222,7 +222,7 @@ impl App for KvsApp {
                 Served::Reply(peer) => peer,
                 Served::NotRequest | Served::NoReply => {
                     cx.free.push(s.mbuf);
-                    cx.frames.free(s.frame);
+                    cx.frames.end(s.frame, Fate::Consumed);
                     continue;
                 }
             };
@@ -233,7 +233,7 @@ impl App for KvsApp {
                     (s.frame, s.mbuf, s.buf_addr)
                 } else {
                     match cx.alloc_mbuf() {
-                        Some((m, a)) => (cx.frames.alloc(bytes), m, a),
+                        Some((m, a)) => (cx.frames.alloc_reply(s.frame, bytes), m, a),
                         None => break,
                     }
                 };
@@ -278,7 +278,7 @@ impl App for KvsApp {
         let per_line = cx.costs.touch_instr_per_line as u64;
         let payload = self.replies.get(i);
         let bytes = reply_frame_bytes(payload.len());
-        let f = if i == 0 { request } else { cx.frames.alloc(bytes) };
+        let f = if i == 0 { request } else { cx.frames.alloc_reply(request, bytes) };
         let fits = cx.frames.resize(f, bytes);
         debug_assert!(fits, "frame buffers hold full reply datagrams");
         if let Some(peer) = &self.peer {

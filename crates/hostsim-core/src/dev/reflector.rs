@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use crate::engine::stats::{HasStats, StatSink};
 use crate::engine::time::Ps;
 use crate::engine::SimRng;
-use crate::framebuf::{FrameId, FramePool};
+use crate::framebuf::{Fate, FrameId, FramePool};
 use crate::wire::ethernet;
 
 const STREAM_SERVICE: u64 = 10;
@@ -122,12 +122,12 @@ impl Reflector {
         self.rx_packets += 1;
         if self.cfg.drop_every != 0 && self.arrivals % self.cfg.drop_every == 0 {
             self.fault_drops += 1;
-            pool.free(id);
+            pool.end(id, Fate::Fault);
             return Arrival::Dropped;
         }
         if self.queue.len() >= self.cfg.queue_frames as usize {
             self.queue_drops += 1;
-            pool.free(id);
+            pool.end(id, Fate::DeviceQueue);
             return Arrival::Dropped;
         }
         self.queue.push_back(id);

@@ -34,6 +34,10 @@ pub struct Measure {
     /// Frames received without a tag in trace mode (counted in `rx_packets`
     /// when they arrive after warm-up; no latency).
     pub rx_untagged: u64,
+    /// Frames of the measured window still inside the system when the run
+    /// ended (set by the system from its frame ledger): neither received
+    /// nor lost.
+    pub in_flight: u64,
     /// One past the highest sequence number received.
     seq_hi: u64,
     seen: Vec<u64>,
@@ -63,6 +67,7 @@ impl Measure {
             rx_warmup: 0,
             rx_invalid: 0,
             rx_untagged: 0,
+            in_flight: 0,
             seq_hi: 0,
             seen: vec![0; (WINDOW / 64) as usize],
             hist,
@@ -97,6 +102,12 @@ impl Measure {
     /// Records the reply to frame `seq` sent at `tx_ps`, received at `now`.
     #[inline]
     pub fn on_rx(&mut self, seq: u64, tx_ps: Ps, now: Ps, frame_bytes: u32) {
+        // A reply cannot come back before its request left: a mis-paired one is invalid.
+        if tx_ps > now {
+            debug_assert!(false, "reply at {now} ps to a request sent at {tx_ps} ps");
+            self.rx_invalid += 1;
+            return;
+        }
         // Sequence bookkeeping over every tagged frame.
         let mut reordered = false;
         if seq >= self.seq_hi {
@@ -145,11 +156,12 @@ impl Measure {
         self.rx_packets - self.rx_untagged
     }
 
-    /// A frame without a tag came back at `now` (trace replay): it has no
-    /// transmit time, so it counts when it arrives after warm-up.
+    /// A frame without a tag came back (trace replay): it counts when the
+    /// system's ledger says it was sent in the measured window (no latency:
+    /// it carries no transmit time).
     #[inline]
-    pub fn on_rx_untagged(&mut self, now: Ps, frame_bytes: u32) {
-        if now >= self.window_start {
+    pub fn on_rx_untagged(&mut self, measured: bool, frame_bytes: u32) {
+        if measured {
             self.rx_packets += 1;
             self.rx_bytes += frame_bytes as u64;
             self.rx_untagged += 1;
@@ -197,12 +209,14 @@ impl Measure {
             "tx_packets": m.tx_packets,
             "rx_packets": m.rx_packets,
             "lost_packets": m.lost(),
+            "in_flight_packets": m.in_flight,
             "reordered_packets": m.reordered,
             "duplicate_packets": m.duplicates,
             "invalid_packets": m.rx_invalid,
             "tx_bytes": m.tx_bytes,
             "rx_bytes": m.rx_bytes,
             "drop_rate": m.drop_rate(),
+            "loss_rate": m.loss_rate(),
             "offered_bps": m.tx_bytes as f64 * 8.0 / w,
             "achieved_bps": m.rx_bytes as f64 * 8.0 / w,
             "offered_pps": m.tx_packets as f64 / w,
@@ -223,6 +237,7 @@ impl Measure {
         self.rx_warmup += o.rx_warmup;
         self.rx_invalid += o.rx_invalid;
         self.rx_untagged += o.rx_untagged;
+        self.in_flight += o.in_flight;
         if n2 > 0.0 {
             let _ = self.hist.add(&o.hist);
             self.lat_min = self.lat_min.min(o.lat_min);
@@ -245,10 +260,22 @@ impl Measure {
         &self.samples
     }
 
+    /// Frames of the measured window that did not come back and are not in flight.
     pub fn lost(&self) -> u64 {
-        self.tx_packets.saturating_sub(self.rx_packets)
+        self.tx_packets.saturating_sub(self.rx_packets).saturating_sub(self.in_flight)
     }
 
+    /// RFC 2544's frame loss rate: frames of the window not received by the
+    /// end of the run (dropped, or still in flight), over frames sent.
+    pub fn loss_rate(&self) -> f64 {
+        if self.tx_packets == 0 {
+            0.0
+        } else {
+            self.tx_packets.saturating_sub(self.rx_packets) as f64 / self.tx_packets as f64
+        }
+    }
+
+    /// Frames of the window dropped, over frames sent (in-flight ones excluded).
     pub fn drop_rate(&self) -> f64 {
         if self.tx_packets == 0 {
             0.0
@@ -295,11 +322,11 @@ mod tests {
     }
 
     #[test]
-    fn untagged_replies_count_after_warmup() {
+    fn untagged_replies_count_when_sent_in_the_window() {
         let mut m = Measure::new(100, 200, 0);
         m.on_tx(150, 64);
-        m.on_rx_untagged(99, 64);
-        m.on_rx_untagged(500, 128);
+        m.on_rx_untagged(false, 64);
+        m.on_rx_untagged(true, 128);
         assert_eq!((m.rx_packets, m.rx_untagged, m.rx_bytes, m.lost()), (1, 1, 128, 0));
         assert_eq!((m.latency_json()["count"].as_u64(), m.latency_json()["min"].is_null()), (Some(0), true));
         m.on_rx(0, 150, 160, 64);

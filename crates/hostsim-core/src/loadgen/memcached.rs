@@ -213,8 +213,13 @@ pub struct McCounters {
     pub stored: u64,
     pub errors: u64,
     pub timeouts: u64,
-    /// Replies to requests already given up (closed loop).
+    /// Replies to requests already given up (timed out, or their id taken
+    /// by a newer request): counted, never paired.
     pub late_replies: u64,
+    /// Requests given up because a newer request needed their id while they
+    /// were still unanswered (more than 65 536 in flight): counted in
+    /// `timeouts` too.
+    pub id_reuses: u64,
     /// Frames that are no reply of ours (wrong port, bad header, unknown id).
     pub invalid: u64,
 }
@@ -337,14 +342,21 @@ impl McClient {
     }
 
     /// Writes the prepared request into `buf` (the frame without FCS) and
-    /// records it as outstanding under `seq`.
-    pub fn emit(&mut self, b: &FrameBuilder, buf: &mut [u8], seq: u64, flow: u16, tx_ps: Ps, m: &Measure) {
+    /// records it as outstanding under `seq`. Its request id (`seq` mod
+    /// 2^16) may still belong to an unanswered request: that one is given up
+    /// (a timeout; true is returned, the caller frees its place).
+    pub fn emit(&mut self, b: &FrameBuilder, buf: &mut [u8], seq: u64, flow: u16, tx_ps: Ps, m: &Measure) -> bool {
         let h = header_len(Protocol::Udp);
         let n = self.payload.len();
         b.build_udp_headers(buf, n, flow);
         buf[h..h + n].copy_from_slice(&self.payload);
         buf[h + n..].fill(0);
         let slot = &mut self.slots[seq as usize % SLOTS];
+        let evicted = slot.state == State::Waiting;
+        if evicted {
+            self.counters.id_reuses += 1;
+            self.counters.timeouts += m.in_window(slot.tx_ps) as u64;
+        }
         *slot = Slot { seq, tx_ps, op: self.op, state: State::Waiting, ..EMPTY };
         if m.in_window(tx_ps) {
             let c = &mut self.counters;
@@ -354,10 +366,14 @@ impl McClient {
                 Op::Set => c.sets += 1,
             }
         }
+        evicted
     }
 
-    /// A frame came back at `now`: pairs it with its request by id.
-    pub fn receive(&mut self, frame: &[u8], now: Ps, m: &mut Measure) -> Received {
+    /// A frame came back at `now`: pairs it with its request by id. `answers`
+    /// is the simulator's identity of the request the frame answers (the
+    /// frame pool's): a reply whose id now belongs to a newer request is late,
+    /// never paired with that one.
+    pub fn receive(&mut self, frame: &[u8], answers: Option<u64>, now: Ps, m: &mut Measure) -> Received {
         let Some(payload) = self.reply_payload(frame) else {
             self.counters.invalid += 1;
             return Received::Nothing;
@@ -368,6 +384,15 @@ impl McClient {
         };
         let Ok(r) = mc::Repr::parse(&p) else { return Received::Nothing };
         let slot = &mut self.slots[r.request_id as usize];
+        if let Some(seq) = answers.filter(|&s| s != slot.seq && slot.state != State::Free) {
+            // The id was given to a newer request: this answers an older one.
+            if seq < slot.seq {
+                self.counters.late_replies += 1;
+            } else {
+                self.counters.invalid += 1;
+            }
+            return Received::Nothing;
+        }
         match slot.state {
             State::Free => {
                 self.counters.invalid += 1;
@@ -471,6 +496,7 @@ impl McClient {
             "errors": c.errors,
             "timeouts": c.timeouts,
             "late_replies": c.late_replies,
+            "id_reuses": c.id_reuses,
             "invalid": c.invalid,
             "rps": c.replies as f64 / window_s,
         })
@@ -608,13 +634,13 @@ mod tests {
             meas.on_tx(1000 * seq, 64);
         }
         // Request 1 is lost; 3 comes back before 2; 4 in two datagrams, out of order; 0 twice.
-        assert_eq!(m.receive(&reply(0, 0, 1, "END\r\n"), 10_000, &mut meas), Received::Completed);
-        assert_eq!(m.receive(&reply(3, 0, 1, "VALUE x 0 1\r\na\r\nEND\r\n"), 10_500, &mut meas), Received::Completed);
-        assert_eq!(m.receive(&reply(2, 0, 1, "END\r\n"), 11_000, &mut meas), Received::Completed);
-        assert_eq!(m.receive(&reply(4, 1, 2, "END\r\n"), 12_000, &mut meas), Received::Nothing);
-        assert_eq!(m.receive(&reply(4, 0, 2, "VALUE x 0 2000\r\n"), 12_500, &mut meas), Received::Completed);
-        assert_eq!(m.receive(&reply(0, 0, 1, "END\r\n"), 13_000, &mut meas), Received::Nothing);
-        assert_eq!(m.receive(&reply(9, 0, 1, "END\r\n"), 13_000, &mut meas), Received::Nothing);
+        assert_eq!(m.receive(&reply(0, 0, 1, "END\r\n"), None, 10_000, &mut meas), Received::Completed);
+        assert_eq!(m.receive(&reply(3, 0, 1, "VALUE x 0 1\r\na\r\nEND\r\n"), None, 10_500, &mut meas), Received::Completed);
+        assert_eq!(m.receive(&reply(2, 0, 1, "END\r\n"), None, 11_000, &mut meas), Received::Completed);
+        assert_eq!(m.receive(&reply(4, 1, 2, "END\r\n"), None, 12_000, &mut meas), Received::Nothing);
+        assert_eq!(m.receive(&reply(4, 0, 2, "VALUE x 0 2000\r\n"), None, 12_500, &mut meas), Received::Completed);
+        assert_eq!(m.receive(&reply(0, 0, 1, "END\r\n"), None, 13_000, &mut meas), Received::Nothing);
+        assert_eq!(m.receive(&reply(9, 0, 1, "END\r\n"), None, 13_000, &mut meas), Received::Nothing);
         let s: Vec<(u64, u64)> = meas.samples().to_vec();
         assert_eq!(s, vec![(0, 10_000), (3, 7_500), (2, 9_000), (4, 8_500)]);
         let k = m.counters;
@@ -623,8 +649,30 @@ mod tests {
         // The lost request times out; a late reply then counts as late, not as a sample.
         assert_eq!(m.expire(2_500, 2_000, 5, &meas), 0);
         assert_eq!(m.expire(20_000, 2_000, 5, &meas), 1);
-        assert_eq!(m.receive(&reply(1, 0, 1, "END\r\n"), 21_000, &mut meas), Received::Nothing);
+        assert_eq!(m.receive(&reply(1, 0, 1, "END\r\n"), None, 21_000, &mut meas), Received::Nothing);
         assert_eq!((m.counters.timeouts, m.counters.late_replies), (1, 1));
+    }
+
+    #[test]
+    fn an_id_still_in_flight_is_given_up_before_reuse_and_its_late_reply_never_pairs() {
+        let mut c = cfg();
+        c.populate = false;
+        let mut m = McClient::new(&c, 1);
+        let b = m.builder(&LoadgenConfig::default());
+        let meas = &mut Measure::new(0, u64::MAX, 10);
+        let wrap = SLOTS as u64;
+        for seq in 0..=wrap {
+            request(&mut m, &b, seq, seq, meas);
+            meas.on_tx(seq, 64);
+        }
+        // Request 0's id went to request 65 536 while 0 was unanswered.
+        assert_eq!((m.counters.id_reuses, m.counters.timeouts), (1, 1));
+        // Request 0's reply arrives: same id, but it answers frame 0 — late, not a sample.
+        assert_eq!(m.receive(&reply(0, 0, 1, "END\r\n"), Some(0), 70_000, meas), Received::Nothing);
+        assert_eq!((m.counters.late_replies, m.counters.replies, meas.latency_count()), (1, 0, 0));
+        // The newer request's own reply pairs, with its own latency.
+        assert_eq!(m.receive(&reply(0, 0, 1, "END\r\n"), Some(wrap), 70_000, meas), Received::Completed);
+        assert_eq!(meas.samples(), &[(wrap, 70_000 - wrap)]);
     }
 
     #[test]

@@ -196,7 +196,9 @@ impl Loadgen {
             return self.emit_trace_frame(pool, id, start, frame_bytes, seq);
         }
         if let Some(m) = self.mc.as_mut() {
-            m.emit(&self.builder, pool.data_mut(id), seq, self.builder.flow_of(seq), start, &self.measure);
+            let evicted = m.emit(&self.builder, pool.data_mut(id), seq, self.builder.flow_of(seq), start, &self.measure);
+            // A request given up for its id frees its place in a closed loop.
+            self.credits += (evicted && self.closed_loop.is_some()) as u32;
             self.measure.on_tx(start, frame_bytes);
             self.total_tx += 1;
             if let Some(c) = self.capture_tx.as_mut() {
@@ -254,17 +256,16 @@ impl Loadgen {
         }
     }
 
-    /// A frame came back at `now`; the generator frees it after measuring.
+    /// A frame came back at `now` (the system gives its buffer back after).
     /// Returns true when a closed loop may send at once.
     #[inline]
-    pub fn receive(&mut self, pool: &mut FramePool, id: FrameId, now: Ps) -> bool {
+    pub fn receive(&mut self, pool: &FramePool, id: FrameId, now: Ps) -> bool {
         if let Some(c) = self.capture_rx.as_mut() {
             c.write(now, pool.data(id));
         }
         if let Some(m) = self.mc.as_mut() {
             self.total_rx += 1;
-            let done = m.receive(pool.data(id), now, &mut self.measure) == Received::Completed;
-            pool.free(id);
+            let done = m.receive(pool.data(id), pool.seq(id), now, &mut self.measure) == Received::Completed;
             if done && self.closed_loop.is_some() {
                 self.credits += 1;
                 return now < self.tx_end;
@@ -274,11 +275,27 @@ impl Loadgen {
         if self.tcp_acks.is_some() && crate::wire::tcp::is_pure_ack(pool.data(id)) {
             // The kernel's ACKs for `--app iperf`: counted, not measured.
             *self.tcp_acks.as_mut().unwrap() += 1;
-            pool.free(id);
             return false;
         }
         self.consume(pool, id, now);
         false
+    }
+
+    /// The sequence number of the frame `emit` built last.
+    #[inline]
+    pub fn last_seq(&self) -> u64 {
+        self.next_seq - 1
+    }
+
+    /// Is a frame sent at `t` in the measured window?
+    #[inline]
+    pub fn measures(&self, t: Ps) -> bool {
+        self.measure.in_window(t)
+    }
+
+    /// Frames of the measured window still in flight at the end (from the system's ledger).
+    pub fn set_in_flight(&mut self, n: u64) {
+        self.measure.in_flight = n;
     }
 
     /// Closed loop: may a request start at `now`?
@@ -297,12 +314,12 @@ impl Loadgen {
     }
 
     /// A frame reached its end at `now` without coming back (an application
-    /// that drops what it receives): measured as delivered, not captured.
+    /// that drops what it receives): measured as delivered, not captured. The
+    /// system gives its buffer back.
     #[inline]
-    pub fn consume(&mut self, pool: &mut FramePool, id: FrameId, now: Ps) {
+    pub fn consume(&mut self, pool: &FramePool, id: FrameId, now: Ps) {
         if self.mc.is_some() {
             // A request the server answered with nothing: it stays outstanding.
-            pool.free(id);
             return;
         }
         self.total_rx += 1;
@@ -317,10 +334,9 @@ impl Loadgen {
                 Some(seq) if t.tx_ps <= now => self.measure.on_rx(seq, t.tx_ps, now, pool.frame_bytes(id)),
                 _ => self.measure.rx_invalid += 1,
             },
-            _ if self.replay.is_some() => self.measure.on_rx_untagged(now, pool.frame_bytes(id)),
+            _ if self.replay.is_some() => self.measure.on_rx_untagged(pool.measured(id), pool.frame_bytes(id)),
             _ => self.measure.rx_invalid += 1,
         }
-        pool.free(id);
     }
 
     /// The 64-bit sequence number whose low 32 bits are `seq32`, the newest
@@ -363,12 +379,18 @@ impl Loadgen {
     /// Warnings about the trace: frames left out or changed, and a replay
     /// cut short by `sim.duration`.
     pub fn warnings(&self) -> Vec<String> {
-        if self.closed_loop.is_some() && self.rate_given {
-            return vec!["loadgen.rate is ignored in closed loop (loadgen.closed_loop): a request starts whenever one completes or times out".into()];
-        }
-        let Some(r) = &self.replay else { return vec![] };
-        let (c, path) = (&r.trace.counts, &r.trace.path);
         let mut w = vec![];
+        if self.closed_loop.is_some() && self.rate_given {
+            w.push("loadgen.rate is ignored in closed loop (loadgen.closed_loop): a request starts whenever one completes or times out".into());
+        }
+        if let Some(n) = self.mc.as_ref().map(|m| m.counters.id_reuses).filter(|&n| n > 0) {
+            w.push(format!(
+                "loadgen.memcached: {n} requests were still unanswered when a newer request needed their 16-bit request id; \
+                 they were given up (counted in timeouts) and their late replies counted in late_replies, not paired"
+            ));
+        }
+        let Some(r) = &self.replay else { return w };
+        let (c, path) = (&r.trace.counts, &r.trace.path);
         if c.oversize > 0 {
             w.push(format!("loadgen.trace: {} of {} frames in {path} exceed loadgen.trace.max_frame_bytes and were not sent (loadgen.trace_oversize_frames)", c.oversize, c.read));
         }
@@ -403,6 +425,7 @@ impl Loadgen {
             ("line_rate_bps", json!(self.rate.line_rate_pps * self.mean_bytes * 8.0)),
             ("link_rate_bps", json!(self.link_bps)),
             ("mean_frame_bytes", json!(self.mean_bytes)),
+            ("max_frame_bytes", json!(self.max_frame_bytes())),
             ("rate_capped", json!(self.rate.capped)),
             ("measured_window_ps", json!(self.window_ps())),
             ("latency_ns", m.latency_json()),
@@ -482,6 +505,7 @@ fn aggregate_json(ports: &[(&Loadgen, bool, u64)]) -> Value {
         ("line_rate_bps", json!(sum(&|g| g.rate.line_rate_pps * g.mean_bytes * 8.0))),
         ("link_rate_bps", json!(first.link_bps)),
         ("mean_frame_bytes", json!(first.mean_bytes)),
+        ("max_frame_bytes", json!(ports.iter().map(|p| p.0.max_frame_bytes()).max())),
         ("rate_capped", json!(sending.iter().any(|g| g.rate.capped))),
         ("measured_window_ps", json!(window_ps)),
         ("latency_ns", m.latency_json()),
@@ -531,13 +555,15 @@ impl HasStats for Loadgen {
         let m = &self.measure;
         s.count("tx_packets", m.tx_packets, "Frames sent in the measured window");
         s.count("rx_packets", m.rx_packets, "Replies received to frames of the measured window");
-        s.count("lost_packets", m.lost(), "Frames of the measured window never answered");
+        s.count("lost_packets", m.lost(), "Frames of the measured window never answered and not in flight");
+        s.count("in_flight_packets", m.in_flight, "Frames of the measured window still inside the system at the end");
         s.count("reordered_packets", m.reordered, "Replies that arrived after a later frame's reply");
         s.count("duplicate_packets", m.duplicates, "Replies received more than once");
         s.count("invalid_packets", m.rx_invalid, "Frames received without a valid tag");
         s.add("tx_bytes", m.tx_bytes as f64, "Byte", "Frame bytes sent in the measured window");
         s.add("rx_bytes", m.rx_bytes as f64, "Byte", "Frame bytes received for the measured window");
-        s.add("drop_rate", m.drop_rate(), "Ratio", "1 - rx_packets / tx_packets after draining");
+        s.add("drop_rate", m.drop_rate(), "Ratio", "lost_packets / tx_packets after draining");
+        s.add("loss_rate", m.loss_rate(), "Ratio", "1 - rx_packets / tx_packets: dropped or still in flight (RFC 2544 frame loss)");
         let w = self.window_s();
         s.add("offered_bps", m.tx_bytes as f64 * 8.0 / w, "Bit/Second", "Offered load, frame bits");
         s.add("achieved_bps", m.rx_bytes as f64 * 8.0 / w, "Bit/Second", "Returned load, frame bits");

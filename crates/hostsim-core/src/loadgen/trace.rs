@@ -761,7 +761,7 @@ mod tests {
         let mut cfg = SimConfig::default();
         cfg.loadgen.trace = Some(TraceConfig::new(p.to_str().unwrap()));
         // 1 ms of transmission, a 90 µs trace: the replay ends early and the run drains.
-        let out = crate::system::run(&cfg).unwrap();
+        let out = crate::system::checked_run(&cfg).unwrap();
         let lg = &out["loadgen"];
         assert_eq!((lg["tx_packets"].as_u64(), lg["rx_packets"].as_u64(), lg["rx_untagged_packets"].as_u64()), (Some(10), Some(10), Some(10)));
         assert_eq!((lg["trace_frames_sent"].as_u64(), lg["trace_complete"].as_bool()), (Some(10), Some(true)));
@@ -771,11 +771,11 @@ mod tests {
         // Looping without limit is cut by sim.duration (100 µs: frames at 0..90 µs).
         cfg.loadgen.trace.as_mut().unwrap().repeat = TraceLoop::Forever(true);
         cfg.sim.duration_ps = 100_000_000 + 1;
-        let out = crate::system::run(&cfg).unwrap();
+        let out = crate::system::checked_run(&cfg).unwrap();
         assert_eq!(out["loadgen"]["trace_frames_sent"].as_u64(), Some(11));
         assert_eq!(out["loadgen"]["rx_packets"].as_u64(), Some(11));
         cfg.loadgen.trace.as_mut().unwrap().repeat = TraceLoop::Passes(2);
-        let out = crate::system::run(&cfg).unwrap();
+        let out = crate::system::checked_run(&cfg).unwrap();
         let w = out["warnings"].to_string();
         assert!(w.contains("after 11 of 20 trace frames"), "{w}");
     }

@@ -35,7 +35,7 @@ use super::rx_fifo::RxFifo;
 use super::{Env, NicEvent, NicOut};
 use crate::engine::stats::HasStats;
 use crate::engine::time::{bits_to_ps, Ps};
-use crate::framebuf::{FrameId, FramePool};
+use crate::framebuf::{Fate, FrameId, FramePool};
 use crate::mem::MemSystem;
 use crate::pcie::Kind;
 use crate::wire::ethernet::{Mac, FCS_LEN};
@@ -140,7 +140,7 @@ impl Port {
         let fits = self.fifo.fits(bytes);
         if self.fsm.on_arrival(!fits, self.fifo.is_empty(), q.desc.ring_full(), q.tx_blocked).is_some() {
             self.counters.rx_missed_errors += 1;
-            frames.free(id);
+            frames.end(id, Fate::RxFifo);
             return;
         }
         self.fifo.push(id, bytes, queue);

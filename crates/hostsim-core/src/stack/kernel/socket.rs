@@ -5,7 +5,7 @@
 
 use super::{Kernel, Queued, Thread, SKB_LINES};
 use crate::cpu::Category;
-use crate::framebuf::FrameId;
+use crate::framebuf::{Fate, FrameId};
 use crate::nic::Slot;
 use crate::stack::app::{App, AppCx};
 use crate::stack::StackCx;
@@ -110,12 +110,14 @@ impl Kernel {
                 self.sock_q.push_back(Queued { len: s.len as u32, ..*q });
                 self.sock_q_bytes += self.cfg.skb_truesize_bytes as u64;
             } else {
-                if ours.is_some() {
+                let fate = if ours.is_some() {
                     self.c.rcvbuf_errors += 1;
+                    Fate::Socket
                 } else {
                     self.c.no_ports += 1;
-                }
-                cx.frames.free(q.frame);
+                    Fate::NoSocket
+                };
+                cx.frames.end(q.frame, fate);
                 self.ids.push(q.skb);
                 self.ids2.push(q.buf);
             }
@@ -198,7 +200,7 @@ impl Kernel {
         self.free_skbs(cx);
         let replies = app.recv(&mut self.app_cx(cx), q.frame, len);
         if replies == 0 {
-            cx.frames.free(q.frame);
+            cx.frames.end(q.frame, Fate::Consumed);
         }
         for i in 0..replies {
             let (f, n) = app.reply(&mut self.app_cx(cx), i, q.frame, len);
@@ -298,7 +300,7 @@ impl Kernel {
         if !self.skbs.get_bulk(0, 1, &mut self.ids, &mut self.touched) {
             self.c.nombuf += 1;
             self.c.qdisc_drops += 1;
-            cx.frames.free(frame);
+            cx.frames.end(frame, Fate::Qdisc);
             return None;
         }
         self.work.reset(Category::Skb).instr(c.skb_alloc_instr as u64);
@@ -314,7 +316,7 @@ impl Kernel {
         if !cx.mbufs.get_bulk(self.id, 1, &mut self.ids2, &mut self.touched) {
             self.c.nombuf += 1;
             self.c.qdisc_drops += 1;
-            cx.frames.free(frame);
+            cx.frames.end(frame, Fate::Qdisc);
             self.ids2.clear();
             self.free_skbs(cx);
             return None;
@@ -337,7 +339,7 @@ impl Kernel {
             self.qdisc.push_back((slot, skb));
         } else {
             self.c.qdisc_drops += 1;
-            cx.frames.free(slot.frame);
+            cx.frames.end(slot.frame, Fate::Qdisc);
             self.ids.clear();
             self.ids2.clear();
             self.ids.push(skb);

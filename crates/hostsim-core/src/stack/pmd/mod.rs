@@ -35,6 +35,7 @@ use super::{Event, Out, StackCx, StackDrops, Stream};
 use crate::cpu::{Category, Core, Work};
 use crate::engine::stats::StatSink;
 use crate::engine::time::Ps;
+use crate::framebuf::Fate;
 use crate::nic::{NicEvent, Slot};
 use config::PmdConfig;
 
@@ -322,7 +323,7 @@ impl Pmd {
                 cx.nic.ports[s.tx_port].txq[s.tx_queue].counters.ring_full_drops += dropped.len() as u64;
             }
             for d in dropped {
-                cx.frames.free(d.frame);
+                cx.frames.end(d.frame, Fate::TxRing);
             }
             self.mbufs.clear();
             self.mbufs.extend(dropped.iter().map(|d| d.mbuf));
@@ -419,7 +420,7 @@ impl Pmd {
             cx.rings[r].counters.full_drops += (n - k) as u64;
             self.mbufs.clear();
             for d in &self.batch[k..] {
-                cx.frames.free(d.frame);
+                cx.frames.end(d.frame, Fate::SwRing);
                 self.mbufs.push(d.mbuf);
             }
             self.put_mbufs(cx);

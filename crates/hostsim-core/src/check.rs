@@ -1,0 +1,110 @@
+//! Invariants every result must satisfy. The system checks each result it
+//! assembles and puts a violation in `warnings` (naming the invariant);
+//! tests run through `system::checked_run`, which asserts there is none.
+//!
+//! * conservation: every frame a generator sent came back, was consumed by
+//!   the device, was dropped by a named buffer, or is still in flight —
+//!   exactly, over the measured window and over the whole run; and the
+//!   generator's own counts agree with that ledger;
+//! * rates: offered ≤ line rate, received ≤ sent;
+//! * utilisations ≤ 100 %;
+//! * latency ≥ 0 and no longer than the run.
+
+use serde_json::Value;
+
+/// Relative slack for comparisons of rates computed in floating point.
+const EPS: f64 = 1e-9;
+
+fn u(v: &Value, path: &[&str]) -> Option<u64> {
+    path.iter().try_fold(v, |v, k| v.get(k))?.as_u64()
+}
+
+fn f(v: &Value, path: &[&str]) -> Option<f64> {
+    path.iter().try_fold(v, |v, k| v.get(k))?.as_f64()
+}
+
+/// Conservation in one ledger row (`accounting.measured`, `.total`, a port's).
+fn row_violations(name: &str, row: &Value, out: &mut Vec<String>) {
+    let g = |k: &str| u(row, &[k]).unwrap_or(0);
+    let (sent, returned, consumed, dropped, in_flight) = (g("sent"), g("returned"), g("consumed"), g("dropped"), g("in_flight"));
+    if sent != returned + consumed + dropped + in_flight {
+        out.push(format!(
+            "conservation: {name}: sent {sent} != returned {returned} + consumed {consumed} + dropped {dropped} + in flight {in_flight}"
+        ));
+    }
+    let by_cause: u64 = row.get("drops").and_then(Value::as_object).map_or(0, |d| d.values().filter_map(Value::as_u64).sum());
+    if by_cause != dropped {
+        out.push(format!("conservation: {name}: drops by cause sum to {by_cause}, dropped is {dropped}"));
+    }
+}
+
+/// Every invariant the result breaks, one line each (empty when it holds).
+pub fn violations(r: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let lg = &r["loadgen"];
+    if let Some(acc) = r.get("accounting") {
+        row_violations("accounting.measured", &acc["measured"], &mut out);
+        row_violations("accounting.total", &acc["total"], &mut out);
+        for (p, port) in acc.get("ports").and_then(Value::as_array).into_iter().flatten().enumerate() {
+            row_violations(&format!("accounting.ports[{p}].measured"), &port["measured"], &mut out);
+            row_violations(&format!("accounting.ports[{p}].total"), &port["total"], &mut out);
+        }
+        let m = &acc["measured"];
+        let sent = u(m, &["sent"]).unwrap_or(0);
+        if u(lg, &["tx_packets"]) != Some(sent) {
+            out.push(format!("conservation: loadgen.tx_packets {:?} != frames sent in the window {sent}", u(lg, &["tx_packets"])));
+        }
+        // The memcached client counts replies (several datagrams, pairing by id), not frames.
+        if lg.get("memcached").is_none() {
+            let back = u(m, &["returned"]).unwrap_or(0) + u(m, &["consumed"]).unwrap_or(0);
+            if u(lg, &["rx_packets"]) != Some(back) {
+                out.push(format!("conservation: loadgen.rx_packets {:?} != frames of the window returned or consumed {back}", u(lg, &["rx_packets"])));
+            }
+            if u(lg, &["lost_packets"]) != u(m, &["dropped"]) {
+                out.push(format!("conservation: loadgen.lost_packets {:?} != frames of the window dropped {:?}", u(lg, &["lost_packets"]), u(m, &["dropped"])));
+            }
+        }
+        if u(lg, &["in_flight_packets"]) != u(m, &["in_flight"]) {
+            out.push(format!("conservation: loadgen.in_flight_packets {:?} != accounting.measured.in_flight {:?}", u(lg, &["in_flight_packets"]), u(m, &["in_flight"])));
+        }
+    }
+    let (tx, rx) = (u(lg, &["tx_packets"]).unwrap_or(0), u(lg, &["rx_packets"]).unwrap_or(0));
+    if lg.get("memcached").is_none() && rx > tx {
+        out.push(format!("rates: loadgen received {rx} frames of the window but sent {tx}"));
+    }
+    // On the wire a frame takes its bytes plus preamble, start delimiter and
+    // inter-frame gap: no sending port can put more than its link's rate.
+    let window_s = f(lg, &["measured_window_ps"]).unwrap_or(0.0) / 1e12;
+    if let (Some(bytes), Some(link), true) = (f(lg, &["tx_bytes"]), f(lg, &["link_rate_bps"]), window_s > 0.0) {
+        let wire_bps = (bytes + (crate::link::WIRE_OVERHEAD_BYTES as u64 * tx) as f64) * 8.0 / window_s;
+        let ports = f(lg, &["sending_ports"]).unwrap_or(1.0).max(1.0);
+        // A frame that starts inside the window counts whole: one largest frame per port of slack.
+        let frame_bits = (f(lg, &["max_frame_bytes"]).unwrap_or(0.0) + crate::link::WIRE_OVERHEAD_BYTES as f64) * 8.0;
+        let most = link * ports * (1.0 + EPS) + frame_bits * ports / window_s;
+        if wire_bps > most {
+            out.push(format!("rates: offered {wire_bps:.6e} bit/s on the wire exceeds {ports} x the link's {link:.6e} bit/s"));
+        }
+    }
+    for (i, nic) in r.get("nics").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        for dir in ["up_util", "down_util"] {
+            if let Some(x) = f(nic, &["pcie", dir]).filter(|&x| x > 1.0 + EPS) {
+                out.push(format!("utilisation: nics[{i}].pcie.{dir} = {x:.4} > 1"));
+            }
+        }
+    }
+    let span_ns = f(r, &["sim", "simulated_ps"]).unwrap_or(f64::INFINITY) / 1e3;
+    if let Some(min) = f(lg, &["latency_ns", "min"]).filter(|&x| x < 0.0) {
+        out.push(format!("latency: minimum {min} ns < 0"));
+    }
+    if let Some(max) = f(lg, &["latency_ns", "max"]).filter(|&x| x > span_ns) {
+        out.push(format!("latency: maximum {max:.0} ns exceeds the run ({span_ns:.0} ns)"));
+    }
+    out
+}
+
+/// Panics with every violation (for tests).
+pub fn assert_holds(r: &Value) {
+    let v = violations(r);
+    assert!(v.is_empty(), "invariants violated:\n  {}", v.join("\n  "));
+}
+

@@ -1,0 +1,99 @@
+"""Exact accounting: every frame a generator sent in the measured window came
+back, was consumed by the device, was dropped by a named buffer, or is still
+in flight — in every run, for every app and stack, under- and overloaded,
+with and without a drain (issue 11, item 2)."""
+
+import pytest
+
+import hostsim
+
+KEYS = {"keys": 500, "populate": True, "get_ratio": 0.9}
+
+#: name -> (config, overrides). Rates below and above each app's knee on `altra` (1 port) or several ports.
+SWEEP = {
+    "reflector-under": ({"app": "reflector", "loadgen": {"rate": "5Mpps"}}, {"reflector.service_time": "100ns"}),
+    "reflector-over": ({"app": "reflector", "loadgen": {"rate": "20Mpps"}}, {"reflector.service_time": "100ns"}),
+    "reflector-fault": ({"app": "reflector", "loadgen": {"rate": "5Mpps"}}, {"reflector.drop_every": 7}),
+    "testpmd-under": ({"app": "testpmd", "loadgen": {"rate": "5Mpps"}}, {}),
+    "testpmd-over": ({"app": "testpmd", "loadgen": {"rate": "100%"}}, {}),
+    "testpmd-txonly": ({"app": "testpmd", "loadgen": {"rate": "1Mpps"}}, {"host.app.forward_mode": "txonly"}),
+    "touchfwd-over": ({"app": "touchfwd", "loadgen": {"size": 1518, "rate": "100%"}}, {}),
+    "touchdrop-over": ({"app": "touchdrop", "loadgen": {"size": 512, "rate": "100%"}}, {}),
+    "rxptx-over": ({"app": "rxptx", "loadgen": {"rate": "3Mpps"}}, {"host.app.proc_time": "1us"}),
+    "l2fwd-4-cores": ({"app": "l2fwd", "loadgen": {"rate": "100%"}},
+                      {"host.cores": 4, "host.queues": 4, "loadgen.flows": 64}),
+    "testpmd-2-ports-mesh": ({"app": "testpmd", "preset": "xeon-e3-1230v2", "loadgen": {"rate": "100%"}},
+                             {"host.ports": 2, "host.cores": 2, "loadgen.traffic": "mesh"}),
+    "pipeline-over": ({"app": "touchfwd", "loadgen": {"rate": "100%"}},
+                      {"host.cores": 2, "host.pipeline.rx_cores": 1}),
+    "memcached-pmd-open": ({"app": "memcached", "loadgen": {"rate": "8Mpps", "memcached": KEYS}}, {}),
+    "memcached-pmd-closed": ({"app": "memcached", "loadgen": {"memcached": KEYS, "closed_loop": {"outstanding": 64}}},
+                             {}),
+    "udp-echo-kernel-under": ({"app": "udp-echo", "stack": "kernel", "loadgen": {"rate": "0.3Mpps"}}, {}),
+    "udp-echo-kernel-over": ({"app": "udp-echo", "stack": "kernel", "loadgen": {"rate": "3Mpps"}}, {}),
+    "memcached-kernel-over": ({"app": "memcached", "stack": "kernel", "loadgen": {"rate": "2Mpps", "memcached": KEYS}},
+                              {}),
+    "udp-echo-kernel-wrong-port": ({"app": "udp-echo", "stack": "kernel", "loadgen": {"rate": "0.3Mpps"}},
+                                   {"loadgen.dst_port": 4242}),
+    "iperf-kernel": ({"app": "iperf", "stack": "kernel",
+                      "loadgen": {"size": 1518, "rate": "30Gbps", "protocol": "tcp", "dst_port": 5201}}, {}),
+    "testpmd-4-ports-a72": ({"app": "testpmd", "preset": "a72-quad", "loadgen": {"rate": "100%"}},
+                            {"host.ports": 4, "host.cores": 4}),
+}
+
+
+def _run(name, drain):
+    cfg, overrides = SWEEP[name]
+    cfg = dict(cfg, preset=cfg.get("preset", "altra"), seed=3)
+    cfg["sim"] = {"duration": "600us", "warmup": "100us", "drain": drain}
+    return hostsim.simulate(cfg, overrides).to_dict()
+
+
+def _row_holds(row):
+    assert row["sent"] == row["returned"] + row["consumed"] + row["dropped"] + row["in_flight"], row
+    assert row["dropped"] == sum(row["drops"].values()), row
+
+
+@pytest.mark.parametrize("drain", ["1ms", "0us"])
+@pytest.mark.parametrize("name", sorted(SWEEP))
+def test_every_frame_is_accounted_for(name, drain):
+    r = _run(name, drain)
+    acc, lg = r["accounting"], r["loadgen"]
+    for key in ("measured", "total"):
+        _row_holds(acc[key])
+    for port in acc.get("ports", []):
+        _row_holds(port["measured"])
+        _row_holds(port["total"])
+    m = acc["measured"]
+    assert lg["tx_packets"] == m["sent"] > 0
+    assert lg["in_flight_packets"] == m["in_flight"]
+    assert acc["total"]["sent"] >= m["sent"], "the whole run includes the warm-up"
+    if "memcached" not in lg:
+        assert lg["rx_packets"] == m["returned"] + m["consumed"]
+        assert lg["lost_packets"] == m["dropped"]
+        assert lg["loss_rate"] == pytest.approx((m["dropped"] + m["in_flight"]) / m["sent"])
+    assert not [w for w in r["warnings"] if w.startswith("invariant violated")]
+
+
+def test_a_drained_run_has_nothing_in_flight_and_overload_shows_its_causes():
+    r = _run("testpmd-over", "1ms")
+    m = r["accounting"]["measured"]
+    assert m["in_flight"] == 0
+    assert m["drops"]["rx_fifo"] > 0 and m["dropped"] == m["drops"]["rx_fifo"]
+    k = _run("udp-echo-kernel-over", "1ms")["accounting"]["measured"]
+    assert k["drops"]["rx_fifo"] + k["drops"]["socket"] == k["dropped"] > 0
+
+
+def test_frames_still_inside_at_the_cut_off_are_in_flight_not_lost():
+    # Without a drain the frames in the host's rings are not lost: they are in flight.
+    r = _run("rxptx-over", "0us")
+    m, lg = r["accounting"]["measured"], r["loadgen"]
+    assert m["in_flight"] > 100
+    assert lg["lost_packets"] == m["dropped"]
+    assert lg["loss_rate"] > lg["drop_rate"]
+    assert any("still inside the system when the run ended" in w for w in r["warnings"])
+
+
+def test_a_wrong_port_is_a_named_drop():
+    m = _run("udp-echo-kernel-wrong-port", "1ms")["accounting"]["measured"]
+    assert m["drops"]["no_socket"] == m["dropped"] == m["sent"] > 0
