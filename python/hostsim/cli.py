@@ -176,7 +176,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = simulate(cfg)
     _write_outputs(result, args)
     print(format_run(result.to_dict()))
+    _print_warnings(result.warnings)
     return 0
+
+
+def _print_warnings(warnings: List[str]) -> None:
+    """Warnings go to stderr; results to stdout and files."""
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
 
 
 def cmd_msb(args: argparse.Namespace) -> int:
@@ -195,6 +202,7 @@ def cmd_msb(args: argparse.Namespace) -> int:
 
         plot_msb(result, args.plot)
     print(format_msb(result.to_dict()))
+    _print_warnings(result.warnings)
     return 0
 
 
@@ -314,7 +322,7 @@ def format_run(data: Dict[str, Any]) -> str:
     head = (f"hostsim run: {cfg['app']}, {traffic}, "
             f"preset {data.get('preset', '?')}, seed {sim['seed']}")
     body = "\n".join("  " + line for line in _rows(rows, [False, False]).splitlines())
-    return "\n".join([head, body] + [f"warning: {w}" for w in data.get("warnings", [])])
+    return "\n".join([head, body])
 
 
 def _pct(part: float, whole: float) -> str:
@@ -449,7 +457,6 @@ def format_msb(data: Dict[str, Any]) -> str:
         out.append(f"  port {p['port']} (NIC {p['nic']}): offered {p['offered_pps'] / 1e6:.2f} Mpps, "
                    f"achieved {p['achieved_pps'] / 1e6:.2f} Mpps, loss {p['loss_rate'] * 100:.3f} %, "
                    f"dma/core/tx drops {d['dma']}/{d['core']}/{d['tx']}")
-    out += [f"warning: {w}" for w in data.get("warnings", [])]
     return "\n".join(out)
 
 

@@ -693,15 +693,28 @@ class Config(_Strict):
         out: Dict[str, Any] = {}
         for name in TOP_FIELDS:
             out[name] = _pick(getattr(self, name), None, _meta(Config, name)["default"])
+        implied = self._implied_traffic(out["app"])
         for section, kind in SECTIONS.items():
             sect = getattr(self, section)
+            below = dict(preset.get(section, {}), **(implied if section == "loadgen" else {}))
             out[section] = {
-                f.name: _pick(getattr(sect, f.name), preset.get(section, {}).get(f.name), f.metadata["default"])
+                f.name: _pick(getattr(sect, f.name), below.get(f.name), f.metadata["default"])
                 for f in dataclasses.fields(kind)
             }
         out["preset"] = self.preset_name()
         out["host"] = copy.deepcopy(self.host)  # overrides only: the host model itself lives in the core
         return out
+
+    def _implied_traffic(self, app: Any) -> Dict[str, Any]:
+        """The generator fields the application implies (the core's registry):
+        ``--app memcached`` sends memcached requests, ``--app iperf`` its TCP
+        flow; a trace given by the user replaces the implied client."""
+        if not isinstance(app, str) or app == "reflector" or app not in _host.host_apps():
+            return {}
+        implied: Dict[str, Any] = {k: (True if v == "true" else v) for k, v in _host.app_traffic(app).items()}
+        if self.loadgen.trace is not None:
+            implied.pop("memcached", None)
+        return implied
 
     def resolve(self) -> Dict[str, Any]:
         """The core's JSON contract for this config; see :func:`resolve`."""

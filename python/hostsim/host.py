@@ -89,6 +89,11 @@ def host_apps() -> Tuple[str, ...]:
     return tuple(a["name"] for a in _registry())
 
 
+def app_traffic(app: str) -> Dict[str, str]:
+    """The ``loadgen`` fields (user units) an application implies unless the user sets them."""
+    return next((dict(a.get("traffic", {})) for a in _registry() if a["name"] == app), {})
+
+
 def kernel_apps() -> Tuple[str, ...]:
     """Host applications that run on the kernel stack."""
     return tuple(a["name"] for a in _registry() if a["kernel"])

@@ -97,3 +97,17 @@ def test_frames_still_inside_at_the_cut_off_are_in_flight_not_lost():
 def test_a_wrong_port_is_a_named_drop():
     m = _run("udp-echo-kernel-wrong-port", "1ms")["accounting"]["measured"]
     assert m["drops"]["no_socket"] == m["dropped"] == m["sent"] > 0
+
+
+def test_a_run_whose_buffers_hide_an_overload_says_so():
+    # 3 % above a 10 Mpps server: the 1024-frame queue takes the excess for
+    # about 3 ms, so a 1 ms run drops nothing — and warns.
+    cfg = {"app": "reflector", "preset": "altra", "reflector": {"service_time": "100ns"}, "loadgen": {"rate": "10.3Mpps"}}
+    r = hostsim.simulate(cfg).to_dict()
+    assert r["loadgen"]["lost_packets"] == 0
+    assert r["sim"]["buffers"] == {"reflector_queue": 1024} and r["sim"]["buffer_frames"] == 1024
+    growth = r["sim"]["backlog_frames"]["tx_end"] - r["sim"]["backlog_frames"]["warmup_end"]
+    assert growth > 100
+    assert any(w.startswith("the device fell behind") for w in r["warnings"])
+    calm = hostsim.simulate(dict(cfg, loadgen={"rate": "9Mpps"})).to_dict()
+    assert not any(w.startswith("the device fell behind") for w in calm["warnings"])

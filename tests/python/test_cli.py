@@ -64,9 +64,27 @@ def test_run_json_has_every_required_key(cli, tmp_path):
     assert (tmp_path / "stats.txt").read_text().count("Begin Simulation Statistics") == 1
 
 
-def test_run_prints_warnings(cli):
+def test_run_prints_warnings_on_stderr(cli):
     proc = cli("run", *FAST, "--rate", "300Gbps", check=True)
-    assert "warning:" in proc.stdout and "line rate" in proc.stdout
+    assert "warning:" in proc.stderr and "line rate" in proc.stderr
+    assert "warning:" not in proc.stdout, "results on stdout, warnings on stderr"
+
+
+def test_applications_imply_their_traffic_and_a_silent_device_says_why(cli):
+    from hostsim.config import resolve
+
+    mc = resolve({"app": "memcached"})["loadgen"]
+    assert mc["memcached"] is not None and mc["memcached"]["populate"]
+    iperf = resolve({"app": "iperf", "stack": "kernel"})["loadgen"]
+    assert (iperf["protocol"], iperf["dst_port"]) == ("tcp", 5201)
+    assert resolve({"app": "iperf", "stack": "kernel", "loadgen": {"dst_port": 7}})["loadgen"]["dst_port"] == 7
+    assert resolve({"app": "testpmd"})["loadgen"]["memcached"] is None
+    proc = cli("run", "--app", "udp-echo", "--stack", "kernel", "--set", "loadgen.dst_port=4000",
+               "--rate", "0.2Mpps", "--duration", "300us", "--warmup", "50us", check=True)
+    assert "answered none of the" in proc.stderr and "no socket listens on UDP/TCP port 4000" in proc.stderr
+    proc = cli("run", "--app", "memcached", "--set", "loadgen.memcached=false", "--rate", "0.2Mpps",
+               "--duration", "300us", "--warmup", "50us", check=True)
+    assert "not requests it serves" in proc.stderr
 
 
 def test_config_file_flags_and_set_precedence(cli, tmp_path):

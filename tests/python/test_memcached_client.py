@@ -22,7 +22,9 @@ def test_fields_resolve_into_the_core_contract():
     assert m["keys"] == 100 and m["value_size"] == {"min": 64, "max": 64, "skew": 0.0}
     assert m["key_size"]["max"] == 32 and m["udp_port"] == 11211 and m["populate"] is True
     assert lg["closed_loop"] == {"outstanding": 4, "timeout_ps": 50_000_000}
-    assert resolve(BASE)["loadgen"]["memcached"] is None
+    # --app memcached alone implies its client; the user may still turn it off.
+    assert resolve(BASE)["loadgen"]["memcached"]["populate"] is True
+    assert resolve(dict(BASE, loadgen={"memcached": False}))["loadgen"]["memcached"] is None
     with pytest.raises(ConfigError, match="loadgen.memcached.get_ratio"):
         resolve(_cfg(memcached={"get_ratio": 1.5}))
     with pytest.raises(ConfigError, match="loadgen.closed_loop.outstanding"):
@@ -45,9 +47,10 @@ def test_cli_prints_the_memcached_row(capsys):
     rc = main(["run", "--preset", "altra", "--app", "memcached", "--duration", "200us", "--warmup", "0ps",
                "--set", "link.propagation=1us", "--set", "loadgen.memcached.keys=100",
                "--set", "loadgen.closed_loop.outstanding=2", "--rate", "1Mpps"])
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert rc in (0, None)
     assert "memcached client, closed loop of 2" in out
     row = next(line for line in out.splitlines() if line.strip().startswith("memcached "))
     assert "replies" in row and "hits" in row and "M requests/s" in row
-    assert "loadgen.rate is ignored in closed loop" in out
+    assert "loadgen.rate is ignored in closed loop" in captured.err

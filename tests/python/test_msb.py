@@ -146,3 +146,25 @@ def test_mm1k_blocking_probability(short):
     lg = hostsim.simulate(cfg).loadgen
     assert lg.tx_packets > 150_000
     assert lg.drop_rate == pytest.approx(expected, rel=0.05)
+
+
+def test_trials_warm_up_until_the_buffers_cannot_hide_an_overload():
+    # A 10 Mpps server (100 ns per frame) behind a 1024-frame queue. With a
+    # 1 ms trial the queue took up a 10 % overload; the trials now warm up
+    # until it is full, so the MSB is the steady rate at the 1 % threshold:
+    # 10 Mpps / (1 - 1 %) = 10.10 Mpps.
+    from hostsim.msb import TRIAL_SAFETY
+
+    r = hostsim.msb({"app": "reflector", "reflector": {"service_time": "100ns"}}).to_dict()
+    m = r["msb"]
+    assert 10.0e6 <= m["pps"] <= 10.0e6 / 0.99 * 1.01, m["pps"]
+    trial = m["trial"]
+    assert trial["buffer_frames"] == 1024 and trial["safety"] == TRIAL_SAFETY
+    for p in m["curve"]:
+        need = TRIAL_SAFETY * 1024 / ((0.01 + trial["overload"]) * p["requested_pps"]) * 1e12
+        assert p["warmup_ps"] >= min(need, trial["max_warmup_ps"]) - 1, p
+        assert p["warmup_reason"]
+    # A user window below the fill time no longer decides: the same MSB with a 20 ms window.
+    long = hostsim.msb({"app": "reflector", "reflector": {"service_time": "100ns"},
+                        "sim": {"duration": "20ms", "warmup": "100us"}}).to_dict()["msb"]
+    assert long["pps"] == pytest.approx(m["pps"], rel=0.01)

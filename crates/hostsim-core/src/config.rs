@@ -81,6 +81,15 @@ fn check(ok: bool, field: &str, value: impl ToString, allowed: &str) -> Result<(
 }
 
 impl SimConfig {
+    /// Frames the device under test can hold before it drops (frames of
+    /// `mean_frame_bytes`), buffer by buffer.
+    pub fn buffers(&self, mean_frame_bytes: f64) -> Vec<(&'static str, u64)> {
+        match &self.host {
+            Some(h) if self.app != "reflector" => h.buffers(self.stack == Stack::Kernel, mean_frame_bytes),
+            _ => vec![("reflector_queue", self.reflector.queue_frames as u64)],
+        }
+    }
+
     /// Parses the JSON contract form; unknown or missing fields are errors.
     pub fn from_json(text: &str) -> Result<SimConfig> {
         let cfg: SimConfig = serde_json::from_str(text).map_err(crate::error::Error::from_serde)?;

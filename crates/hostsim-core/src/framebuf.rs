@@ -25,10 +25,14 @@ pub const NO_SEQ: u64 = u64::MAX;
 pub enum Fate {
     /// It came back to a generator port.
     Returned = 0,
-    /// Its life ended inside the device by design: an application that
-    /// receives without answering (rxonly, touchdrop, a TCP receiver) or a
-    /// request it answers with nothing.
+    /// Its life ended inside the device by design, and the device says so
+    /// (it is measured as delivered): an application that receives without
+    /// answering (rxonly, touchdrop, a TCP receiver).
     Consumed,
+    /// The application discarded it without an answer: not a request it
+    /// serves (memcached's `not_requests`), or a request it answers with
+    /// nothing.
+    App,
     /// The NIC's RX FIFO had no room (or its drop machine dropped it): `rx_missed_errors`.
     RxFifo,
     /// A PMD's `tx_burst` could not place it on the TX ring; the application freed it.
@@ -48,9 +52,10 @@ pub enum Fate {
 }
 
 impl Fate {
-    pub const ALL: [Fate; 10] = [
+    pub const ALL: [Fate; 11] = [
         Fate::Returned,
         Fate::Consumed,
+        Fate::App,
         Fate::RxFifo,
         Fate::TxRing,
         Fate::SwRing,
@@ -66,6 +71,7 @@ impl Fate {
         match self {
             Fate::Returned => "returned",
             Fate::Consumed => "consumed",
+            Fate::App => "app",
             Fate::RxFifo => "rx_fifo",
             Fate::TxRing => "tx_ring",
             Fate::SwRing => "sw_ring",

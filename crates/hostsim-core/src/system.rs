@@ -42,6 +42,10 @@ use crate::link::Link;
 use crate::loadgen::{self, Loadgen};
 use crate::stack::Event as HostEvent;
 
+/// Frames inside the system vary by about a burst or two as it polls:
+/// growth below this says nothing.
+const BACKLOG_NOISE_FRAMES: u64 = 64;
+
 /// Link directions.
 const TO_DUT: usize = 0;
 const TO_GEN: usize = 1;
@@ -62,6 +66,8 @@ enum Event {
     /// propagation delay later): reset the device's statistics, so that it
     /// counts what the generators count.
     DutWarmupEnd,
+    /// Transmission ends (`sim.duration`): note the frames inside the system.
+    TxEnd,
     /// An event of the simulated host.
     Host(HostEvent),
 }
@@ -97,6 +103,9 @@ pub struct System {
     last_arrival: Ps,
     /// Closed loop (replies are events).
     closed: bool,
+    /// Frames inside the system (links and device) when warm-up ended and
+    /// when transmission ended: growth means the device is falling behind.
+    pub backlog: [u64; 2],
 }
 
 impl System {
@@ -155,6 +164,7 @@ impl System {
             limit: cfg.sim.duration_ps.saturating_add(cfg.sim.drain_ps).saturating_add(2 * cfg.link.propagation_ps),
             last_arrival: 0,
             closed: cfg.loadgen.closed_loop.is_some(),
+            backlog: [0; 2],
         })
     }
 
@@ -173,6 +183,7 @@ impl System {
                 self.q.schedule(t, Event::GenDeparture(p as u16));
             }
         }
+        self.q.schedule(self.cfg.sim.duration_ps, Event::TxEnd);
         if self.cfg.sim.warmup_ps > 0 {
             self.q.schedule(self.cfg.sim.warmup_ps, Event::WarmupEnd);
             self.q.schedule(self.dut_window_start(), Event::DutWarmupEnd);
@@ -301,7 +312,11 @@ impl System {
                     self.q.schedule(t, Event::ReflectorDone);
                 }
             }
-            Event::WarmupEnd => self.reset_stats(),
+            Event::WarmupEnd => {
+                self.backlog[0] = self.pool.in_use() as u64;
+                self.reset_stats();
+            }
+            Event::TxEnd => self.backlog[1] = self.pool.in_use() as u64,
             Event::DutWarmupEnd => match &mut self.dut {
                 Dut::Reflector(r) => r.reset_stats(),
                 Dut::Host(h) => h.reset_stats(),
@@ -489,6 +504,24 @@ pub fn run_with(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Val
         }
     }
     let in_flight: u64 = (0..sys.gens.len()).map(|p| sys.pool.in_flight(p)[Ledger::MEASURED_ROW]).sum();
+    let mean_bytes = sys.gens.iter().map(|g| g.lg.mean_frame_bytes()).fold(0.0, f64::max);
+    let buffers = cfg.buffers(mean_bytes);
+    let buffer_frames: u64 = buffers.iter().map(|b| b.1).sum();
+    let growth = sys.backlog[1].saturating_sub(sys.backlog[0]);
+    let sent: u64 = sys.gens.iter().map(|g| g.lg.measure_tx()).sum();
+    // More than a burst's worth and 1 % of what was sent (the default drop
+    // threshold): the buffers are taking up an overload the window hides.
+    if growth > BACKLOG_NOISE_FRAMES && growth * 100 > sent {
+        let window_s = ps_to_s(cfg.sim.duration_ps.saturating_sub(cfg.sim.warmup_ps));
+        let excess = growth as f64 / window_s;
+        warnings.push(format!(
+            "the device fell behind: {growth} more frames were inside the system when transmission ended than when warm-up \
+             ended ({:.2} % of the {sent} sent); its buffers ({buffer_frames} frames) fill in {:.3} ms at that excess, \
+             so drops would show only in a longer run (sim.duration)",
+            growth as f64 * 100.0 / sent.max(1) as f64,
+            buffer_frames as f64 / excess * 1e3
+        ));
+    }
     if in_flight > 0 {
         warnings.push(format!(
             "{in_flight} frames of the measured window were still inside the system when the run ended \
@@ -520,6 +553,9 @@ pub fn run_with(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Val
             "packets_per_wall_s": if wall_s > 0.0 { total_tx as f64 / wall_s } else { 0.0 },
             "events": sys.events_handled(),
             "frame_buffers": sys.frame_buffers(),
+            "buffers": buffers.iter().map(|(k, n)| (k.to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
+            "buffer_frames": buffer_frames,
+            "backlog_frames": {"warmup_end": sys.backlog[0], "tx_end": sys.backlog[1]},
             "seed": cfg.seed,
             "version": crate::VERSION,
         },
@@ -535,6 +571,7 @@ pub fn run_with(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Val
             }
         }
     }
+    out_of_service_warnings(&mut out, cfg);
     // A result that breaks an invariant says so, naming it.
     let broken = crate::check::violations(&out);
     if let Some(w) = out["warnings"].as_array_mut() {
@@ -543,6 +580,35 @@ pub fn run_with(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Val
     Ok(out)
 }
 
+
+/// A device that answered none of the generator's frames, or an
+/// application that counted frames that are not what it serves, says why.
+fn out_of_service_warnings(out: &mut Value, cfg: &SimConfig) {
+    let mut w = Vec::new();
+    let m = &out["accounting"]["measured"];
+    let n = |k: &str| m[k].as_u64().unwrap_or(0);
+    if n("sent") > 0 && n("returned") + n("consumed") == 0 {
+        let mut causes: Vec<(String, u64)> = m["drops"].as_object().into_iter().flatten().filter_map(|(k, v)| Some((k.clone(), v.as_u64()?))).filter(|c| c.1 > 0).collect();
+        causes.sort_by(|a, b| b.1.cmp(&a.1));
+        let ended: Vec<String> = causes.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let mut why = String::new();
+        if causes.iter().any(|c| c.0 == Fate::NoSocket.name()) {
+            why = format!(
+                "; no socket listens on UDP/TCP port {} (loadgen.dst_port): udp-echo answers on host.app.echo_port, iperf on host.app.iperf_port",
+                cfg.loadgen.dst_port
+            );
+        }
+        w.push(format!("the device answered none of the {} frames sent in the measured window (they ended as: {}){why}", n("sent"), ended.join(", ")));
+    }
+    if let Some(k) = out["app"]["not_requests"].as_u64().filter(|&k| k > 0) {
+        w.push(format!(
+            "the application counted {k} frames that are not requests it serves (app.not_requests): for memcached, drive it with its client (loadgen.memcached) or a trace of requests"
+        ));
+    }
+    if let Some(a) = out["warnings"].as_array_mut() {
+        a.extend(w.into_iter().map(Value::String));
+    }
+}
 
 /// [`run`], then [`crate::check::assert_holds`] on its result (it panics
 /// naming every broken invariant): what every system-level test calls.

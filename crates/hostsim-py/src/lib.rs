@@ -68,7 +68,7 @@ fn apps() -> String {
     let list: Vec<serde_json::Value> = r
         .names()
         .into_iter()
-        .filter_map(|n| r.get(n).map(|e| serde_json::json!({"name": n, "pmd": e.stacks.pmd, "kernel": e.stacks.kernel})))
+        .filter_map(|n| r.get(n).map(|e| serde_json::json!({"name": n, "pmd": e.stacks.pmd, "kernel": e.stacks.kernel, "traffic": e.traffic.iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v.to_string()))).collect::<serde_json::Map<_, _>>()})))
         .collect();
     serde_json::Value::Array(list).to_string()
 }

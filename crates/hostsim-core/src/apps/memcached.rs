@@ -222,7 +222,7 @@ impl App for KvsApp {
                 Served::Reply(peer) => peer,
                 Served::NotRequest | Served::NoReply => {
                     cx.free.push(s.mbuf);
-                    cx.frames.end(s.frame, Fate::Consumed);
+                    cx.frames.end(s.frame, Fate::App);
                     continue;
                 }
             };

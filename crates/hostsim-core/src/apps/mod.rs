@@ -45,6 +45,10 @@ pub struct Entry {
     /// Largest frame it builds itself, FCS included (frame buffers must hold it).
     pub max_frame_bytes: fn(&AppConfig) -> u32,
     pub ctor: Ctor,
+    /// The traffic it expects: `loadgen` fields (in the config's user
+    /// units) that apply unless the user set them, so that `--app X` alone
+    /// drives X with requests it answers.
+    pub traffic: &'static [(&'static str, &'static str)],
 }
 
 fn none(_: &AppConfig) -> u32 {
@@ -69,13 +73,25 @@ impl Registry {
         r.add("udp-echo", BOTH, none, udp_echo::new);
         r.add("memcached", BOTH, memcached::max_frame_bytes, memcached::new);
         r.add("iperf", KERNEL, none, iperf::new);
+        // The memcached client with its defaults (GET-heavy, keys populated first).
+        r.set_traffic("memcached", &[("memcached", "true")]);
+        // iperf3's TCP flow to its port, in full-sized segments.
+        r.set_traffic("iperf", &[("protocol", "tcp"), ("dst_port", "5201"), ("size", "1518")]);
         r
+    }
+
+    /// The traffic application `name` expects (see [`Entry::traffic`]).
+    pub fn set_traffic(&mut self, name: &str, traffic: &'static [(&'static str, &'static str)]) -> &mut Self {
+        if let Some(e) = self.entries.iter_mut().find(|e| e.name == name) {
+            e.traffic = traffic;
+        }
+        self
     }
 
     /// Registers an application (a later entry of the same name replaces the earlier).
     pub fn add(&mut self, name: &'static str, stacks: Stacks, max_frame_bytes: fn(&AppConfig) -> u32, ctor: Ctor) -> &mut Self {
         self.entries.retain(|e| e.name != name);
-        self.entries.push(Entry { name, stacks, max_frame_bytes, ctor });
+        self.entries.push(Entry { name, stacks, max_frame_bytes, ctor, traffic: &[] });
         self
     }
 

@@ -287,6 +287,11 @@ impl Loadgen {
         self.next_seq - 1
     }
 
+    /// Frames sent in the measured window.
+    pub fn measure_tx(&self) -> u64 {
+        self.measure.tx_packets
+    }
+
     /// Is a frame sent at `t` in the measured window?
     #[inline]
     pub fn measures(&self, t: Ps) -> bool {

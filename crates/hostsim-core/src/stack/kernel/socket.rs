@@ -200,7 +200,7 @@ impl Kernel {
         self.free_skbs(cx);
         let replies = app.recv(&mut self.app_cx(cx), q.frame, len);
         if replies == 0 {
-            cx.frames.end(q.frame, Fate::Consumed);
+            cx.frames.end(q.frame, Fate::App);
         }
         for i in 0..replies {
             let (f, n) = app.reply(&mut self.app_cx(cx), i, q.frame, len);
