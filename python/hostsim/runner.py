@@ -9,11 +9,13 @@ where the core has not been built.
 from __future__ import annotations
 
 import json
+import re
 from types import ModuleType
 from typing import Any, Dict, Mapping, Optional, Union
 
 from .config import Config, ConfigSource, load_config, resolve
 from .result import Result
+from .units import ConfigError
 
 
 def core() -> ModuleType:
@@ -32,12 +34,23 @@ def as_config(config: ConfigSource, overrides: Optional[Mapping[str, Any]] = Non
 
 def simulate_resolved(resolved: Dict[str, Any], preset: Optional[str] = None) -> Result:
     """Runs the core on an already resolved config."""
-    text = core().simulate(json.dumps(resolved))
+    try:
+        text = core().simulate(json.dumps(resolved))
+    except ValueError as e:
+        raise _config_error(e) from None
     data = json.loads(text)
     data["config"] = resolved
     if preset is not None:
         data["preset"] = preset
     return Result(data)
+
+
+def _config_error(e: ValueError) -> ValueError:
+    """The core's config errors (``field: message``) as :class:`ConfigError`s naming the field."""
+    field, sep, message = str(e).partition(": ")
+    if sep and re.fullmatch(r"[a-z_][a-z0-9_]*(\.[a-z0-9_]+)*", field):
+        return ConfigError(field, message)
+    return e
 
 
 def simulate(config: Union[ConfigSource, Config] = None, overrides: Optional[Mapping[str, Any]] = None) -> Result:

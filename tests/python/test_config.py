@@ -276,3 +276,22 @@ def test_top_level_api_is_exported():
     for name in ("simulate", "msb", "load_config", "presets", "__version__", "Config", "Result", "MsbResult"):
         assert hasattr(hostsim, name), name
     assert hostsim.__version__ == hostsim._core.version()
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("host.pmd.mempool.mbufs", 1_000_000_000, "a pool of at most 256 MiB"),
+    ("link.rate", "1e15bps", "<= 1.6 Tbps"),
+    ("link.propagation", "1ms", "minimum-size frames in flight on a link"),
+])
+def test_size_knobs_are_bounded_before_anything_is_allocated(field, value, words):
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    overrides = {field: value}
+    if field == "link.propagation":
+        overrides["link.rate"] = "1.6e12bps"
+    with pytest.raises(ConfigError) as e:
+        hostsim.simulate({"app": "testpmd", "sim": {"duration": "100us", "warmup": "10us"}}, overrides)
+    assert field in str(e.value) and words in str(e.value)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mb < 200, f"{grown_mb:.0f} MB allocated before the error"

@@ -183,3 +183,24 @@ def test_msb_replays_the_trace_at_each_trial_rate(us_trace):
     assert m.line_rate_pps == pytest.approx(200e9 / (90 * 8))
     assert 9e6 <= m.pps <= 10.5e6, m.pps
     assert any("timing = rate" in w for w in result.warnings)
+
+
+def test_a_trace_faster_than_the_link_leaves_at_line_rate_and_says_by_how_much(tmp_path):
+    # 3000 frames of 82 B (FCS included) 0.51 ns apart on a 200 Gb/s link
+    # (a72-quad): their timestamps ask for 10x line rate.
+    n, gap_ns = 3000, Decimal("0.51")
+    pkts = _stamp(_packets(n), [gap_ns] * (n - 1), Decimal("1e-9"))
+    path = tmp_path / "fast.pcap"
+    w = PcapWriter(str(path), nano=True, linktype=1)
+    w.write(pkts)
+    w.close()
+    r = _run(tmp_path, path, trace={"tag": False}, capture_tx=None, capture_rx=None).to_dict()
+    lg = r["loadgen"]
+    wire_bits = (lg["tx_bytes"] + 20 * lg["tx_packets"]) * 8
+    assert wire_bits / (lg["measured_window_ps"] / 1e12) <= lg["link_rate_bps"] * (1 + 1e-9) + (82 + 20) * 8 / (
+        lg["measured_window_ps"] / 1e12)
+    assert lg["trace_delayed_frames"] == n - 1 and lg["trace_delay_ps"] > 0
+    assert any("asks for more than the link carries" in w for w in r["warnings"])
+    # Untagged frames into an overloaded reflector: the loss is the reflector's own drop count.
+    assert lg["lost_packets"] == r["reflector"]["queue_drops"] > 0
+    assert r["accounting"]["measured"]["drops"]["device_queue"] == lg["lost_packets"]

@@ -80,6 +80,14 @@ fn check(ok: bool, field: &str, value: impl ToString, allowed: &str) -> Result<(
     }
 }
 
+/// The fastest link: 1.6 Tb/s Ethernet (IEEE P802.3dj).
+pub const MAX_LINK_RATE_BPS: u64 = 1_600_000_000_000;
+/// Frames in flight on one link at most (each holds a frame buffer): about
+/// 1.5 GiB of buffers at 1518 B.
+pub const MAX_FRAMES_ON_A_LINK: u64 = 1 << 20;
+/// A minimum frame on the wire: 64 B, preamble, start delimiter and gap.
+const MIN_WIRE_FRAME_BITS: u64 = (64 + crate::link::WIRE_OVERHEAD_BYTES as u64) * 8;
+
 impl SimConfig {
     /// Frames the device under test can hold before it drops (frames of
     /// `mean_frame_bytes`), buffer by buffer.
@@ -120,8 +128,16 @@ impl SimConfig {
         let s = &self.sim;
         check(s.duration_ps > 0, "sim.duration", s.duration_ps, "> 0")?;
         check(s.warmup_ps < s.duration_ps, "sim.warmup", s.warmup_ps, "< sim.duration")?;
-        check(self.link.rate_bps > 0, "link.rate", self.link.rate_bps, "> 0 bps")?;
+        check(self.link.rate_bps > 0 && self.link.rate_bps <= MAX_LINK_RATE_BPS, "link.rate", self.link.rate_bps, "> 0 and <= 1.6 Tbps (1.6e12 bps)")?;
         check(self.link.propagation_ps <= 10_000_000_000_000, "link.propagation", self.link.propagation_ps, "<= 10 s")?;
+        // Every frame on a link's delay line holds a buffer: bounded before anything is allocated.
+        let on_wire = self.link.rate_bps as f64 * (self.link.propagation_ps as f64 / 1e12) / (MIN_WIRE_FRAME_BITS as f64);
+        check(
+            on_wire <= MAX_FRAMES_ON_A_LINK as f64,
+            "link.propagation",
+            self.link.propagation_ps,
+            &format!("at most {MAX_FRAMES_ON_A_LINK} minimum-size frames in flight on a link (link.rate x link.propagation; here {on_wire:.0})"),
+        )?;
         self.loadgen.validate()?;
         let ports = self.host.as_ref().filter(|_| self.app != "reflector").map_or(1, |h| h.ports);
         if self.loadgen.traffic == Traffic::Mesh {

@@ -33,8 +33,15 @@ pub enum Fate {
     /// serves (memcached's `not_requests`), or a request it answers with
     /// nothing.
     App,
-    /// The NIC's RX FIFO had no room (or its drop machine dropped it): `rx_missed_errors`.
-    RxFifo,
+    /// The NIC's RX FIFO had no room (`rx_missed_errors`) while the queue
+    /// of its head frame had no free descriptor: software did not refill.
+    RxFifoCore,
+    /// The RX FIFO had no room while its head's queue had descriptors: the
+    /// DMA path (PCIe, memory) could not drain it.
+    RxFifoDma,
+    /// The RX FIFO had no room while its head's queue's core could not send
+    /// (its TX ring full): the transmit side held everything up.
+    RxFifoTx,
     /// A PMD's `tx_burst` could not place it on the TX ring; the application freed it.
     TxRing,
     /// An `rte_ring` between cores was full.
@@ -52,11 +59,13 @@ pub enum Fate {
 }
 
 impl Fate {
-    pub const ALL: [Fate; 11] = [
+    pub const ALL: [Fate; 13] = [
         Fate::Returned,
         Fate::Consumed,
         Fate::App,
-        Fate::RxFifo,
+        Fate::RxFifoCore,
+        Fate::RxFifoDma,
+        Fate::RxFifoTx,
         Fate::TxRing,
         Fate::SwRing,
         Fate::Socket,
@@ -72,7 +81,9 @@ impl Fate {
             Fate::Returned => "returned",
             Fate::Consumed => "consumed",
             Fate::App => "app",
-            Fate::RxFifo => "rx_fifo",
+            Fate::RxFifoCore => "rx_fifo_core",
+            Fate::RxFifoDma => "rx_fifo_dma",
+            Fate::RxFifoTx => "rx_fifo_tx",
             Fate::TxRing => "tx_ring",
             Fate::SwRing => "sw_ring",
             Fate::Socket => "socket",
@@ -335,7 +346,7 @@ mod tests {
         }
         p.mark_sent(f[5], 1, 5, true);
         let host = p.alloc(64);
-        p.end(f[0], Fate::RxFifo);
+        p.end(f[0], Fate::RxFifoDma);
         p.end(f[1], Fate::Returned);
         p.end(f[2], Fate::Returned);
         p.end(f[3], Fate::Socket);

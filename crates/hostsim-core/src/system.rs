@@ -272,7 +272,9 @@ impl System {
                     let id = g.lg.emit(&mut self.pool, start, bytes);
                     self.pool.mark_sent(id, p, g.lg.last_seq(), g.lg.measures(start));
                     self.send(p, TO_DUT, start, id);
-                    due = self.gens[p].lg.next_departure();
+                    let g = &mut self.gens[p];
+                    g.lg.departed(t, start, g.links[TO_DUT].free_at());
+                    due = g.lg.next_departure();
                 }
                 if let Some(t) = due {
                     self.q.schedule(t, Event::GenDeparture(p as u16));

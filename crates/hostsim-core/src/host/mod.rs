@@ -242,10 +242,13 @@ impl Host {
                 &format!(">= {} per port: {ports} ports × that >= queue pairs × (rxd + txd) + cores × (2 × cache + burst) = {needed}", needed.div_ceil(ports as u64)),
             ));
         }
-        let mbufs = Mempool::new(&MempoolConfig { mbufs: total as u32, ..p.mempool }, cores, MEMPOOL_BASE);
-        if MEMPOOL_BASE + mbufs.bytes() > MEMPOOL_END {
+        let pool = MempoolConfig { mbufs: total as u32, ..p.mempool };
+        // Bounded before anything is allocated.
+        if MEMPOOL_BASE + Mempool::bytes_for(&pool, cores) > MEMPOOL_END {
             return Err(field_err("host.pmd.mempool.mbufs", p.mempool.mbufs, &format!("a pool of at most {} MiB of simulated memory in all ports", (MEMPOOL_END - MEMPOOL_BASE) >> 20)));
         }
+        let mbufs = Mempool::new(&pool, cores, MEMPOOL_BASE);
+        debug_assert_eq!(mbufs.bytes(), Mempool::bytes_for(&pool, cores));
         Ok(mbufs)
     }
 

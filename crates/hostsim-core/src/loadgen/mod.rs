@@ -98,6 +98,12 @@ pub struct Loadgen {
     tcp_acks: Option<u64>,
     /// Trace mode: the replay, whose frames replace the synthetic ones.
     replay: Option<Replay>,
+    /// Frames that left later than scheduled because the wire was still
+    /// busy (a trace asking for more than line rate), and by how much in all.
+    delayed: u64,
+    delay_ps: u64,
+    /// When the wire finished the last frame sent.
+    last_wire_end: Ps,
     warmup_ps: Ps,
     /// memcached mode: requests and replies instead of tagged frames.
     pub mc: Option<McClient>,
@@ -151,6 +157,9 @@ impl Loadgen {
             total_rx: 0,
             tcp_acks: (lg.protocol == crate::loadgen::config::Protocol::Tcp).then_some(0),
             replay,
+            delayed: 0,
+            delay_ps: 0,
+            last_wire_end: 0,
             warmup_ps: env.warmup_ps,
             mc,
             closed_loop: lg.closed_loop,
@@ -287,6 +296,17 @@ impl Loadgen {
         self.next_seq - 1
     }
 
+    /// A frame due at `due` started at `start` (the wire was busy until
+    /// then) and left the wire at `wire_end`.
+    #[inline]
+    pub fn departed(&mut self, due: Ps, start: Ps, wire_end: Ps) {
+        if start > due {
+            self.delayed += 1;
+            self.delay_ps += start - due;
+        }
+        self.last_wire_end = wire_end;
+    }
+
     /// Frames sent in the measured window.
     pub fn measure_tx(&self) -> u64 {
         self.measure.tx_packets
@@ -374,8 +394,10 @@ impl Loadgen {
     }
 
     fn window_ps(&self) -> Ps {
+        // A trace ends with its last frame on the wire (later than its
+        // timestamp when the trace asked for more than the link carries).
         let end = match self.replay.as_ref().and_then(Replay::end_ps) {
-            Some(t) => t.min(self.tx_end),
+            Some(t) => t.max(self.last_wire_end).min(self.tx_end),
             None => self.tx_end,
         };
         end.saturating_sub(self.warmup_ps)
@@ -404,6 +426,15 @@ impl Loadgen {
         }
         if c.untimed > 0 {
             w.push(format!("loadgen.trace: {} frames in {path} have no timestamp (pcapng Simple Packet Blocks); each leaves with the frame before", c.untimed));
+        }
+        if self.delayed > 0 {
+            w.push(format!(
+                "loadgen.trace: {path} asks for more than the link carries: {} frames left later than their timestamps, \
+                 {:.3} us in all ({:.3} us on average; loadgen.trace_delayed_frames); offered is what the link carried",
+                self.delayed,
+                self.delay_ps as f64 / 1e6,
+                self.delay_ps as f64 / 1e6 / self.delayed as f64
+            ));
         }
         if c.backwards > 0 {
             w.push(format!("loadgen.trace: {} frames in {path} are timestamped earlier than the frame before; each leaves with the frame before", c.backwards));
@@ -455,6 +486,8 @@ impl Loadgen {
             v["trace_filtered_frames"] = json!(c.filtered);
             v["trace_truncated_frames"] = json!(c.truncated);
             v["trace_span_ps"] = json!(r.trace.span_ps());
+            v["trace_delayed_frames"] = json!(self.delayed);
+            v["trace_delay_ps"] = json!(self.delay_ps);
             v["trace_complete"] = json!(r.end_ps().is_some());
         }
         if !m.samples().is_empty() {
@@ -519,7 +552,7 @@ fn aggregate_json(ports: &[(&Loadgen, bool, u64)]) -> Value {
         v[k] = x;
     }
     let parts: Vec<Value> = ports.iter().map(|(g, _, _)| g.result_json()).collect();
-    for key in ["memcached", "rx_tcp_acks", "rx_untagged_packets", "trace_frames_sent", "trace_oversize_frames", "trace_truncated_frames"] {
+    for key in ["memcached", "rx_tcp_acks", "rx_untagged_packets", "trace_frames_sent", "trace_oversize_frames", "trace_truncated_frames", "trace_delayed_frames", "trace_delay_ps"] {
         if parts.iter().any(|p| p.get(key).is_some()) {
             let values: Vec<&Value> = parts.iter().filter_map(|p| p.get(key)).collect();
             v[key] = sum_json(&values);

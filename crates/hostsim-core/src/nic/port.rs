@@ -101,6 +101,10 @@ pub struct Port {
     wire_free_at: Ps,
     /// The TX queue the payload engine serves next.
     tx_turn: usize,
+    /// Bytes the RX DMA engine has moved since it last found no descriptor
+    /// because software had not given any back: less than the FIFO holds
+    /// means software still shaped the FIFO's fill (a drop's cause).
+    rx_bytes_since_starved: u64,
 }
 
 impl Port {
@@ -127,6 +131,7 @@ impl Port {
             tx_last_ready: 0,
             wire_free_at: 0,
             tx_turn: 0,
+            rx_bytes_since_starved: u64::MAX,
         }
     }
 
@@ -140,7 +145,16 @@ impl Port {
         let fits = self.fifo.fits(bytes);
         if self.fsm.on_arrival(!fits, self.fifo.is_empty(), q.desc.ring_full(), q.tx_blocked).is_some() {
             self.counters.rx_missed_errors += 1;
-            frames.end(id, Fate::RxFifo);
+            // What keeps the FIFO full: a core that cannot send, software
+            // that did not give descriptors back within the last FIFO's
+            // worth of bytes the engine moved, or else the DMA path.
+            let starved = q.desc.ring_full() || self.rx_bytes_since_starved < self.fifo.capacity_bytes();
+            let cause = match (q.tx_blocked, starved) {
+                (true, _) => Fate::RxFifoTx,
+                (false, true) => Fate::RxFifoCore,
+                (false, false) => Fate::RxFifoDma,
+            };
+            frames.end(id, cause);
             return;
         }
         self.fifo.push(id, bytes, queue);
@@ -171,6 +185,9 @@ impl Port {
         }
         let Some((id, bytes, q)) = self.fifo.head() else { return };
         let Some(pos) = self.rxq[q].desc.take() else {
+            if self.rxq[q].desc.ring_full() {
+                self.rx_bytes_since_starved = 0;
+            }
             // No descriptor: wait for a prefetch or a doorbell to kick the engine.
             self.prefetch_rx_descs(q, now, e);
             return;
@@ -189,6 +206,7 @@ impl Port {
         }
         self.counters.rx_packets += 1;
         self.counters.rx_bytes += bytes as u64;
+        self.rx_bytes_since_starved = self.rx_bytes_since_starved.saturating_add(bytes as u64);
         rq.counters.packets += 1;
         rq.counters.bytes += bytes as u64;
         if let Some((first, n)) = rq.desc.complete(now) {

@@ -19,6 +19,10 @@ impl RxFifo {
         RxFifo { capacity_bytes, used_bytes: 0, frames: VecDeque::new(), max_used_bytes: 0 }
     }
 
+    pub fn capacity_bytes(&self) -> u64 {
+        self.capacity_bytes
+    }
+
     /// Would a frame of `bytes` fit now?
     #[inline]
     pub fn fits(&self, bytes: u32) -> bool {

@@ -110,6 +110,14 @@ impl Mempool {
         }
     }
 
+    /// Bytes of simulated memory a pool of `cfg` for `cores` cores would
+    /// occupy (checked before anything is allocated).
+    pub fn bytes_for(cfg: &MempoolConfig, cores: usize) -> u64 {
+        let stride = (OBJ_HEADER_BYTES + MBUF_HEADER_BYTES + cfg.buf_bytes as u64).div_ceil(LINE) * LINE;
+        let ring_capacity = (cfg.mbufs as u64 + 1).next_power_of_two();
+        stride * cfg.mbufs as u64 + LINE + ring_capacity * 8 + cores as u64 * (LINE + 8 * 3 * 512u64).div_ceil(LINE) * LINE
+    }
+
     /// Bytes of simulated memory the pool occupies from its base.
     pub fn bytes(&self) -> u64 {
         self.cache_addrs.last().map(|a| a + (LINE + 8 * 3 * 512u64).div_ceil(LINE) * LINE).unwrap_or(self.ring_slots_addr) - self.base
