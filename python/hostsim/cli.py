@@ -452,6 +452,14 @@ def format_msb(data: Dict[str, Any]) -> str:
             f"({size}, threshold {m['threshold'] * 100:g}%, {m['trials']} trials, "
             f"{data['sim']['wall_s']:.2f} s wall)")
     out = [_rows(rows, [True] * (len(rows[0]) - 1) + [False]), line]
+    trial = m.get("trial")
+    if trial:
+        warm = [p["warmup_ps"] / 1e9 for p in m["curve"] if "warmup_ps" in p]
+        out.append(f"trials: warm-up {min(warm):.3g}-{max(warm):.3g} ms (until {trial['buffer_frames']} buffered "
+                   f"frames are full), window {trial['window_ps'] / 1e9:.3g} ms; "
+                   f"bracket {m['bracket']['below_pps'] / 1e6:.4f}-"
+                   + (f"{m['bracket']['above_pps'] / 1e6:.4f} Mpps" if m["bracket"]["above_pps"] else "line rate")
+                   + ("" if m.get("monotonic", True) else "; NOT monotonic"))
     for p in m.get("ports", []):
         d = p["drops"]
         out.append(f"  port {p['port']} (NIC {p['nic']}): offered {p['offered_pps'] / 1e6:.2f} Mpps, "

@@ -236,6 +236,7 @@ def msb(
     search = _Search(base, cfg.preset_name(), threshold, bar, length)
     try:
         best, above = _bisect(search, line_pps, resolution, max_trials)
+        retests = _retest_knee(search, best, above, resolution, line_pps, max_trials)
         tried = {p["requested_pps"] for p in search.points}
         for k in range(1, points + 1):
             pps = line_pps * k / points
@@ -245,6 +246,12 @@ def msb(
         if bar is not None:
             bar.close()
 
+    monotonic = _monotonic(search.points)
+    if not monotonic:
+        warnings.append(
+            "msb: the loss curve is not monotonic (a rate passed above one that failed; see msb.curve and "
+            "msb.retests): the MSB is the best passing rate the bisection found, and a higher one may pass too"
+        )
     if best is None:
         warnings.append(
             f"no trial passed the {threshold:.2%} drop threshold; MSB reported as 0 "
@@ -252,7 +259,9 @@ def msb(
         )
     data = {
         "msb": dict(_msb_dict(search, best, above, threshold, resolution, line_pps, base, mean_bytes),
-                    trial=length.to_dict()),
+                    trial=length.to_dict(), monotonic=monotonic, retests=retests,
+                    bracket={"below_pps": best["offered_pps"] if best else 0.0,
+                             "above_pps": above["offered_pps"] if above else None}),
         "sim": _sim_totals(search.trials),
         "config": base,
         "preset": cfg.preset_name(),
@@ -275,6 +284,35 @@ def _probe(base: Dict[str, Any], preset: str) -> Mapping[str, Any]:
     """A run of 1 ps: what the core's generator will send and what the device buffers."""
     probe = dict(base, sim=dict(base["sim"], duration_ps=1, warmup_ps=0, drain_ps=0))
     return simulate_resolved(probe, preset).to_dict()
+
+
+#: The knee is re-tested this many resolutions below the MSB and above the first failing rate.
+RETEST_STEPS = 2
+
+
+def _retest_knee(search: _Search, best: Optional[Dict[str, Any]], above: Optional[Dict[str, Any]],
+                 resolution: float, line_pps: float, max_trials: int = 1 << 30) -> List[Dict[str, Any]]:
+    """Re-tests around the knee: a little below the MSB must pass, a little
+    above the first failing rate must fail; otherwise the curve is not
+    monotonic there. Returns what each re-test found."""
+    out: List[Dict[str, Any]] = []
+    if best is None or above is None:
+        return out  # line rate passed, or nothing did: no knee
+    checks = [(best["requested_pps"] * (1 - RETEST_STEPS * resolution), True)]
+    if above["requested_pps"] * (1 + RETEST_STEPS * resolution) <= line_pps:
+        checks.append((above["requested_pps"] * (1 + RETEST_STEPS * resolution), False))
+    for pps, should_pass in checks[:max(0, max_trials - len(search.trials))]:
+        p = search.run(pps)
+        out.append({"requested_pps": pps, "expected": "pass" if should_pass else "fail",
+                    "passed": p["passed"], "loss_rate": p["loss_rate"]})
+    return out
+
+
+def _monotonic(points: List[Dict[str, Any]]) -> bool:
+    """No trial passed at a rate above one that failed."""
+    failed = [p["requested_pps"] for p in points if not p["passed"]]
+    lowest_fail = min(failed, default=math.inf)
+    return not any(p["passed"] and p["requested_pps"] > lowest_fail for p in points)
 
 
 def _bisect(search: _Search, line_pps: float, resolution: float, max_trials: int) -> Any:
