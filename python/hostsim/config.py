@@ -349,6 +349,7 @@ TRACE_FIELDS: Dict[str, Tuple[Any, Parser, str]] = {
     "on_oversize": ("skip", _choice("skip", "error"), "larger frames: skip (counted, warned) or error"),
     "rewrite_ip": (False, parse_bool, "also rewrite IPv4 destination to dst_ip and UDP port to dst_port"),
     "tag": (False, parse_bool, "write the 16 B tag where it fits in a frame's padding"),
+    "pad_runts": (False, parse_bool, "pad frames under 60 B (no FCS) to the minimum, counted; false: an error"),
 }
 
 

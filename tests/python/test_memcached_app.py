@@ -23,7 +23,7 @@ def test_replayed_requests_get_memcached_answers(tmp_path):
     r = hostsim.simulate({
         "app": "memcached", "preset": "altra", "link": {"propagation": "1us"},
         "sim": {"duration": "100us", "warmup": "0ps"},
-        "loadgen": {"trace": {"path": str(tmp_path / "req.pcap")},
+        "loadgen": {"trace": {"path": str(tmp_path / "req.pcap"), "pad_runts": True},  # unpadded, as captured on a host
                     "capture_rx": str(tmp_path / "rep.pcap")},
         "host": {"app": {"kvs": {"max_value": "2KiB"}}},
     })

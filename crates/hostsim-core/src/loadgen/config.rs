@@ -251,6 +251,11 @@ pub struct TraceConfig {
     /// after the end of its IP packet (Ethernet padding), never over payload.
     #[serde(default)]
     pub tag: bool,
+    /// Pad runt frames (shorter than 60 B without FCS, as captured on a
+    /// sending host before the NIC pads them) to the minimum, counted and
+    /// warned; false: a runt is an error naming the packet.
+    #[serde(default)]
+    pub pad_runts: bool,
 }
 
 impl TraceConfig {
@@ -282,6 +287,7 @@ impl TraceConfig {
             on_oversize: Self::default_on_oversize(),
             rewrite_ip: false,
             tag: false,
+            pad_runts: false,
         }
     }
 

@@ -421,6 +421,9 @@ impl Loadgen {
         if c.oversize > 0 {
             w.push(format!("loadgen.trace: {} of {} frames in {path} exceed loadgen.trace.max_frame_bytes and were not sent (loadgen.trace_oversize_frames)", c.oversize, c.read));
         }
+        if c.padded > 0 {
+            w.push(format!("loadgen.trace: {} runt frames in {path} (under 60 B without FCS) were padded to 64 B (loadgen.trace.pad_runts)", c.padded));
+        }
         if c.truncated > 0 {
             w.push(format!("loadgen.trace: {} frames in {path} were captured shorter than they were; sent at their original length, the missing bytes as zeros", c.truncated));
         }
@@ -485,6 +488,7 @@ impl Loadgen {
             v["trace_oversize_frames"] = json!(c.oversize);
             v["trace_filtered_frames"] = json!(c.filtered);
             v["trace_truncated_frames"] = json!(c.truncated);
+            v["trace_padded_frames"] = json!(c.padded);
             v["trace_span_ps"] = json!(r.trace.span_ps());
             v["trace_delayed_frames"] = json!(self.delayed);
             v["trace_delay_ps"] = json!(self.delay_ps);

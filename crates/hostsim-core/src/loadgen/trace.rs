@@ -86,6 +86,8 @@ pub struct TraceCounts {
     pub untimed: u64,
     /// Timestamped earlier than the frame before.
     pub backwards: u64,
+    /// Runts padded to the minimum frame (`loadgen.trace.pad_runts`).
+    pub padded: u64,
 }
 
 /// The frames of a trace, loaded once.
@@ -147,6 +149,7 @@ impl Trace {
         let mut reader = PcapReader::new(file).map_err(|e| self.parse_error(e, "pcap header"))?;
         let header = reader.header();
         self.check_link(header.datalink)?;
+        let snaplen = header.snaplen;
         let frac_ps: u128 = match header.ts_resolution {
             TsResolution::MicroSecond => 1_000_000,
             TsResolution::NanoSecond => 1_000,
@@ -154,15 +157,31 @@ impl Trace {
         while let Some(pkt) = reader.next_raw_packet() {
             let pkt = pkt.map_err(|e| self.parse_error(e, &format!("packet {}", self.counts.read + 1)))?;
             let abs = pkt.ts_sec as u128 * PS_PER_S as u128 + pkt.ts_frac as u128 * frac_ps;
+            self.check_snaplen(pkt.data.len(), snaplen)?;
             self.add(prep, Some(abs), &pkt.data, pkt.orig_len)?;
+        }
+        self.check_not_empty()
+    }
+
+    /// A captured packet can be no longer than the file's snap length.
+    fn check_snaplen(&self, captured: usize, snaplen: u32) -> Result<()> {
+        if snaplen > 0 && captured > snaplen as usize {
+            return Err(Error::io(&self.path, format!("packet {} holds {captured} B, more than the file's snap length of {snaplen} B", self.counts.read + 1)));
+        }
+        Ok(())
+    }
+
+    fn check_not_empty(&self) -> Result<()> {
+        if self.counts.read == 0 {
+            return Err(Error::io(&self.path, "the capture holds no packet (a header only)"));
         }
         Ok(())
     }
 
     fn read_pcapng(&mut self, file: File, prep: &mut Prepare<'_>) -> Result<()> {
         let mut reader = PcapNgReader::new(file).map_err(|e| self.parse_error(e, "pcapng section header"))?;
-        // (link type, if_tsresol) of each interface of the current section.
-        let mut ifaces: Vec<(DataLink, u8)> = Vec::new();
+        // (link type, if_tsresol, snap length) of each interface of the current section.
+        let mut ifaces: Vec<(DataLink, u8, u32)> = Vec::new();
         while let Some(block) = reader.next_block() {
             let block = block.map_err(|e| self.parse_error(e, &format!("block after packet {}", self.counts.read)))?;
             let (iface, ticks, data, orig_len) = match block {
@@ -175,22 +194,23 @@ impl Trace {
                         InterfaceDescriptionOption::IfTsResol(r) => Some(*r),
                         _ => None,
                     });
-                    ifaces.push((idb.linktype, resol.unwrap_or(DEFAULT_TSRESOL)));
+                    ifaces.push((idb.linktype, resol.unwrap_or(DEFAULT_TSRESOL), idb.snaplen));
                     continue;
                 }
                 Block::EnhancedPacket(b) => (b.interface_id, Some(b.timestamp.as_nanos()), b.data, b.original_len),
                 Block::SimplePacket(b) => (0, None, b.data, b.original_len),
                 _ => continue,
             };
-            let Some(&(link, resol)) = ifaces.get(iface as usize) else {
+            let Some(&(link, resol, snaplen)) = ifaces.get(iface as usize) else {
                 return Err(Error::io(&self.path, format!("packet {} names interface {iface}, which is not described", self.counts.read + 1)));
             };
             self.check_link(link)?;
+            self.check_snaplen(data.len(), snaplen)?;
             // pcap-file 2 hands back the raw tick count as nanoseconds: the units are ours to apply.
             let abs = ticks.map(|t| ticks_to_ps(t, resol));
             self.add(prep, abs, &data, orig_len)?;
         }
-        Ok(())
+        self.check_not_empty()
     }
 
     fn check_link(&self, link: DataLink) -> Result<()> {
@@ -214,6 +234,22 @@ impl Trace {
     fn add(&mut self, prep: &mut Prepare<'_>, abs_ps: Option<u128>, data: &[u8], orig_len: u32) -> Result<()> {
         self.counts.read += 1;
         let captured = data.len();
+        let wire = captured.max(orig_len as usize);
+        if wire < ethernet::HEADER_LEN {
+            return Err(Error::io(&self.path, format!("packet {} is {wire} B long, shorter than an Ethernet header (14 B)", self.counts.read)));
+        }
+        if wire + FCS_LEN < MIN_FRAME_BYTES as usize {
+            if !prep.cfg.pad_runts {
+                return Err(Error::io(
+                    &self.path,
+                    format!(
+                        "packet {} is a runt: {wire} B, under the 60 B minimum without FCS (set loadgen.trace.pad_runts = true to pad such frames, counted)",
+                        self.counts.read
+                    ),
+                ));
+            }
+            self.counts.padded += 1;
+        }
         let frame_bytes = (captured.max(orig_len as usize) + FCS_LEN).max(MIN_FRAME_BYTES as usize);
         if frame_bytes > prep.cfg.max_frame_bytes as usize {
             if prep.cfg.on_oversize == OnOversize::Error {
@@ -544,14 +580,17 @@ mod tests {
         }
     }
 
+    /// The tests' small frames are runts: padded unless a test says otherwise.
     fn load(path: &PathBuf, f: impl FnOnce(&mut TraceConfig)) -> Result<Trace> {
         let mut cfg = TraceConfig::new(path.to_str().unwrap());
+        cfg.pad_runts = true;
         f(&mut cfg);
         Trace::load(&cfg, &LoadgenConfig::default())
     }
 
     fn replay(path: &PathBuf, f: impl FnOnce(&mut TraceConfig)) -> Vec<Ps> {
         let mut cfg = TraceConfig::new(path.to_str().unwrap());
+        cfg.pad_runts = true;
         f(&mut cfg);
         let trace = Trace::load(&cfg, &LoadgenConfig::default()).unwrap();
         let rate = Departures::new(1e6, Interarrival::Constant, 0, SimRng::new(1, 2));
@@ -645,10 +684,47 @@ mod tests {
         write_pcap(&q, TsResolution::NanoSecond, Endianness::Little, DataLink::ETHERNET, &[(s(5), udp_frame(9, 1))]);
         let mut cfg = TraceConfig::new(q.to_str().unwrap());
         cfg.repeat = TraceLoop::Forever(true);
+        cfg.pad_runts = true;
         let t = Trace::load(&cfg, &LoadgenConfig::default()).unwrap();
         let rate = Departures::new(1e6, Interarrival::Constant, 0, SimRng::new(1, 2));
         let err = Replay::new(t, &cfg, rate).err().unwrap().to_string();
         assert!(err.starts_with("loadgen.trace.loop: invalid value \"true\""), "{err}");
+    }
+
+    #[test]
+    fn empty_captures_empty_frames_runts_and_overlong_packets_are_errors() {
+        let s = |n: u64| Duration::from_secs(EPOCH) + Duration::from_nanos(n);
+        let err = |pkts: &[(Duration, Vec<u8>)], pad: bool| {
+            let p = tmp("bad.pcap");
+            write_pcap(&p, TsResolution::MicroSecond, Endianness::Little, DataLink::ETHERNET, pkts);
+            load(&p, |c| c.pad_runts = pad).err().map(|e| e.to_string())
+        };
+        let e = err(&[], false).unwrap();
+        assert!(e.contains("holds no packet"), "{e}");
+        let e = err(&[(s(0), vec![])], true).unwrap();
+        assert!(e.contains("packet 1 is 0 B long, shorter than an Ethernet header"), "{e}");
+        let runt = udp_frame(9, 1);
+        let e = err(&[(s(0), udp_frame(9, 30)), (s(1), runt.clone())], false).unwrap();
+        assert!(e.contains("packet 2 is a runt: 43 B") && e.contains("loadgen.trace.pad_runts"), "{e}");
+        let p = tmp("runt.pcap");
+        write_pcap(&p, TsResolution::MicroSecond, Endianness::Little, DataLink::ETHERNET, &[(s(0), runt)]);
+        let t = load(&p, |c| c.pad_runts = true).unwrap();
+        assert_eq!((t.counts.padded, t.frame(0).frame_bytes), (1, 64));
+        // A packet longer than the file says it captures at most.
+        // (Written by hand: the pcap writer refuses such a packet.)
+        let p = tmp("snap.pcap");
+        let big = udp_frame(9, 100);
+        let mut bytes = Vec::new();
+        for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 64, 1] {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in [EPOCH as u32, 0, big.len() as u32, big.len() as u32] {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        bytes.extend_from_slice(&big);
+        std::fs::write(&p, bytes).unwrap();
+        let e = load(&p, |_| {}).err().unwrap().to_string();
+        assert!(e.contains("packet 1") && e.contains("snap"), "{e}");
     }
 
     #[test]
