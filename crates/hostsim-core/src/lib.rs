@@ -14,6 +14,7 @@ pub mod dev;
 pub mod engine;
 pub mod error;
 pub mod framebuf;
+pub mod fuzz;
 pub mod host;
 pub mod kvs;
 pub mod link;

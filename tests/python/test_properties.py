@@ -1,0 +1,77 @@
+"""Properties of every run, over small random configs end to end (issue 11,
+item 10): frames are conserved exactly, replies never mis-pair, rates,
+utilisations and latencies are possible.
+
+CI runs a bounded number of examples; for a long campaign:
+
+    HOSTSIM_PROPERTY_EXAMPLES=2000 .venv/bin/python -m pytest -q tests/python/test_properties.py
+"""
+
+import os
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import hostsim
+from hostsim import host
+
+EXAMPLES = int(os.environ.get("HOSTSIM_PROPERTY_EXAMPLES", "40"))
+
+PRESETS = ["altra", "a72-quad", "xeon-e3-1230v2"]
+SIZES = [64, 128, 512, 1518, "imix"]
+
+
+@st.composite
+def configs(draw):
+    apps = ["reflector", *host.pmd_apps(), *host.kernel_apps()]
+    app = draw(st.sampled_from(sorted(set(apps))))
+    stack = "pmd"
+    if app in host.kernel_apps() and (app not in host.pmd_apps() or draw(st.booleans())):
+        stack = "kernel"
+    size = 1518 if app == "iperf" else draw(st.sampled_from(SIZES))
+    cfg = {
+        "app": app,
+        "stack": stack,
+        "preset": draw(st.sampled_from(PRESETS)),
+        "seed": draw(st.integers(0, 2**16)),
+        "sim": {
+            "duration": f"{draw(st.integers(100, 400))}us",
+            "warmup": f"{draw(st.integers(0, 50))}us",
+            "drain": draw(st.sampled_from(["0us", "50us", "1ms"])),
+        },
+        "loadgen": {"size": size, "rate": f"{draw(st.integers(2, 120))}%"},
+    }
+    overrides = {}
+    if app != "reflector" and stack == "pmd" and app != "memcached":
+        n = draw(st.sampled_from([1, 2]))
+        overrides.update({"host.cores": n, "host.queues": n, "loadgen.flows": draw(st.sampled_from([1, 16]))})
+    if app == "memcached":
+        cfg["loadgen"]["memcached"] = {"keys": draw(st.integers(10, 500))}
+        if draw(st.booleans()):
+            cfg["loadgen"]["closed_loop"] = {"outstanding": draw(st.sampled_from([1, 8, 32768]))}
+    if app == "reflector":
+        overrides["reflector.service_time"] = f"{draw(st.integers(10, 500))}ns"
+    return cfg, overrides
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(configs())
+def test_every_random_run_keeps_its_invariants(case):
+    cfg, overrides = case
+    r = hostsim.simulate(cfg, overrides).to_dict()
+    # The core's own check (conservation, rates, utilisation, latency).
+    assert not [w for w in r["warnings"] if w.startswith("invariant violated")], (cfg, overrides, r["warnings"])
+    acc, lg = r["accounting"], r["loadgen"]
+    for row in (acc["measured"], acc["total"]):
+        assert row["sent"] == row["returned"] + row["consumed"] + row["dropped"] + row["in_flight"]
+        assert row["dropped"] == sum(row["drops"].values())
+    if cfg["sim"]["drain"] == "1ms" and cfg["app"] == "reflector":
+        assert acc["measured"]["in_flight"] == 0, "a drained reflector holds nothing"
+    lat = lg["latency_ns"]
+    if lat["count"]:
+        assert 0 <= lat["min"] <= lat["max"] <= r["sim"]["simulated_ps"] / 1e3
+    mc = lg.get("memcached")
+    if mc:
+        # Replies pair only with their own request: never more replies than requests, none invalid.
+        assert mc["replies"] <= mc["requests"] and mc["invalid"] == 0
