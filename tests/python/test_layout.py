@@ -35,6 +35,7 @@ RANK: Dict[str, int] = {
     "config": 8,
     "system": 9,
     "check": 8,
+    "fuzz": 10,
 }
 
 
