@@ -100,7 +100,8 @@ impl SimConfig {
 
     /// Parses the JSON contract form; unknown or missing fields are errors.
     pub fn from_json(text: &str) -> Result<SimConfig> {
-        let cfg: SimConfig = serde_json::from_str(text).map_err(crate::error::Error::from_serde)?;
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let cfg: SimConfig = serde_path_to_error::deserialize(de).map_err(crate::error::Error::from_serde_path)?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -146,5 +147,38 @@ impl SimConfig {
         let r = &self.reflector;
         check(r.queue_frames >= 1, "reflector.queue_frames", r.queue_frames, ">= 1")?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A contract whose field `path` (dotted) is replaced by `value`.
+    fn with(path: &str, value: serde_json::Value) -> String {
+        let mut v = serde_json::to_value(SimConfig::default()).unwrap();
+        let mut at = &mut v;
+        let keys: Vec<&str> = path.split('.').collect();
+        for k in &keys[..keys.len() - 1] {
+            at = &mut at[*k];
+        }
+        at[keys[keys.len() - 1]] = value;
+        v.to_string()
+    }
+
+    #[test]
+    fn a_field_of_the_wrong_shape_is_named_by_its_dotted_path() {
+        for (path, value, words) in [
+            ("loadgen.rate.value", serde_json::json!("fast"), "invalid type: string \"fast\""),
+            ("sim.duration_ps", serde_json::json!(-1), "invalid value: integer `-1`"),
+            ("loadgen.interarrival", serde_json::json!("sometimes"), "unknown variant `sometimes`"),
+            ("reflector.queue_frames", serde_json::json!(1.5), "invalid type: floating point `1.5`"),
+        ] {
+            let e = SimConfig::from_json(&with(path, value)).unwrap_err();
+            assert_eq!(e.field(), Some(path), "{e}");
+            assert!(e.to_string().starts_with(&format!("{path}: {words}")), "{e}");
+        }
+        let e = SimConfig::from_json(&with("loadgen.bogus", serde_json::json!(1))).unwrap_err().to_string();
+        assert!(e.contains("bogus") && e.starts_with("loadgen"), "{e}");
     }
 }

@@ -31,6 +31,10 @@ pub enum Error {
     Config(ConfigError),
     #[error("config: {0}")]
     Parse(String),
+    /// The contract's JSON has a field of the wrong shape (type, unknown
+    /// variant, unknown or missing field): its dotted path and serde's words.
+    #[error("{field}: {message}")]
+    Field { field: String, message: String },
     #[error("{path}: {message}")]
     Io { path: String, message: String },
 }
@@ -46,12 +50,26 @@ impl Error {
     pub fn field(&self) -> Option<&str> {
         match self {
             Error::Config(c) => Some(&c.field),
+            Error::Field { field, .. } => Some(field),
             _ => None,
         }
     }
 
     pub fn from_serde(e: serde_json::Error) -> Self {
         Error::Parse(e.to_string())
+    }
+
+    /// A deserialisation error with the dotted path of the field it is in.
+    pub fn from_serde_path(e: serde_path_to_error::Error<serde_json::Error>) -> Self {
+        let field = e.path().to_string();
+        let inner = e.into_inner();
+        if field.is_empty() || field == "." {
+            return Error::Parse(inner.to_string());
+        }
+        // serde's words without its position in the text (the path says where).
+        let text = inner.to_string();
+        let message = text.split(" at line ").next().unwrap_or(&text).to_string();
+        Error::Field { field, message }
     }
     pub fn io(path: &str, e: impl fmt::Display) -> Self {
         Error::Io { path: path.to_string(), message: e.to_string() }
