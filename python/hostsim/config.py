@@ -350,6 +350,7 @@ TRACE_FIELDS: Dict[str, Tuple[Any, Parser, str]] = {
     "rewrite_ip": (False, parse_bool, "also rewrite IPv4 destination to dst_ip and UDP port to dst_port"),
     "tag": (False, parse_bool, "write the 16 B tag where it fits in a frame's padding"),
     "pad_runts": (False, parse_bool, "pad frames under 60 B (no FCS) to the minimum, counted; false: an error"),
+    "fix_checksums": (False, parse_bool, "recompute IPv4, UDP and TCP checksums (tcpreplay --fixcsum)"),
 }
 
 

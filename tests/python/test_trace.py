@@ -204,3 +204,36 @@ def test_a_trace_faster_than_the_link_leaves_at_line_rate_and_says_by_how_much(t
     # Untagged frames into an overloaded reflector: the loss is the reflector's own drop count.
     assert lg["lost_packets"] == r["reflector"]["queue_drops"] > 0
     assert r["accounting"]["measured"]["drops"]["device_queue"] == lg["lost_packets"]
+
+
+def test_fix_checksums_recomputes_ip_udp_and_tcp_checksums_as_tcpreplay(tmp_path):
+    from scapy.layers.inet import TCP
+    from scapy.layers.inet6 import IPv6
+
+    # As captured with checksum offload: placeholders where the checksums go.
+    pkts = [
+        Ether(src=SRC_MAC, dst="ff:ff:ff:ff:ff:ff") / IP(src="10.0.0.1", dst="10.0.0.2", chksum=0x1234)
+        / UDP(sport=1, dport=9, chksum=0xdead) / (b"u" * 30),
+        Ether(src=SRC_MAC, dst="ff:ff:ff:ff:ff:ff") / IP(src="10.0.0.1", dst="10.0.0.2", chksum=0)
+        / TCP(sport=2, dport=80, chksum=0xbeef) / (b"t" * 30),
+        Ether(src=SRC_MAC, dst="ff:ff:ff:ff:ff:ff") / IPv6(src="fe80::1", dst="fe80::2")
+        / UDP(sport=3, dport=9, chksum=0x0bad) / (b"6" * 30),
+    ]
+    _stamp(pkts, [1, 1], Decimal("1e-6"))
+    path = tmp_path / "offload.pcap"
+    wrpcap(str(path), pkts)
+
+    def sent(fix):
+        r = _run(tmp_path, path, trace={"fix_checksums": fix}).to_dict()
+        return r, [Ether(data) for data, _ in RawPcapReader(str(tmp_path / "tx.pcap"))]
+
+    r, frames = sent(True)
+    assert r["loadgen"]["trace_checksummed_frames"] == 3
+    for f in frames:
+        for layer in (IP, UDP, TCP):
+            if layer in f:
+                got = f[layer].chksum
+                del f[layer].chksum
+                assert Ether(bytes(f))[layer].chksum == got, (layer.__name__, f.summary())
+    _, untouched = sent(False)
+    assert untouched[0][IP].chksum == 0x1234 and untouched[1][TCP].chksum == 0xbeef

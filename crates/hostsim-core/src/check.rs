@@ -8,7 +8,9 @@
 //!   generator's own counts agree with that ledger;
 //! * rates: offered ≤ line rate, received ≤ sent;
 //! * utilisations ≤ 100 %;
-//! * latency ≥ 0 and no longer than the run.
+//! * latency no shorter than the link's propagation (a consumed frame is
+//!   measured one way) and no longer than the run;
+//! * TCP goodput no more than the bytes offered.
 
 use serde_json::Value;
 
@@ -93,8 +95,16 @@ pub fn violations(r: &Value) -> Vec<String> {
         }
     }
     let span_ns = f(r, &["sim", "simulated_ps"]).unwrap_or(f64::INFINITY) / 1e3;
-    if let Some(min) = f(lg, &["latency_ns", "min"]).filter(|&x| x < 0.0) {
-        out.push(format!("latency: minimum {min} ns < 0"));
+    let path_min_ns = f(r, &["sim", "path_min_ps"]).unwrap_or(0.0) / 1e3;
+    if let Some(min) = f(lg, &["latency_ns", "min"]).filter(|&x| x < path_min_ns) {
+        out.push(format!("latency: minimum {min} ns is shorter than the link's propagation ({path_min_ns} ns)"));
+    }
+    if let (Some(goodput), Some(offered)) = (u(r, &["kernel", "tcp_payload_bytes"]), u(lg, &["tx_bytes"])) {
+        // The device counts from when the window's first frame reaches it: at most one frame more.
+        let slack = u(lg, &["max_frame_bytes"]).unwrap_or(0);
+        if goodput > offered + slack {
+            out.push(format!("goodput: {goodput} TCP payload bytes received, more than the {offered} frame bytes offered"));
+        }
     }
     if let Some(max) = f(lg, &["latency_ns", "max"]).filter(|&x| x > span_ns) {
         out.push(format!("latency: maximum {max:.0} ns exceeds the run ({span_ns:.0} ns)"));

@@ -549,6 +549,9 @@ pub fn run_with(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Val
         "capture": {"tx_frames": cap.0, "rx_frames": cap.1},
         "sim": {
             "simulated_ps": end,
+            // No frame is measured sooner: one propagation delay (a frame the
+            // device consumes is measured one way, a reply after two).
+            "path_min_ps": cfg.link.propagation_ps,
             "simulated_s": ps_to_s(end),
             "wall_s": wall_s,
             "packets": total_tx,

@@ -256,6 +256,11 @@ pub struct TraceConfig {
     /// warned; false: a runt is an error naming the packet.
     #[serde(default)]
     pub pad_runts: bool,
+    /// Recompute the IPv4 header checksum and the UDP and TCP checksums
+    /// (IPv4 and IPv6) of every frame, as `tcpreplay --fixcsum`: captures
+    /// taken with checksum offload carry placeholders.
+    #[serde(default)]
+    pub fix_checksums: bool,
 }
 
 impl TraceConfig {
@@ -288,6 +293,7 @@ impl TraceConfig {
             rewrite_ip: false,
             tag: false,
             pad_runts: false,
+            fix_checksums: false,
         }
     }
 

@@ -489,6 +489,7 @@ impl Loadgen {
             v["trace_filtered_frames"] = json!(c.filtered);
             v["trace_truncated_frames"] = json!(c.truncated);
             v["trace_padded_frames"] = json!(c.padded);
+            v["trace_checksummed_frames"] = json!(c.checksummed);
             v["trace_span_ps"] = json!(r.trace.span_ps());
             v["trace_delayed_frames"] = json!(self.delayed);
             v["trace_delay_ps"] = json!(self.delay_ps);

@@ -88,6 +88,8 @@ pub struct TraceCounts {
     pub backwards: u64,
     /// Runts padded to the minimum frame (`loadgen.trace.pad_runts`).
     pub padded: u64,
+    /// Frames whose checksums were recomputed (`loadgen.trace.fix_checksums`).
+    pub checksummed: u64,
 }
 
 /// The frames of a trace, loaded once.
@@ -295,6 +297,9 @@ impl Trace {
         if prep.cfg.rewrite_ip {
             rewrite_ipv4(&mut buf[..captured.max(ethernet::HEADER_LEN)], prep.dst_ip, prep.dst_port);
         }
+        if prep.cfg.fix_checksums {
+            self.counts.checksummed += fix_checksums(&mut buf[..captured]) as u64;
+        }
         let tag = prep.cfg.tag && packet_end(&buf[..captured]).is_some_and(|end| end + tag::TAG_LEN <= frame_bytes - FCS_LEN);
         self.frames.push(TraceFrame { time_ps, offset, stored: stored as u32, frame_bytes: frame_bytes as u32, tag });
         Ok(())
@@ -376,6 +381,60 @@ fn l3(frame: &[u8]) -> Option<(u16, usize)> {
             return Some((t, off + 2));
         }
     }
+}
+
+/// Recomputes the IPv4 header checksum and the UDP or TCP checksum of an
+/// unfragmented datagram captured whole (IPv4 or IPv6); false when the frame
+/// has none of these (or is cut short).
+fn fix_checksums(frame: &mut [u8]) -> bool {
+    const UDP: u8 = ipv4::PROTO_UDP;
+    const TCP: u8 = 6;
+    let Some((t, off)) = l3(frame) else { return false };
+    // (pseudo-header sum, L4 protocol, L4 start, L4 length)
+    let (mut sum, proto, l4, len) = match t {
+        ethernet::ETHERTYPE_IPV4 if frame.len() >= off + ipv4::HEADER_LEN => {
+            let hl = ((frame[off] & 0x0f) as usize) * 4;
+            let total = u16::from_be_bytes([frame[off + 2], frame[off + 3]]) as usize;
+            if frame[off] >> 4 != 4 || hl < ipv4::HEADER_LEN || total < hl || frame.len() < off + total {
+                return false;
+            }
+            ipv4::Packet::new_unchecked(&mut frame[off..off + hl]).fill_checksum();
+            let fragmented = u16::from_be_bytes([frame[off + 6], frame[off + 7]]) & 0x3fff != 0;
+            let proto = frame[off + 9];
+            if fragmented || (proto != UDP && proto != TCP) {
+                return true;
+            }
+            let addrs: u32 = frame[off + 12..off + 20].chunks(2).map(|c| u16::from_be_bytes([c[0], c[1]]) as u32).sum();
+            (addrs + proto as u32 + (total - hl) as u32, proto, off + hl, total - hl)
+        }
+        ETHERTYPE_IPV6 if frame.len() >= off + IPV6_HEADER_LEN => {
+            let len = u16::from_be_bytes([frame[off + 4], frame[off + 5]]) as usize;
+            let proto = frame[off + 6];
+            if (proto != UDP && proto != TCP) || frame.len() < off + IPV6_HEADER_LEN + len {
+                return false;
+            }
+            let addrs: u32 = frame[off + 8..off + 40].chunks(2).map(|c| u16::from_be_bytes([c[0], c[1]]) as u32).sum();
+            (addrs + proto as u32 + len as u32, proto, off + IPV6_HEADER_LEN, len)
+        }
+        _ => return false,
+    };
+    let at = l4 + if proto == UDP { 6 } else { 16 };
+    if len < if proto == UDP { udp::HEADER_LEN } else { 20 } {
+        return false;
+    }
+    frame[at..at + 2].copy_from_slice(&[0, 0]);
+    // The pseudo-header folds into the segment's own sum.
+    let body = !crate::wire::internet_checksum(&frame[l4..l4 + len]) as u32;
+    sum += body;
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    let mut c = !(sum as u16);
+    if proto == UDP && c == 0 {
+        c = 0xffff; // 0 means "no checksum" in UDP over IPv4
+    }
+    frame[at..at + 2].copy_from_slice(&c.to_be_bytes());
+    true
 }
 
 /// Start of the UDP header of an unfragmented (or first-fragment) datagram.
