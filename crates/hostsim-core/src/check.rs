@@ -10,7 +10,7 @@
 //! * utilisations ≤ 100 %;
 //! * latency no shorter than the link's propagation (a consumed frame is
 //!   measured one way) and no longer than the run;
-//! * TCP goodput no more than the bytes offered.
+//! * TCP goodput no more than the protocol's ceiling on the link.
 
 use serde_json::Value;
 
@@ -99,11 +99,14 @@ pub fn violations(r: &Value) -> Vec<String> {
     if let Some(min) = f(lg, &["latency_ns", "min"]).filter(|&x| x < path_min_ns) {
         out.push(format!("latency: minimum {min} ns is shorter than the link's propagation ({path_min_ns} ns)"));
     }
-    if let (Some(goodput), Some(offered)) = (u(r, &["kernel", "tcp_payload_bytes"]), u(lg, &["tx_bytes"])) {
-        // The device counts from when the window's first frame reaches it: at most one frame more.
-        let slack = u(lg, &["max_frame_bytes"]).unwrap_or(0);
-        if goodput > offered + slack {
-            out.push(format!("goodput: {goodput} TCP payload bytes received, more than the {offered} frame bytes offered"));
+    if let (Some(goodput), Some(link), Some(mean)) = (f(lg, &["goodput_bps"]), f(lg, &["link_rate_bps"]), f(lg, &["mean_frame_bytes"])) {
+        // TCP over Ethernet carries at most the payload share of each frame on the wire.
+        let headers = (crate::wire::TCP_HEADERS + crate::wire::ethernet::FCS_LEN) as f64;
+        let ports = f(lg, &["sending_ports"]).unwrap_or(1.0).max(1.0);
+        let ceiling = link * ports * (mean - headers).max(0.0) / (mean + crate::link::WIRE_OVERHEAD_BYTES as f64);
+        let slack = if window_s > 0.0 { f(lg, &["max_frame_bytes"]).unwrap_or(0.0) * 8.0 * ports / window_s } else { 0.0 };
+        if goodput > ceiling * (1.0 + EPS) + slack {
+            out.push(format!("goodput: {goodput:.6e} bit/s of TCP payload exceeds the protocol's ceiling {ceiling:.6e} bit/s"));
         }
     }
     if let Some(max) = f(lg, &["latency_ns", "max"]).filter(|&x| x > span_ns) {

@@ -477,6 +477,11 @@ impl Loadgen {
         }
         if let Some(n) = self.tcp_acks {
             v["rx_tcp_acks"] = json!(n);
+            // The TCP payload of the window's segments the receiver consumed
+            // (rx counts those; the ACKs are counted apart).
+            let headers = (crate::wire::TCP_HEADERS + crate::wire::ethernet::FCS_LEN) as u64;
+            let payload = m.rx_bytes.saturating_sub(m.rx_packets * headers);
+            v["goodput_bps"] = json!(payload as f64 * 8.0 / w);
         }
         if let Some(r) = &self.replay {
             let c = &r.trace.counts;

@@ -143,12 +143,13 @@ impl Port {
         // The queue that decides whether the FIFO moves: the head frame's.
         let q = &self.rxq[self.fifo.head().map_or(queue, |h| h.2)];
         let fits = self.fifo.fits(bytes);
-        if self.fsm.on_arrival(!fits, self.fifo.is_empty(), q.desc.ring_full(), q.tx_blocked).is_some() {
+        // Did software leave the DMA engine without descriptors within the last FIFO's worth of bytes?
+        let starved_lately = self.rx_bytes_since_starved < self.fifo.capacity_bytes();
+        if self.fsm.on_arrival(!fits, self.fifo.is_empty(), q.desc.ring_full(), q.tx_blocked, starved_lately).is_some() {
             self.counters.rx_missed_errors += 1;
-            // What keeps the FIFO full: a core that cannot send, software
-            // that did not give descriptors back within the last FIFO's
-            // worth of bytes the engine moved, or else the DMA path.
-            let starved = q.desc.ring_full() || self.rx_bytes_since_starved < self.fifo.capacity_bytes();
+            // What keeps the FIFO full now: a core that cannot send,
+            // software that starved the engine lately, or else the DMA path.
+            let starved = q.desc.ring_full() || starved_lately;
             let cause = match (q.tx_blocked, starved) {
                 (true, _) => Fate::RxFifoTx,
                 (false, true) => Fate::RxFifoCore,
