@@ -282,6 +282,8 @@ def test_top_level_api_is_exported():
     ("host.pmd.mempool.mbufs", 1_000_000_000, "a pool of at most 256 MiB"),
     ("link.rate", "1e15bps", "<= 1.6 Tbps"),
     ("link.propagation", "1ms", "minimum-size frames in flight on a link"),
+    ("host.nic.rx_fifo_bytes", "1000GB", "64 B frames buffered by the device"),
+    ("loadgen.keep_samples", 10**12, "<= 10000000"),
 ])
 def test_size_knobs_are_bounded_before_anything_is_allocated(field, value, words):
     import resource

@@ -75,7 +75,7 @@ impl Measure {
             lat_max: 0,
             lat_mean: 0.0,
             lat_m2: 0.0,
-            keep: keep_samples.min(10_000_000) as usize,
+            keep: keep_samples.min(crate::loadgen::config::MAX_KEPT_SAMPLES) as usize,
             samples: Vec::new(),
         }
     }
