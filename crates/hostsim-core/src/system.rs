@@ -103,8 +103,9 @@ pub struct System {
     last_arrival: Ps,
     /// Closed loop (replies are events).
     closed: bool,
-    /// Frames inside the system (links and device) when warm-up ended and
-    /// when transmission ended: growth means the device is falling behind.
+    /// Frames inside the device (not on the links, nor waiting for the
+    /// generator's wire) when warm-up ended and when transmission ended:
+    /// growth means the device is falling behind.
     pub backlog: [u64; 2],
 }
 
@@ -315,10 +316,10 @@ impl System {
                 }
             }
             Event::WarmupEnd => {
-                self.backlog[0] = self.pool.in_use() as u64;
+                self.backlog[0] = self.frames_in_device();
                 self.reset_stats();
             }
-            Event::TxEnd => self.backlog[1] = self.pool.in_use() as u64,
+            Event::TxEnd => self.backlog[1] = self.frames_in_device(),
             Event::DutWarmupEnd => match &mut self.dut {
                 Dut::Reflector(r) => r.reset_stats(),
                 Dut::Host(h) => h.reset_stats(),
@@ -416,6 +417,12 @@ impl System {
         for g in &mut self.gens {
             g.links.iter_mut().for_each(|l| l.reset_stats());
         }
+    }
+
+    /// Frames alive but on no link: inside the device.
+    fn frames_in_device(&self) -> u64 {
+        let on_links: usize = self.gens.iter().flat_map(|g| g.links.iter()).map(Link::in_flight).sum();
+        (self.pool.in_use() as u64).saturating_sub(on_links as u64)
     }
 
     /// When the device's measured window starts: the first frame sent after
@@ -517,7 +524,7 @@ pub fn run_with(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Val
         let window_s = ps_to_s(cfg.sim.duration_ps.saturating_sub(cfg.sim.warmup_ps));
         let excess = growth as f64 / window_s;
         warnings.push(format!(
-            "the device fell behind: {growth} more frames were inside the system when transmission ended than when warm-up \
+            "the device fell behind: {growth} more frames were inside it when transmission ended than when warm-up \
              ended ({:.2} % of the {sent} sent); its buffers ({buffer_frames} frames) fill in {:.3} ms at that excess, \
              so drops would show only in a longer run (sim.duration)",
             growth as f64 * 100.0 / sent.max(1) as f64,
