@@ -83,20 +83,21 @@ fn check(ok: bool, field: &str, value: impl ToString, allowed: &str) -> Result<(
 /// The fastest link: 1.6 Tb/s Ethernet (IEEE P802.3dj).
 pub const MAX_LINK_RATE_BPS: u64 = 1_600_000_000_000;
 /// Frames in flight on one link at most (each holds a frame buffer): about
-/// 1.5 GiB of buffers at 1518 B.
+/// 1.5 GiB of buffers at 1518 B. An implementation limit, not a model value.
 pub const MAX_FRAMES_ON_A_LINK: u64 = 1 << 20;
-/// Frames the device may buffer in all (about 6 GiB of frame buffers at 1518 B).
+/// Frames the device may buffer in all (about 6 GiB of frame buffers at
+/// 1518 B). An implementation limit, not a model value.
 pub const MAX_BUFFERED_FRAMES: u64 = 1 << 22;
 /// A minimum frame on the wire: 64 B, preamble, start delimiter and gap.
 const MIN_WIRE_FRAME_BITS: u64 = (64 + crate::link::WIRE_OVERHEAD_BYTES as u64) * 8;
 
 impl SimConfig {
     /// Frames the device under test can hold before it drops (frames of
-    /// `mean_frame_bytes`), buffer by buffer.
-    pub fn buffers(&self, mean_frame_bytes: f64) -> Vec<(&'static str, u64)> {
+    /// `mean_frame_bytes`), buffer by buffer: (name, the field that sizes it, frames).
+    pub fn buffers(&self, mean_frame_bytes: f64) -> Vec<(&'static str, &'static str, u64)> {
         match &self.host {
             Some(h) if self.app != "reflector" => h.buffers(self.stack == Stack::Kernel, mean_frame_bytes),
-            _ => vec![("reflector_queue", self.reflector.queue_frames as u64)],
+            _ => vec![("reflector_queue", "reflector.queue_frames", self.reflector.queue_frames as u64)],
         }
     }
 
@@ -144,21 +145,10 @@ impl SimConfig {
         self.loadgen.validate()?;
         // Every buffered frame may hold a frame buffer: bounded before anything runs.
         let buffers = self.buffers(64.0);
-        let buffered: u64 = buffers.iter().map(|b| b.1).sum();
-        if buffered > MAX_BUFFERED_FRAMES {
+        let buffered: u64 = buffers.iter().map(|b| b.2).sum();
+        if let Some(&(name, field, frames)) = buffers.iter().max_by_key(|b| b.2).filter(|_| buffered > MAX_BUFFERED_FRAMES) {
             // Named by the field behind the largest buffer.
-            let (name, _) = buffers.iter().max_by_key(|b| b.1).copied().unwrap_or(("", 0));
-            let field = match name {
-                "rx_fifos" => "host.nic.rx_fifo_bytes",
-                "tx_fifos" => "host.nic.tx_fifo_bytes",
-                "rx_rings" => "host.pmd.rxd",
-                "tx_rings" => "host.pmd.txd",
-                "pipeline_rings" => "host.pipeline.ring_size",
-                "socket_buffers" => "host.kernel.rcvbuf_bytes",
-                "qdiscs" => "host.kernel.txqueuelen",
-                _ => "reflector.queue_frames",
-            };
-            let allowed = format!("at most {MAX_BUFFERED_FRAMES} 64 B frames buffered by the device in all (here {buffered}, {name} the most)");
+            let allowed = format!("at most {MAX_BUFFERED_FRAMES} 64 B frames buffered by the device in all (here {buffered}; {name} hold {frames})");
             return Err(ConfigError::new(field, "too large".into(), &allowed).into());
         }
         let ports = self.host.as_ref().filter(|_| self.app != "reflector").map_or(1, |h| h.ports);

@@ -263,14 +263,16 @@ impl FramePool {
         self.ledgers.get(port).cloned().unwrap_or_default()
     }
 
-    /// Frames generator port `port` sent that are still alive (in flight):
-    /// over the whole run and in its measured window.
-    pub fn in_flight(&self, port: usize) -> [u64; 2] {
-        let mut n = [0u64; 2];
+    /// Frames each of the first `ports` generator ports sent that are still
+    /// alive (in flight): over the whole run and in its measured window.
+    pub fn in_flight(&self, ports: usize) -> Vec<[u64; 2]> {
+        let mut n = vec![[0u64; 2]; ports];
         for (i, &f) in self.flags.iter().enumerate() {
-            if f & (LIVE | SENT) == LIVE | SENT && self.origin[i] as usize == port {
-                n[Ledger::TOTAL_ROW] += 1;
-                n[Ledger::MEASURED_ROW] += (f & MEASURED != 0) as u64;
+            if f & (LIVE | SENT) == LIVE | SENT {
+                if let Some(c) = n.get_mut(self.origin[i] as usize) {
+                    c[Ledger::TOTAL_ROW] += 1;
+                    c[Ledger::MEASURED_ROW] += (f & MEASURED != 0) as u64;
+                }
             }
         }
         n
@@ -357,7 +359,7 @@ mod tests {
         assert_eq!((l.count(Ledger::TOTAL_ROW, Fate::Returned), l.count(Ledger::MEASURED_ROW, Fate::Returned)), (2, 1));
         assert_eq!((l.dropped(Ledger::TOTAL_ROW), l.dropped(Ledger::MEASURED_ROW)), (2, 1));
         assert_eq!(l.count(Ledger::TOTAL_ROW, Fate::TxRing), 0, "a host-built frame is no generator's");
-        assert_eq!(p.in_flight(1), [1, 1]);
+        assert_eq!(p.in_flight(2), vec![[0, 0], [1, 1]]);
         assert_eq!(p.ledger(0).sent, [0, 0]);
     }
 }

@@ -88,10 +88,12 @@ impl Registry {
         self
     }
 
-    /// Registers an application (a later entry of the same name replaces the earlier).
+    /// Registers an application (a later entry of the same name replaces the
+    /// earlier, keeping the traffic it implies).
     pub fn add(&mut self, name: &'static str, stacks: Stacks, max_frame_bytes: fn(&AppConfig) -> u32, ctor: Ctor) -> &mut Self {
+        let traffic = self.get(name).map_or(&[][..], |e| e.traffic);
         self.entries.retain(|e| e.name != name);
-        self.entries.push(Entry { name, stacks, max_frame_bytes, ctor, traffic: &[] });
+        self.entries.push(Entry { name, stacks, max_frame_bytes, ctor, traffic });
         self
     }
 

@@ -157,26 +157,26 @@ impl HostConfig {
 
 impl HostConfig {
     /// Frames the host can hold on the path of the generator's traffic
-    /// (frames of `mean_frame_bytes`), buffer by buffer: what an overload
-    /// fills before anything is dropped.
-    pub fn buffers(&self, kernel: bool, mean_frame_bytes: f64) -> Vec<(&'static str, u64)> {
+    /// (frames of `mean_frame_bytes`), buffer by buffer with the config
+    /// field that sizes it: what an overload fills before anything is dropped.
+    pub fn buffers(&self, kernel: bool, mean_frame_bytes: f64) -> Vec<(&'static str, &'static str, u64)> {
         let (ports, pairs) = (self.ports as u64, self.ports as u64 * self.queues as u64);
         let frames = |bytes: u64| (bytes as f64 / mean_frame_bytes.max(1.0)).ceil() as u64;
         let mut v = vec![
-            ("rx_fifos", ports * frames(self.nic.rx_fifo_bytes)),
-            ("rx_rings", pairs * self.pmd.rxd as u64),
-            ("tx_rings", pairs * self.pmd.txd as u64),
-            ("tx_fifos", ports * frames(self.nic.tx_fifo_bytes)),
+            ("rx_fifos", "host.nic.rx_fifo_bytes", ports * frames(self.nic.rx_fifo_bytes)),
+            ("rx_rings", "host.pmd.rxd", pairs * self.pmd.rxd as u64),
+            ("tx_rings", "host.pmd.txd", pairs * self.pmd.txd as u64),
+            ("tx_fifos", "host.nic.tx_fifo_bytes", ports * frames(self.nic.tx_fifo_bytes)),
         ];
         let pl = &self.pipeline;
         if pl.rx_cores > 0 {
-            v.push(("pipeline_rings", self.cores.saturating_sub(pl.rx_cores) as u64 * pl.ring_size as u64));
+            v.push(("pipeline_rings", "host.pipeline.ring_size", self.cores.saturating_sub(pl.rx_cores) as u64 * pl.ring_size as u64));
         }
         if kernel {
             let k = &self.kernel;
             let sock = k.rcvbuf_bytes.max(k.tcp_rcvbuf_bytes) as u64 / k.skb_truesize_bytes.max(1) as u64;
-            v.push(("socket_buffers", self.cores as u64 * sock));
-            v.push(("qdiscs", self.cores as u64 * k.txqueuelen as u64));
+            v.push(("socket_buffers", "host.kernel.rcvbuf_bytes", self.cores as u64 * sock));
+            v.push(("qdiscs", "host.kernel.txqueuelen", self.cores as u64 * k.txqueuelen as u64));
         }
         v
     }

@@ -247,9 +247,7 @@ impl Host {
         if MEMPOOL_BASE + Mempool::bytes_for(&pool, cores) > MEMPOOL_END {
             return Err(field_err("host.pmd.mempool.mbufs", p.mempool.mbufs, &format!("a pool of at most {} MiB of simulated memory in all ports", (MEMPOOL_END - MEMPOOL_BASE) >> 20)));
         }
-        let mbufs = Mempool::new(&pool, cores, MEMPOOL_BASE);
-        debug_assert_eq!(mbufs.bytes(), Mempool::bytes_for(&pool, cores));
-        Ok(mbufs)
+        Ok(Mempool::new(&pool, cores, MEMPOOL_BASE))
     }
 
     /// The NIC devices and ports; the driver arms every RX slot (rte_eth_dev_start).

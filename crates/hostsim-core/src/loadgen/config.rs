@@ -87,7 +87,8 @@ pub enum Protocol {
     Tcp,
 }
 
-/// Raw latency samples a run keeps at most (`loadgen.keep_samples`).
+/// Raw latency samples a run keeps at most (`loadgen.keep_samples`; an
+/// implementation limit).
 pub const MAX_KEPT_SAMPLES: u64 = 10_000_000;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -381,7 +382,7 @@ impl LoadgenConfig {
     /// Checks every field against its allowed range.
     pub fn validate(&self) -> Result<()> {
         let lg = self;
-        check(lg.keep_samples <= MAX_KEPT_SAMPLES, "loadgen.keep_samples", lg.keep_samples, "<= 10000000 (16 B each)")?;
+        check(lg.keep_samples <= MAX_KEPT_SAMPLES, "loadgen.keep_samples", lg.keep_samples, &format!("<= {MAX_KEPT_SAMPLES} (16 B each)"))?;
         check(lg.rate.value.is_finite() && lg.rate.value > 0.0, "loadgen.rate", lg.rate.value, "> 0")?;
         check(lg.flows >= 1 && lg.flows <= 65536, "loadgen.flows", lg.flows, "1..=65536")?;
         self.validate_sizes()?;

@@ -105,6 +105,8 @@ pub struct Loadgen {
     /// When the wire finished the last frame sent.
     last_wire_end: Ps,
     warmup_ps: Ps,
+    /// This generator port (the frame pool's ledger keys on it).
+    port: usize,
     /// memcached mode: requests and replies instead of tagged frames.
     pub mc: Option<McClient>,
     /// Closed loop: (outstanding, timeout) and the requests that may start now.
@@ -161,6 +163,7 @@ impl Loadgen {
             delay_ps: 0,
             last_wire_end: 0,
             warmup_ps: env.warmup_ps,
+            port: env.port,
             mc,
             closed_loop: lg.closed_loop,
             credits: lg.closed_loop.map_or(0, |c| c.outstanding),
@@ -201,6 +204,8 @@ impl Loadgen {
         let seq = self.next_seq;
         self.next_seq += 1;
         let id = pool.alloc(frame_bytes);
+        // The pool's identity of the frame: this port's frame `seq`, in the window or not.
+        pool.mark_sent(id, self.port, seq, self.measure.in_window(start));
         if self.replay.is_some() {
             return self.emit_trace_frame(pool, id, start, frame_bytes, seq);
         }
@@ -290,32 +295,18 @@ impl Loadgen {
         false
     }
 
-    /// The sequence number of the frame `emit` built last.
-    #[inline]
-    pub fn last_seq(&self) -> u64 {
-        self.next_seq - 1
-    }
-
     /// A frame due at `due` started at `start` (the wire was busy until
-    /// then) and left the wire at `wire_end`.
+    /// then) and left the wire at `wire_end` (counted for trace replay).
     #[inline]
     pub fn departed(&mut self, due: Ps, start: Ps, wire_end: Ps) {
+        if self.replay.is_none() {
+            return;
+        }
         if start > due {
             self.delayed += 1;
             self.delay_ps += start - due;
         }
         self.last_wire_end = wire_end;
-    }
-
-    /// Frames sent in the measured window.
-    pub fn measure_tx(&self) -> u64 {
-        self.measure.tx_packets
-    }
-
-    /// Is a frame sent at `t` in the measured window?
-    #[inline]
-    pub fn measures(&self, t: Ps) -> bool {
-        self.measure.in_window(t)
     }
 
     /// Frames of the measured window still in flight at the end (from the system's ledger).

@@ -13,9 +13,11 @@
 //! timestamps are converted here, in 128-bit integers, so a departure time is
 //! exact to the picosecond for any resolution down to 1 ps. Only the Ethernet
 //! link type is accepted. Captures hold frames without their FCS: a captured
-//! length L is an L + 4 B frame on the wire, a frame under 60 B captured is
-//! padded to 64 B, and a capture cut by the snap length is sent at its
-//! original length (the missing tail as zeros) and counted.
+//! length L is an L + 4 B frame on the wire; a frame under 60 B (a runt) is
+//! an error unless `pad_runts` pads it to 64 B (counted); a capture cut by
+//! the snap length is sent at its original length (the missing tail as
+//! zeros) and counted; an empty file, a packet shorter than an Ethernet
+//! header or longer than the snap length is an error.
 //!
 //! Timing: the trace's own timestamps relative to its first replayed frame,
 //! times `time_scale`; or (`timing = "rate"`) the generator's rate and
@@ -387,53 +389,47 @@ fn l3(frame: &[u8]) -> Option<(u16, usize)> {
 /// unfragmented datagram captured whole (IPv4 or IPv6); false when the frame
 /// has none of these (or is cut short).
 fn fix_checksums(frame: &mut [u8]) -> bool {
-    const UDP: u8 = ipv4::PROTO_UDP;
-    const TCP: u8 = 6;
+    let words = |b: &[u8]| b.chunks(2).map(|c| u16::from_be_bytes([c[0], c[1]]) as u32).sum::<u32>();
     let Some((t, off)) = l3(frame) else { return false };
     // (pseudo-header sum, L4 protocol, L4 start, L4 length)
-    let (mut sum, proto, l4, len) = match t {
+    let (pseudo, proto, l4, len) = match t {
         ethernet::ETHERTYPE_IPV4 if frame.len() >= off + ipv4::HEADER_LEN => {
-            let hl = ((frame[off] & 0x0f) as usize) * 4;
-            let total = u16::from_be_bytes([frame[off + 2], frame[off + 3]]) as usize;
-            if frame[off] >> 4 != 4 || hl < ipv4::HEADER_LEN || total < hl || frame.len() < off + total {
+            let ip = ipv4::Packet::new_unchecked(&frame[off..]);
+            let (hl, total) = (ip.header_len(), ip.total_len() as usize);
+            if ip.version() != 4 || hl < ipv4::HEADER_LEN || total < hl || frame.len() < off + total {
                 return false;
             }
+            let (proto, fragmented) = (ip.protocol(), ip.more_frags_or_offset());
             ipv4::Packet::new_unchecked(&mut frame[off..off + hl]).fill_checksum();
-            let fragmented = u16::from_be_bytes([frame[off + 6], frame[off + 7]]) & 0x3fff != 0;
-            let proto = frame[off + 9];
-            if fragmented || (proto != UDP && proto != TCP) {
+            if fragmented {
                 return true;
             }
-            let addrs: u32 = frame[off + 12..off + 20].chunks(2).map(|c| u16::from_be_bytes([c[0], c[1]]) as u32).sum();
-            (addrs + proto as u32 + (total - hl) as u32, proto, off + hl, total - hl)
+            (words(&frame[off + 12..off + 20]), proto, off + hl, total - hl)
         }
         ETHERTYPE_IPV6 if frame.len() >= off + IPV6_HEADER_LEN => {
             let len = u16::from_be_bytes([frame[off + 4], frame[off + 5]]) as usize;
-            let proto = frame[off + 6];
-            if (proto != UDP && proto != TCP) || frame.len() < off + IPV6_HEADER_LEN + len {
+            if frame.len() < off + IPV6_HEADER_LEN + len {
                 return false;
             }
-            let addrs: u32 = frame[off + 8..off + 40].chunks(2).map(|c| u16::from_be_bytes([c[0], c[1]]) as u32).sum();
-            (addrs + proto as u32 + len as u32, proto, off + IPV6_HEADER_LEN, len)
+            (words(&frame[off + 8..off + IPV6_HEADER_LEN]), frame[off + 6], off + IPV6_HEADER_LEN, len)
         }
         _ => return false,
     };
-    let at = l4 + if proto == UDP { 6 } else { 16 };
-    if len < if proto == UDP { udp::HEADER_LEN } else { 20 } {
+    // Where the checksum field lies in the L4 header, and the header's length.
+    let (at, header) = match proto {
+        ipv4::PROTO_UDP => (6, udp::HEADER_LEN),
+        ipv4::PROTO_TCP => (16, crate::wire::tcp::HEADER_LEN),
+        _ => return t == ethernet::ETHERTYPE_IPV4,
+    };
+    if len < header {
         return false;
     }
-    frame[at..at + 2].copy_from_slice(&[0, 0]);
-    // The pseudo-header folds into the segment's own sum.
-    let body = !crate::wire::internet_checksum(&frame[l4..l4 + len]) as u32;
-    sum += body;
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
+    frame[l4 + at..l4 + at + 2].copy_from_slice(&[0, 0]);
+    let mut c = crate::wire::checksum_from(pseudo + proto as u32 + len as u32, &frame[l4..l4 + len]);
+    if proto == ipv4::PROTO_UDP && c == 0 {
+        c = 0xffff; // 0 means "no checksum" in UDP
     }
-    let mut c = !(sum as u16);
-    if proto == UDP && c == 0 {
-        c = 0xffff; // 0 means "no checksum" in UDP over IPv4
-    }
-    frame[at..at + 2].copy_from_slice(&c.to_be_bytes());
+    frame[l4 + at..l4 + at + 2].copy_from_slice(&c.to_be_bytes());
     true
 }
 

@@ -149,6 +149,10 @@ impl Port {
             self.counters.rx_missed_errors += 1;
             // What keeps the FIFO full now: a core that cannot send,
             // software that starved the engine lately, or else the DMA path.
+            // The drop machine above counts the same drop by its episode
+            // (a TX chain lasts until the FIFO empties; a core episode starts
+            // only when an arrival sees the RX ring full), so the two may
+            // split a run differently; both are reported.
             let starved = q.desc.ring_full() || starved_lately;
             let cause = match (q.tx_blocked, starved) {
                 (true, _) => Fate::RxFifoTx,

@@ -73,6 +73,7 @@ pub struct Mempool {
     ring_capacity: u64,
     caches: Vec<Vec<u32>>,
     cache_addrs: Vec<u64>,
+    bytes: u64,
     pub gets: u64,
     pub puts: u64,
     pub ring_refills: u64,
@@ -80,28 +81,48 @@ pub struct Mempool {
     pub empty: u64,
 }
 
+/// Where a pool's parts lie, as offsets from its base: the objects, the
+/// ring (a line of head/tail, then its slots), the per-core caches.
+struct Layout {
+    stride: u64,
+    ring_meta: u64,
+    ring_slots: u64,
+    ring_capacity: u64,
+    caches: u64,
+    end: u64,
+}
+
+/// One core's cache: a line of metadata and room for 3 × 512 object pointers.
+const CACHE_BYTES: u64 = (LINE + 8 * 3 * 512).div_ceil(LINE) * LINE;
+
+impl Layout {
+    fn of(cfg: &MempoolConfig, cores: usize) -> Layout {
+        let stride = (OBJ_HEADER_BYTES + MBUF_HEADER_BYTES + cfg.buf_bytes as u64).div_ceil(LINE) * LINE;
+        let ring_meta = stride * cfg.mbufs as u64;
+        let ring_slots = ring_meta + LINE;
+        let ring_capacity = (cfg.mbufs as u64 + 1).next_power_of_two();
+        let caches = ring_slots + ring_capacity * 8;
+        Layout { stride, ring_meta, ring_slots, ring_capacity, caches, end: caches + cores as u64 * CACHE_BYTES }
+    }
+}
+
 impl Mempool {
     /// A pool at `base` for `cores` cores. Its footprint is [`Mempool::bytes`].
     pub fn new(cfg: &MempoolConfig, cores: usize, base: u64) -> Self {
-        let stride = (OBJ_HEADER_BYTES + MBUF_HEADER_BYTES + cfg.buf_bytes as u64).div_ceil(LINE) * LINE;
-        let objs_end = base + stride * cfg.mbufs as u64;
-        let ring_capacity = (cfg.mbufs as u64 + 1).next_power_of_two();
-        let ring_meta_addr = objs_end;
-        let ring_slots_addr = ring_meta_addr + LINE;
-        let caches_base = ring_slots_addr + ring_capacity * 8;
-        let cache_bytes = (LINE + 8 * 3 * 512u64).div_ceil(LINE) * LINE;
+        let l = Layout::of(cfg, cores);
         Mempool {
             base,
-            stride,
+            stride: l.stride,
             buf_bytes: cfg.buf_bytes as u64,
             cache_size: cfg.cache_size as usize,
             flush_threshold: cfg.cache_size as usize * 3 / 2,
             ring: (0..cfg.mbufs).collect(),
-            ring_meta_addr,
-            ring_slots_addr,
-            ring_capacity,
+            ring_meta_addr: base + l.ring_meta,
+            ring_slots_addr: base + l.ring_slots,
+            ring_capacity: l.ring_capacity,
             caches: vec![Vec::with_capacity(3 * 512); cores],
-            cache_addrs: (0..cores as u64).map(|c| caches_base + c * cache_bytes).collect(),
+            cache_addrs: (0..cores as u64).map(|c| base + l.caches + c * CACHE_BYTES).collect(),
+            bytes: l.end,
             gets: 0,
             puts: 0,
             ring_refills: 0,
@@ -110,17 +131,15 @@ impl Mempool {
         }
     }
 
-    /// Bytes of simulated memory a pool of `cfg` for `cores` cores would
-    /// occupy (checked before anything is allocated).
+    /// Bytes of simulated memory a pool of `cfg` for `cores` cores occupies
+    /// from its base (checked before anything is allocated).
     pub fn bytes_for(cfg: &MempoolConfig, cores: usize) -> u64 {
-        let stride = (OBJ_HEADER_BYTES + MBUF_HEADER_BYTES + cfg.buf_bytes as u64).div_ceil(LINE) * LINE;
-        let ring_capacity = (cfg.mbufs as u64 + 1).next_power_of_two();
-        stride * cfg.mbufs as u64 + LINE + ring_capacity * 8 + cores as u64 * (LINE + 8 * 3 * 512u64).div_ceil(LINE) * LINE
+        Layout::of(cfg, cores).end
     }
 
     /// Bytes of simulated memory the pool occupies from its base.
     pub fn bytes(&self) -> u64 {
-        self.cache_addrs.last().map(|a| a + (LINE + 8 * 3 * 512u64).div_ceil(LINE) * LINE).unwrap_or(self.ring_slots_addr) - self.base
+        self.bytes
     }
 
     /// Address of mbuf `i`'s `rte_mbuf` header.

@@ -43,13 +43,19 @@ pub const TCP_HEADERS: usize = ethernet::HEADER_LEN + ipv4::HEADER_LEN + tcp::HE
 
 /// The Internet checksum (RFC 1071) over `data`, folded and complemented.
 pub fn internet_checksum(data: &[u8]) -> u16 {
-    let mut sum: u32 = 0;
+    checksum_from(0, data)
+}
+
+/// The Internet checksum over `data` added to a partial sum `start` (a
+/// pseudo-header's 16-bit words), folded and complemented.
+pub fn checksum_from(start: u32, data: &[u8]) -> u16 {
+    let mut sum: u64 = start as u64;
     let mut chunks = data.chunks_exact(2);
     for c in &mut chunks {
-        sum += u16::from_be_bytes([c[0], c[1]]) as u32;
+        sum += u16::from_be_bytes([c[0], c[1]]) as u64;
     }
     if let [last] = chunks.remainder() {
-        sum += (*last as u32) << 8;
+        sum += (*last as u64) << 8;
     }
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
