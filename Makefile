@@ -1,4 +1,4 @@
-# The two commands of the README:
+# The two commands of the README (and the other targets below):
 #   make demo   sets everything up and runs the main job (a bandwidth test)
 #   make test   sets everything up and runs every test (Rust and Python)
 .PHONY: setup demo test bench golden fuzz
@@ -19,12 +19,12 @@ test: setup
 bench: setup
 	cargo bench -q -p hostsim-core --bench speed
 
-# Standard host runs compared field by field with the recorded ones (a
-# refactor must change no result; see scripts/golden.py).
 # A million inputs per cargo-fuzz target (nightly and cargo-fuzz; see fuzz/README.md).
 fuzz:
 	cd fuzz && for t in wire pcap config; do \
 	    cargo +nightly fuzz run $$t -- -runs=1000000 -rss_limit_mb=2048 -timeout=10 || exit 1; done
 
+# Standard host runs compared field by field with the recorded ones (a
+# refactor must change no result; see scripts/golden.py).
 golden: setup
 	.venv/bin/python scripts/golden.py compare scripts/golden/current.json.gz

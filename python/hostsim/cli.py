@@ -115,9 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     msb = sub.add_parser("msb", parents=[common, outputs], help="bandwidth test: find the MSB and the curve")
     g = msb.add_argument_group("bandwidth test")
-    g.add_argument("--threshold", default="1%", help="largest acceptable drop rate: 1%%, 0.01 or 0 (default 1%%)")
+    g.add_argument("--threshold", default="1%", help="largest acceptable loss rate: 1%%, 0.01 or 0 (default 1%%)")
     g.add_argument("--resolution", default="0.5%", help="relative search resolution (default 0.5%%)")
     g.add_argument("--points", default="0", help="extra evenly spaced trials for the curve")
+    g.add_argument("--overload", default="0.5%",
+                   help="trials warm up until an excess of threshold + this would show as loss (default 0.5%%)")
     g.add_argument("--max-trials", dest="max_trials", default="40", help="cap on search trials (default 40)")
     g.add_argument("--plot", metavar="FILE", help="write the bandwidth-vs-drop curve (PNG or SVG)")
     g.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
@@ -194,8 +196,9 @@ def cmd_msb(args: argparse.Namespace) -> int:
     resolution = parse_fraction(args.resolution, "resolution")
     points = _parse_count(args.points, "points")
     max_trials = _parse_count(args.max_trials, "max_trials")
+    overload = parse_fraction(args.overload, "overload")
     result = msb(cfg, threshold=threshold, resolution=resolution, points=points,
-                 max_trials=max_trials, progress=args.progress)
+                 max_trials=max_trials, progress=args.progress, overload=overload)
     _write_outputs(result, args)
     if args.plot:
         from .plot import plot_msb
@@ -453,9 +456,13 @@ def format_msb(data: Dict[str, Any]) -> str:
     out = [_rows(rows, [True] * (len(rows[0]) - 1) + [False]), line]
     trial = m.get("trial")
     if trial:
-        warm = [p["warmup_ps"] / 1e9 for p in m["curve"] if "warmup_ps" in p]
-        out.append(f"trials: warm-up {min(warm):.3g}-{max(warm):.3g} ms (until {trial['buffer_frames']} buffered "
-                   f"frames are full), window {trial['window_ps'] / 1e9:.3g} ms; "
+        points = [p for p in m["curve"] if "warmup_ps" in p]
+        lo, hi = (f(p["warmup_ps"] / 1e9 for p in points) for f in (min, max))
+        warm = f"{lo:.3g} ms" if lo == hi else f"{lo:.3g}-{hi:.3g} ms"
+        # Say why only when the fill rule lengthened some trial beyond sim.warmup.
+        why = (f" (until {trial['buffer_frames']} buffered frames are full)"
+               if any(p["warmup_reason"] != "sim.warmup" for p in points) else "")
+        out.append(f"trials: warm-up {warm}{why}, window {trial['window_ps'] / 1e9:.3g} ms; "
                    f"bracket {m['bracket']['below_pps'] / 1e6:.4f}-"
                    + (f"{m['bracket']['above_pps'] / 1e6:.4f} Mpps" if m["bracket"]["above_pps"] else "line rate")
                    + ("" if m.get("monotonic", True) else "; NOT monotonic"))

@@ -713,7 +713,7 @@ class Config(_Strict):
         flow; a trace given by the user replaces the implied client."""
         if not isinstance(app, str) or app == "reflector" or app not in _host.host_apps():
             return {}
-        implied: Dict[str, Any] = {k: (True if v == "true" else v) for k, v in _host.app_traffic(app).items()}
+        implied: Dict[str, Any] = {k: _registry_value(v) for k, v in _host.app_traffic(app).items()}
         if self.loadgen.trace is not None:
             implied.pop("memcached", None)
         return implied
@@ -724,6 +724,16 @@ class Config(_Strict):
 
     def copy(self) -> "Config":
         return copy.deepcopy(self)
+
+
+def _registry_value(text: str) -> Any:
+    """A value the core's registry gives as text: a JSON literal (``true``,
+    ``5201``) or else the text itself (``tcp``), parsed by the field as if
+    the user had written it."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def _pick(user: Any, preset: Any, default: Any) -> Any:

@@ -8,9 +8,10 @@ sent. The search works in
 packets per second. The first trial runs at line rate for the mean frame
 size, ``rate_bps / ((mean_bytes + 20) * 8)``; if it passes, the MSB is line
 rate. Otherwise a bisection keeps the highest passing rate ``lo`` and the
-lowest failing rate ``hi`` until ``hi - lo <= resolution * hi``. Every trial
-runs the same config with the same seed, only the rate changes, so the curve
-is deterministic.
+lowest failing rate ``hi`` until ``hi - lo <= resolution * hi``, and the
+knee is re-tested on both sides. Every trial runs the same config with the
+same seed; only the rate and, with it, the warm-up change (see
+``TrialLength``), so the curve is deterministic.
 
 With several host ports the search sets each sending generator port's rate
 (``loadgen.rate`` is per port) and the MSB is their aggregate, with each
@@ -29,12 +30,12 @@ import math
 import sys
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from .config import ConfigSource, WIRE_OVERHEAD_BYTES, resolve
+from .config import ConfigSource, resolve
 from .result import MsbResult, Result
 from .runner import as_config, simulate_resolved
 from .units import ConfigError
 
-#: A trial expected to measure fewer frames than this is not run: its drop rate means nothing.
+#: A trial expected to measure fewer frames than this is not run: its loss rate means nothing.
 MIN_TRIAL_PACKETS = 10
 
 #: Trial length. An overload first fills the device's buffers (rings, FIFOs,
@@ -50,14 +51,16 @@ MIN_TRIAL_PACKETS = 10
 #: buffering cannot hide an overload in).
 TRIAL_SAFETY = 1.5
 DEFAULT_OVERLOAD = 0.005
-#: The longest warm-up a trial gets (simulated seconds), whatever the rule asks.
+#: The longest warm-up a trial gets (simulated seconds), whatever the rule
+#: asks: a bound on a trial's cost (an estimate), with a warning when a
+#: trial reaches it.
 MAX_TRIAL_WARMUP_S = 1.0
 
 
 def check_threshold(threshold: Any, field: str = "threshold") -> float:
-    """A drop-rate threshold in [0, 1)."""
+    """A loss-rate threshold in [0, 1)."""
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold < 1:
-        raise ConfigError.invalid(field, threshold, "a drop-rate fraction in [0, 1), e.g. 0.01 for 1%")
+        raise ConfigError.invalid(field, threshold, "a loss-rate fraction in [0, 1), e.g. 0.01 for 1%")
     return float(threshold)
 
 
@@ -125,6 +128,8 @@ class TrialLength:
     def warmup_ps(self, pps: float) -> Tuple[int, str]:
         """The warm-up for a trial at ``pps`` per sending port, and why."""
         rate = pps * self.sending_ports
+        if rate <= 0:
+            return self.min_warmup_ps, "sim.warmup"
         need_s = TRIAL_SAFETY * self.buffer_frames / (self.excess * rate)
         need = int(math.ceil(min(need_s, MAX_TRIAL_WARMUP_S) * 1e12))
         if need <= self.min_warmup_ps:
@@ -202,7 +207,7 @@ def msb(
 ) -> MsbResult:
     """Finds the maximum sustainable bandwidth of ``config`` and returns the curve.
 
-    ``threshold`` is the largest acceptable drop rate (a fraction in [0, 1));
+    ``threshold`` is the largest acceptable loss rate (a fraction in [0, 1));
     ``resolution`` the relative width of the final bracket; ``max_trials``
     caps the search; ``points`` adds evenly spaced trials to the curve.
     ``overload`` bounds how far above the threshold a trial's true loss may
@@ -230,13 +235,16 @@ def msb(
     mean_bytes = float(probe["loadgen"]["mean_frame_bytes"])
     length = TrialLength(base, int(probe["sim"]["buffer_frames"]), int(probe["loadgen"]["sending_ports"]),
                          threshold, float(overload))
-    line_pps = base["link"]["rate_bps"] / ((mean_bytes + WIRE_OVERHEAD_BYTES) * 8)
+    # The core's line rate for that mean size, per sending port.
+    line_pps = float(probe["loadgen"]["line_rate_pps"]) / max(1, int(probe["loadgen"]["sending_ports"]))
 
-    bar = _progress_bar(progress, _expected_steps(resolution, max_trials) + points)
+    bar = _progress_bar(progress, _expected_steps(resolution, max_trials) + RETEST_STEPS + points)
     search = _Search(base, cfg.preset_name(), threshold, bar, length)
     try:
         best, above = _bisect(search, line_pps, resolution, max_trials)
         retests = _retest_knee(search, best, above, resolution, line_pps, max_trials)
+        if any(r.get("skipped") == "max_trials" for r in retests):
+            warnings.append("msb: max_trials was reached before the knee was re-tested; msb.monotonic is unchecked there")
         tried = {p["requested_pps"] for p in search.points}
         for k in range(1, points + 1):
             pps = line_pps * k / points
@@ -246,6 +254,13 @@ def msb(
         if bar is not None:
             bar.close()
 
+    capped = [p for p in search.points if p["warmup_reason"].startswith("capped")]
+    if capped:
+        warnings.append(
+            f"msb: {len(capped)} trials (the slowest at {min(p['requested_pps'] for p in capped) / 1e6:.4g} Mpps) "
+            f"reached the {MAX_TRIAL_WARMUP_S:g} s warm-up cap: their buffers may not have filled, "
+            "so an overload at those rates may pass"
+        )
     monotonic = _monotonic(search.points)
     if not monotonic:
         warnings.append(
@@ -254,11 +269,11 @@ def msb(
         )
     if best is None:
         warnings.append(
-            f"no trial passed the {threshold:.2%} drop threshold; MSB reported as 0 "
+            f"no trial passed the {threshold:.2%} loss threshold; MSB reported as 0 "
             f"(lowest rate tried: {min(p['requested_pps'] for p in search.points) / 1e6:.4g} Mpps per sending port)"
         )
     data = {
-        "msb": dict(_msb_dict(search, best, above, threshold, resolution, line_pps, base, mean_bytes),
+        "msb": dict(_msb_dict(search, best, above, threshold, resolution, mean_bytes),
                     trial=length.to_dict(), monotonic=monotonic, retests=retests,
                     bracket={"below_pps": best["offered_pps"] if best else 0.0,
                              "above_pps": above["offered_pps"] if above else None}),
@@ -286,7 +301,8 @@ def _probe(base: Dict[str, Any], preset: str) -> Mapping[str, Any]:
     return simulate_resolved(probe, preset).to_dict()
 
 
-#: The knee is re-tested this many resolutions below the MSB and above the first failing rate.
+#: The knee is re-tested this many resolutions below the MSB and above the
+#: first failing rate: just outside the final bracket (an estimate).
 RETEST_STEPS = 2
 
 
@@ -301,10 +317,16 @@ def _retest_knee(search: _Search, best: Optional[Dict[str, Any]], above: Optiona
     checks = [(best["requested_pps"] * (1 - RETEST_STEPS * resolution), True)]
     if above["requested_pps"] * (1 + RETEST_STEPS * resolution) <= line_pps:
         checks.append((above["requested_pps"] * (1 + RETEST_STEPS * resolution), False))
-    for pps, should_pass in checks[:max(0, max_trials - len(search.trials))]:
-        p = search.run(pps)
-        out.append({"requested_pps": pps, "expected": "pass" if should_pass else "fail",
-                    "passed": p["passed"], "loss_rate": p["loss_rate"]})
+    for pps, should_pass in checks:
+        entry: Dict[str, Any] = {"requested_pps": pps, "expected": "pass" if should_pass else "fail"}
+        if pps * search.length.window_ps / 1e12 < MIN_TRIAL_PACKETS:
+            entry["skipped"] = "too few frames"
+        elif len(search.trials) >= max_trials:
+            entry["skipped"] = "max_trials"
+        else:
+            p = search.run(pps)
+            entry.update(passed=p["passed"], loss_rate=p["loss_rate"])
+        out.append(entry)
     return out
 
 
@@ -341,8 +363,6 @@ def _msb_dict(
     above: Optional[Dict[str, Any]],
     threshold: float,
     resolution: float,
-    line_pps: float,
-    base: Dict[str, Any],
     mean_bytes: float,
 ) -> Dict[str, Any]:
     # The core's figures for the whole generator: its sending ports and their line rate.

@@ -124,7 +124,8 @@ _PRESETS: List[Preset] = [
         "xeon-e3-1230v2-x540",
         "the xeon-e3-1230v2 machine with a dual-port 10GBASE-T X540 (82599 datapath) on PCIe 2.1 x8",
         _link("10Gbps", "1us"),
-        {**_XEON_E3, "nic": _m("dual 10GBASE-T, X540-class (the 82599 datapath)", PQC + " §1b"),
+        {**_XEON_E3, "nic": _m("dual 10GBASE-T, X540-class (the 82599 datapath: queues and RSS as "
+                                "the 82599's per " + PQC + " §1b; no separate rate limit found)", ESTIMATE),
          "pcie": _m("PCIe 2.1 x8 (5 GT/s, as PCIe 2.0 x8)", PQC + " §1b")},
     ),
     Preset(
