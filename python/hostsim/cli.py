@@ -46,6 +46,7 @@ FLAG_FIELDS = (
     ("queues", "host.queues"),
     ("cores", "host.cores"),
     ("bind", "host.bind"),
+    ("rx_sharing", "host.rx_sharing"),
     ("port_topology", "host.app.port_topology"),
     ("traffic", "loadgen.traffic"),
 )
@@ -84,6 +85,9 @@ def _config_flags() -> argparse.ArgumentParser:
     h.add_argument("--cores", help="cores running the stack (host.cores; testpmd --nb-cores)")
     h.add_argument("--bind", help="which core serves which queue, as l3fwd --config: '(port,queue,core),...' "
                                   "(host.bind; default: testpmd's map)")
+    h.add_argument("--rx-sharing", dest="rx_sharing",
+                   help="how the cores share one RX queue: none, arbitration, range or parent_worker "
+                        "(host.rx_sharing; needs host.nic.queue_model=connectx, as on i9-7940x-cx5)")
     h.add_argument("--port-topology", dest="port_topology",
                    help="forwarding port of each port: paired (0<->1, default), chained or loop (testpmd --port-topology)")
     g.add_argument("--traffic", help="which generator ports send: bidir (all, default), uni (0, 2, ...) or mesh")
@@ -406,8 +410,11 @@ def core_rows(data: Dict[str, Any]) -> List[List[str]]:
     for c in cores:
         queues = " ".join(f"{q['rx_port']}.{q['rx_queue']}" for q in c["queues"])
         cpp = c["cycles_per_packet"]
-        rows.append([f"core {c['core']}", f"queues {queues}  {c['packets']:,} packets  "
-                                          f"{cpp['total']:.1f} cycles/packet (idle {cpp['idle']:.1f})"])
+        role = (c.get("pmd") or {}).get("role", "")
+        shared = role in ("claimant", "area", "parent", "worker")
+        parts = "".join(f", {k} {cpp[k]:.1f}" for k in ("rx", "buffer", "cas", "join") if shared and cpp.get(k, 0) > 0)
+        rows.append([f"core {c['core']}", f"{role + '  ' if shared else ''}queues {queues}  {c['packets']:,} packets  "
+                                          f"{cpp['total']:.1f} cycles/packet (idle {cpp['idle']:.1f}{parts})"])
     return rows
 
 

@@ -43,10 +43,18 @@ pub enum Category {
     Copy,
     /// Enqueues and dequeues on the rings between cores (pipeline mode).
     Ring,
+    /// Claiming receive-queue entries with compare-and-swap (several cores on one queue).
+    Cas,
+    /// Synchronising with other cores on one receive queue: publishing and
+    /// reading how far each has got (parent/worker, SPEC 2.11).
+    Join,
+    /// The per-entry work on a receive queue's software ring and work queue:
+    /// taking the mbuf of an entry and posting a fresh buffer in its place.
+    Buffer,
 }
 
 impl Category {
-    pub const COUNT: usize = 13;
+    pub const COUNT: usize = 16;
     pub const ALL: [Category; Category::COUNT] = [
         Category::Rx,
         Category::Tx,
@@ -61,6 +69,9 @@ impl Category {
         Category::Qdisc,
         Category::Copy,
         Category::Ring,
+        Category::Cas,
+        Category::Join,
+        Category::Buffer,
     ];
 
     /// Lower-case name used in stats and JSON (`rx`, `mempool`, …).
@@ -79,6 +90,9 @@ impl Category {
             Category::Qdisc => "qdisc",
             Category::Copy => "copy",
             Category::Ring => "ring",
+            Category::Cas => "cas",
+            Category::Join => "join",
+            Category::Buffer => "buffer",
         }
     }
 

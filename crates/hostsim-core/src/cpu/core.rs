@@ -35,7 +35,10 @@
 //! Stores never stall: they retire into the store buffer, which this model
 //! assumes never fills (a simplification: copy loops whose stores miss to
 //! DRAM are therefore optimistic). The memory system still sees every store
-//! (write-allocate, coherence, DRAM traffic) at its issue time.
+//! (write-allocate, coherence, DRAM traffic) at its issue time. An atomic
+//! (compare-and-swap, [`Access::atomic`]) is the exception: it closes the
+//! open window and stalls for its own line's whole latency, as a locked
+//! instruction does.
 //!
 //! Each access is issued to the memory system at `start + stall so far +
 //! (compute time of the instructions before it)`, so an in-order core spreads
@@ -199,6 +202,24 @@ impl Core {
         let mut win_first: u64 = 0;
         let mut win_max: Ps = 0;
         for a in accesses {
+            if a.atomic {
+                // A locked instruction: the misses before it complete first,
+                // then the core waits for the line itself.
+                if win_n > 0 {
+                    stall += win_max;
+                    self.miss_windows += 1;
+                    win_n = 0;
+                    win_max = 0;
+                }
+                let t = start + stall + self.issue_offset_ps(a.at_instr);
+                let cost = mem.access(self.id, a.addr, true, t);
+                if !cost.l1_hit {
+                    self.store_misses += 1;
+                    stall += cost.latency_ps;
+                    self.miss_windows += 1;
+                }
+                continue;
+            }
             if win_n > 0 && (win_n >= self.window_misses || a.at_instr.saturating_sub(win_first) >= self.rob_reach) {
                 stall += win_max;
                 self.miss_windows += 1;
@@ -240,7 +261,7 @@ impl Core {
     /// An empty poll: `instructions` instructions and a read of the descriptor
     /// at `desc_addr` that found nothing, charged to [`Category::Idle`].
     pub fn empty_poll<M: MemPort>(&mut self, instructions: u64, desc_addr: u64, mem: &mut M) -> Ps {
-        let read = [Access { addr: desc_addr, write: false, at_instr: 0 }];
+        let read = [Access { addr: desc_addr, write: false, atomic: false, at_instr: 0 }];
         self.run(Category::Idle, instructions, &read, mem)
     }
 
@@ -386,6 +407,23 @@ mod tests {
         // Total elapsed time includes the 64 ns of compute.
         let mut core = Core::new(0, &simple(true, 128, 6)).unwrap();
         assert_eq!(core.exec(&w, &mut FixedMissMemory::new(MISS_BASE, LAT_PS)), 64 * PS_PER_NS + 3 * LAT_PS);
+    }
+
+    #[test]
+    fn an_atomic_stalls_for_its_line_and_does_not_overlap_other_misses() {
+        let ooo = simple(true, 128, 6);
+        // A plain store that misses never stalls.
+        let mut w = Work::new(Category::Cas);
+        w.instr(4).write(MISS_BASE);
+        assert_eq!(stall_of(&ooo, &w), 0);
+        // A CAS on a missing line stalls for it, and two loads around it
+        // cannot overlap it: three whole latencies instead of one window.
+        let mut w = Work::new(Category::Cas);
+        w.instr(2).read(MISS_BASE + 64).instr(2).atomic(MISS_BASE).instr(2).read(MISS_BASE + 128);
+        assert_eq!(stall_of(&ooo, &w), 3 * LAT_PS);
+        let mut w = Work::new(Category::Cas);
+        w.instr(2).read(MISS_BASE + 64).instr(2).read(MISS_BASE).instr(2).read(MISS_BASE + 128);
+        assert_eq!(stall_of(&ooo, &w), LAT_PS, "the same three as loads overlap");
     }
 
     #[test]

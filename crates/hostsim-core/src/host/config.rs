@@ -15,7 +15,8 @@ use crate::mem::MemConfig;
 use crate::nic::NicConfig;
 use crate::pcie::PcieConfig;
 pub use crate::stack::kernel::KernelConfig;
-pub use crate::stack::pmd::config::{PipelineConfig, PmdConfig, PmdCosts};
+pub use crate::stack::pmd::config::{PipelineConfig, PmdConfig, PmdCosts, RxSharing};
+use crate::nic::QueueModel;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -46,6 +47,11 @@ pub struct HostConfig {
     /// Pipeline mode: cores that receive hand bursts to worker cores over rings.
     #[serde(default)]
     pub pipeline: PipelineConfig,
+    /// How `cores` cores share one receive queue (`none`: a queue has one
+    /// core). Anything else needs the `connectx` queue model, one port and
+    /// one queue; each core transmits on a TX queue of its own.
+    #[serde(default)]
+    pub rx_sharing: RxSharing,
 }
 
 /// One queue pair served by one core.
@@ -84,6 +90,7 @@ impl HostConfig {
             queues: 1,
             bind: Vec::new(),
             pipeline: PipelineConfig::default(),
+            rx_sharing: RxSharing::None,
         }
     }
 
@@ -124,7 +131,9 @@ impl HostConfig {
                 CoreConfig::skylake_x_3_1ghz(),
                 MemConfig::skylake_x_14(),
                 PcieConfig::gen3_x16(),
-                NicConfig { ports_per_nic: 2, ..NicConfig::nic_100g() },
+                // Its receive queues are ConnectX-style (work queue, completion
+                // queue, doorbell record; `nic::queue`), as mlx5 drives them.
+                NicConfig { ports_per_nic: 2, queue_model: QueueModel::Connectx, ..NicConfig::nic_100g() },
             )),
             other => Err(ConfigError::new("preset", other.to_string(), &format!("one of {}", HOST_PRESETS.join(", "))).into()),
         }
@@ -161,11 +170,12 @@ impl HostConfig {
     /// field that sizes it: what an overload fills before anything is dropped.
     pub fn buffers(&self, kernel: bool, mean_frame_bytes: f64) -> Vec<(&'static str, &'static str, u64)> {
         let (ports, pairs) = (self.ports as u64, self.ports as u64 * self.queues as u64);
+        let tx_pairs = self.ports as u64 * self.tx_queues() as u64;
         let frames = |bytes: u64| (bytes as f64 / mean_frame_bytes.max(1.0)).ceil() as u64;
         let mut v = vec![
             ("rx_fifos", "host.nic.rx_fifo_bytes", ports * frames(self.nic.rx_fifo_bytes)),
             ("rx_rings", "host.pmd.rxd", pairs * self.pmd.rxd as u64),
-            ("tx_rings", "host.pmd.txd", pairs * self.pmd.txd as u64),
+            ("tx_rings", "host.pmd.txd", tx_pairs * self.pmd.txd as u64),
             ("tx_fifos", "host.nic.tx_fifo_bytes", ports * frames(self.nic.tx_fifo_bytes)),
         ];
         let pl = &self.pipeline;
@@ -199,6 +209,9 @@ impl HostConfig {
         }
         if self.ports * self.queues > MAX_QUEUE_PAIRS {
             return bad("queues", self.queues, format!("at most {MAX_QUEUE_PAIRS} queue pairs in all (ports × queues; {} ports)", self.ports));
+        }
+        if self.rx_sharing != RxSharing::None {
+            return self.validate_sharing();
         }
         let pl = &self.pipeline;
         if pl.rx_cores > 0 {
@@ -251,12 +264,50 @@ impl HostConfig {
         Ok(())
     }
 
+    /// Several cores on one receive queue (`rx_sharing`).
+    fn validate_sharing(&self) -> Result<()> {
+        let d = self.rx_sharing.name();
+        let bad = |f: &str, v: String, allowed: String| -> Result<()> { Err(ConfigError::new(f, v, &allowed).into()) };
+        if self.nic.queue_model != QueueModel::Connectx {
+            return bad("rx_sharing", d.into(), "none with host.nic.queue_model ixgbe (the designs share a ConnectX-style queue: set host.nic.queue_model = connectx)".into());
+        }
+        if self.ports != 1 || self.queues != 1 {
+            return bad(if self.ports != 1 { "ports" } else { "queues" }, (if self.ports != 1 { self.ports } else { self.queues }).to_string(), format!("1 with host.rx_sharing {d} (one queue of one port, shared)"));
+        }
+        if self.pipeline.rx_cores > 0 {
+            return bad("pipeline.rx_cores", self.pipeline.rx_cores.to_string(), format!("0 with host.rx_sharing {d}"));
+        }
+        if !self.bind.is_empty() {
+            return bad("bind", format!("{} bindings", self.bind.len()), format!("empty with host.rx_sharing {d} (every core polls queue 0)"));
+        }
+        if self.rx_sharing.areas() {
+            if !self.cores.is_power_of_two() {
+                return bad("cores", self.cores.to_string(), format!("a power of two with host.rx_sharing {d} (the queue is split into one area per core by index bits)"));
+            }
+            if self.pmd.rxd % self.cores != 0 || self.pmd.rxd / self.cores < self.pmd.burst.min(8) {
+                return bad("pmd.rxd", self.pmd.rxd.to_string(), format!("a multiple of host.cores ({}) with at least 8 entries per core's area", self.cores));
+            }
+        }
+        if self.cores as u64 * self.pmd.txd as u64 > 8 * 4096 {
+            return bad("cores", self.cores.to_string(), "cores × host.pmd.txd <= 32768".into());
+        }
+        Ok(())
+    }
+
+    /// TX queues of each port: one per core when cores share a receive queue.
+    pub fn tx_queues(&self) -> u32 {
+        if self.rx_sharing == RxSharing::None { self.queues } else { self.cores }
+    }
+
     /// Each core's queue pairs (port, queue), in the order it polls them:
     /// `bind` if given, else testpmd's map — streams taken queue by queue,
     /// port by port ((0,0), (1,0), (0,1), ...), in contiguous blocks, the
     /// last cores taking one more when they do not divide evenly.
     pub fn core_queues(&self) -> Vec<Vec<(usize, usize)>> {
         let c = if self.pipeline.rx_cores > 0 { self.pipeline.rx_cores } else { self.cores } as usize;
+        if self.rx_sharing != RxSharing::None {
+            return vec![vec![(0, 0)]; c];
+        }
         let mut out = vec![Vec::new(); c];
         if !self.bind.is_empty() {
             for b in &self.bind {

@@ -32,9 +32,11 @@ use crate::error::{ConfigError, Error, Result};
 use crate::framebuf::{FrameId, FramePool};
 use crate::mem::{Level, MemSystem};
 use crate::nic::rss::{self, Rss};
-use crate::nic::{Nic, NicDev, NicEvent, NicOut, Port, PortAddrs, PortParams, RxDescCache, RxQueue, RxRing, TxQueue, TxRing};
+use crate::nic::{CompletionQueue, Nic, NicDev, NicEvent, NicOut, Port, PortAddrs, PortParams, QueueModel, RxDescCache, RxQueue, RxRing, TxQueue, TxRing};
 use crate::pcie::PcieLink;
 use crate::stack::kernel::Kernel;
+use crate::stack::pmd::config::RxSharing;
+use crate::stack::pmd::shared::SharedRx;
 use crate::stack::pmd::Pmd;
 use crate::stack::ring::SwRing;
 use crate::stack::{App, CoreStack, Event, Mempool, MempoolConfig, Out, Stack, StackCx, StackKind, Stream};
@@ -43,9 +45,15 @@ pub use config::HostConfig;
 
 /// Simulated physical addresses of the driver's structures: queue pair k
 /// (port × queues + queue) has its RX ring at `RX_RING_BASE + k ×
-/// RING_STRIDE` and its TX ring 1 MiB above.
+/// RING_STRIDE` (at most 4096 × 16 B) and its TX ring 1 MiB above; a
+/// ConnectX-style queue has its doorbell record, its software ring and
+/// shared lines, and its completion queue (at most 4096 × 128 B) at the
+/// offsets below, between the two.
 const RX_RING_BASE: u64 = 0x1000_0000;
 const TX_RING_OFFSET: u64 = 0x10_0000;
+const DB_RECORD_OFFSET: u64 = 0x1_0000;
+const SHARED_OFFSET: u64 = 0x2_0000;
+const CQ_OFFSET: u64 = 0x8_0000;
 const RING_STRIDE: u64 = 0x20_0000;
 const MEMPOOL_BASE: u64 = 0x2000_0000;
 /// The rings between cores (pipeline mode), one region each, far above the rest.
@@ -88,11 +96,16 @@ pub struct Host {
     /// Pipeline mode: each worker's ring, and how many cores receive.
     rings: Vec<SwRing>,
     rx_cores: usize,
+    /// The ConnectX-style queues' software state, by queue pair (empty with ixgbe queues).
+    shared: Vec<SharedRx>,
+    /// A write-back of the shared queue wakes every core (arbitration, range).
+    rx_all: bool,
     /// The core serving each (port, queue), at port × queues + queue: RX
     /// write-backs and TX completions go to it.
     rx_owner: Vec<u16>,
     tx_owner: Vec<u16>,
     queues: usize,
+    tx_queues: usize,
     /// What handling an event produced: events, frames for the wire, frames consumed.
     pub out: Out,
 }
@@ -106,6 +119,8 @@ struct Sink<'a> {
     rx_owner: &'a [u16],
     tx_owner: &'a [u16],
     queues: usize,
+    tx_queues: usize,
+    rx_all: bool,
 }
 
 impl NicOut for Sink<'_> {
@@ -121,13 +136,19 @@ impl NicOut for Sink<'_> {
 
     #[inline]
     fn rx_writeback(&mut self, t: Ps, port: usize, queue: usize) {
+        if self.rx_all {
+            for c in 0..self.stacks.len() {
+                self.stacks[c].rx_ready(t, &mut self.cores[c], self.out);
+            }
+            return;
+        }
         let c = self.rx_owner[port * self.queues + queue] as usize;
         self.stacks[c].rx_ready(t, &mut self.cores[c], self.out);
     }
 
     #[inline]
     fn tx_writeback(&mut self, t: Ps, port: usize, queue: usize) {
-        let c = self.tx_owner[port * self.queues + queue] as usize;
+        let c = self.tx_owner[port * self.tx_queues + queue] as usize;
         self.stacks[c].tx_done(t, &mut self.cores[c], self.out);
     }
 }
@@ -146,10 +167,11 @@ impl Host {
         let kernel = env.stack == StackKind::Kernel;
         let app = (entry.ctor)(&cfg.app)?;
         let (nports, nqueues, ncores) = (cfg.ports as usize, cfg.queues as usize, cfg.cores as usize);
+        let ntx = cfg.tx_queues() as usize;
         let cores = (0..ncores).map(|c| Core::new(c, &cfg.cpu)).collect::<Result<Vec<_>>>()?;
         let cycle_ps = PS_PER_S / cfg.cpu.freq_hz.max(1);
         let mem = MemSystem::new(&cfg.mem, ncores, &vec![cycle_ps; ncores])?;
-        let mut mbufs = Self::mempool(cfg, ncores, nports, nqueues)?;
+        let mut mbufs = Self::mempool(cfg, ncores, nports * nqueues, nports * ntx)?;
         let need = max_frame_bytes.max((entry.max_frame_bytes)(&cfg.app)) as u64 - FCS_LEN as u64;
         if mbufs.data_room() < need {
             let p = &cfg.pmd.mempool;
@@ -163,31 +185,58 @@ impl Host {
         if kernel && workers > 0 {
             return Err(field_err("host.pipeline.rx_cores", cfg.pipeline.rx_cores, "0 with the kernel stack (pipeline mode is the poll-mode driver's)"));
         }
+        let sharing = cfg.rx_sharing;
+        if kernel && sharing != RxSharing::None {
+            return Err(field_err("host.rx_sharing", sharing.name(), "none with the kernel stack (the designs are the poll-mode driver's)"));
+        }
         if workers > 0 && app.generates() {
             return Err(field_err("host.pipeline.rx_cores", cfg.pipeline.rx_cores, &format!("0 for app {} (it generates, it does not receive)", env.app)));
+        }
+        if sharing != RxSharing::None && app.generates() {
+            return Err(field_err("host.rx_sharing", sharing.name(), &format!("none for app {} (it generates, it does not receive)", env.app)));
         }
         let topology = cfg.app.port_topology;
         let stream = |(p, q): (usize, usize)| {
             let tx_port = if app.replies() { p } else { topology.tx_port(p, nports) };
             Stream { rx_port: p, rx_queue: q, tx_port, tx_queue: q }
         };
-        let streams: Vec<Vec<Stream>> = map.iter().map(|qs| qs.iter().map(|&pq| stream(pq)).collect()).collect();
-        let (mut rx_owner, mut tx_owner) = (vec![0u16; nports * nqueues], vec![0u16; nports * nqueues]);
-        for (c, list) in streams.iter().enumerate() {
+        let mut streams: Vec<Vec<Stream>> = map.iter().map(|qs| qs.iter().map(|&pq| stream(pq)).collect()).collect();
+        if sharing != RxSharing::None {
+            // Every core polls queue 0 and transmits on a queue of its own.
+            for (c, list) in streams.iter_mut().enumerate() {
+                list[0].tx_queue = c;
+            }
+        }
+        let (mut rx_owner, mut tx_owner) = (vec![0u16; nports * nqueues], vec![0u16; nports * ntx]);
+        for (c, list) in streams.iter().enumerate().rev() {
             for s in list {
                 rx_owner[s.rx_port * nqueues + s.rx_queue] = c as u16;
-                tx_owner[s.tx_port * nqueues + s.tx_queue] = c as u16;
+                tx_owner[s.tx_port * ntx + s.tx_queue] = c as u16;
             }
         }
         for w in 0..workers {
             for p in 0..nports {
-                tx_owner[p * nqueues + w] = (rx_cores + w) as u16;
+                tx_owner[p * ntx + w] = (rx_cores + w) as u16;
             }
         }
         let rings: Vec<SwRing> = (0..workers)
             .map(|w| SwRing::new(SW_RING_BASE + w as u64 * SW_RING_STRIDE, cfg.pipeline.ring_size, rx_cores > 1, false, rx_cores + w).bulk(cfg.pipeline.bulk))
             .collect();
         let nic = Self::nic(env, cfg, &mut mbufs, kernel)?;
+        // ConnectX-style queues: their software state, shared by the cores
+        // that poll them; a core polling one such queue alone or with others
+        // runs the driver of `pmd/shared.rs`.
+        let connectx = cfg.nic.queue_model == QueueModel::Connectx && !kernel && workers == 0;
+        let shared: Vec<SharedRx> = if connectx {
+            (0..nports * nqueues)
+                .map(|k| {
+                    let n = if sharing == RxSharing::None { 1 } else { ncores };
+                    SharedRx::new(sharing, n, cfg.pmd.rxd as u64, RX_RING_BASE + k as u64 * RING_STRIDE + SHARED_OFFSET)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut stacks: Vec<CoreStack> = Vec::with_capacity(ncores);
         for (c, list) in streams.iter().enumerate() {
             stacks.push(if kernel {
@@ -198,6 +247,16 @@ impl Host {
                 CoreStack::Kernel(Box::new(Kernel::new(&cfg.kernel, cfg.pmd.costs, c, s, socket)))
             } else if workers > 0 {
                 CoreStack::Pmd(Pmd::receiver(&cfg.pmd, c, list.clone(), (0..workers).collect()))
+            } else if connectx && list.len() == 1 {
+                let (k, burst) = (list[0].rx_port * nqueues + list[0].rx_queue, cfg.pmd.burst as usize);
+                let (batch, role) = match sharing {
+                    RxSharing::None => (burst, None),
+                    RxSharing::ParentWorker if c == 0 => (cfg.pmd.rxd as usize, Some("parent")),
+                    RxSharing::ParentWorker => (burst, Some("worker")),
+                    RxSharing::Arbitration => (burst, Some("claimant")),
+                    RxSharing::Range => (burst, Some("area")),
+                };
+                CoreStack::Pmd(Pmd::new(&cfg.pmd, c, list.clone()).on_shared(k, batch, role))
             } else {
                 CoreStack::Pmd(Pmd::new(&cfg.pmd, c, list.clone()))
             });
@@ -205,7 +264,6 @@ impl Host {
         for w in 0..workers {
             stacks.push(CoreStack::Pmd(Pmd::worker(&cfg.pmd, rx_cores + w, w, w)));
         }
-        let mut streams = streams;
         streams.resize(ncores, Vec::new());
         let mut h = Host {
             stack_name: if kernel { "kernel" } else { "pmd" },
@@ -218,9 +276,12 @@ impl Host {
             mbufs,
             rings,
             rx_cores,
+            shared,
+            rx_all: matches!(sharing, RxSharing::Arbitration | RxSharing::Range),
             rx_owner,
             tx_owner,
             queues: nqueues,
+            tx_queues: ntx,
             out: Out::default(),
         };
         h.start();
@@ -230,16 +291,16 @@ impl Host {
     /// The mbuf pool: `host.pmd.mempool.mbufs` per port (testpmd sizes its
     /// pool per port), with a cache per core; it must fill every RX ring and
     /// leave room for the TX rings and the cores' caches.
-    fn mempool(cfg: &HostConfig, cores: usize, ports: usize, queues: usize) -> Result<Mempool> {
+    fn mempool(cfg: &HostConfig, cores: usize, rx_queues: usize, tx_queues: usize) -> Result<Mempool> {
         let p = &cfg.pmd;
+        let ports = cfg.ports as usize;
         let total = p.mempool.mbufs as u64 * ports as u64;
-        let pairs = (ports * queues) as u64;
-        let needed = pairs * (p.rxd + p.txd) as u64 + cores as u64 * (2 * p.mempool.cache_size + p.burst) as u64;
+        let needed = (rx_queues * p.rxd as usize + tx_queues * p.txd as usize) as u64 + cores as u64 * (2 * p.mempool.cache_size + p.burst) as u64;
         if total < needed || total > u32::MAX as u64 {
             return Err(field_err(
                 "host.pmd.mempool.mbufs",
                 p.mempool.mbufs,
-                &format!(">= {} per port: {ports} ports × that >= queue pairs × (rxd + txd) + cores × (2 × cache + burst) = {needed}", needed.div_ceil(ports as u64)),
+                &format!(">= {} per port: {ports} ports × that >= RX queues × rxd + TX queues × txd + cores × (2 × cache + burst) = {needed}", needed.div_ceil(ports as u64)),
             ));
         }
         let pool = MempoolConfig { mbufs: total as u32, ..p.mempool };
@@ -253,7 +314,7 @@ impl Host {
     /// The NIC devices and ports; the driver arms every RX slot (rte_eth_dev_start).
     fn nic(env: &HostEnv, cfg: &HostConfig, mbufs: &mut Mempool, kernel: bool) -> Result<Nic> {
         let (n, p) = (&cfg.nic, &cfg.pmd);
-        let (nports, nqueues) = (cfg.ports as usize, cfg.queues as usize);
+        let (nports, nqueues, ntx) = (cfg.ports as usize, cfg.queues as usize, cfg.tx_queues() as usize);
         let per_dev = n.ports_per_nic as usize;
         let devs = (0..nports.div_ceil(per_dev)).map(|_| Ok(NicDev::new(PcieLink::new(&cfg.pcie)?, n.max_pps))).collect::<Result<Vec<_>>>()?;
         let params = PortParams {
@@ -278,7 +339,14 @@ impl Host {
                 }
                 let ring = RxRing::new(base, armed.iter().map(|&m| (m, mbufs.data_addr(m))));
                 let desc = RxDescCache::new(p.rxd, n.rx_desc_cache, n.rx_prefetch_threshold, n.rx_wb_threshold, ring.tail());
-                rxq.push(RxQueue::new(ring, desc));
+                let queue = RxQueue::new(ring, desc);
+                rxq.push(match n.queue_model {
+                    QueueModel::Ixgbe => queue,
+                    QueueModel::Connectx => queue.with_cq(CompletionQueue { base: base + CQ_OFFSET, entry_bytes: n.cqe_bytes as u64, size: p.rxd as u64, db_record: base + DB_RECORD_OFFSET }),
+                });
+            }
+            for q in 0..ntx {
+                let base = RX_RING_BASE + (port * ntx + q) as u64 * RING_STRIDE;
                 txq.push(TxQueue::new(TxRing::new(base + TX_RING_OFFSET, p.txd), tx_rs));
             }
             let b = env.base;
@@ -296,7 +364,7 @@ impl Host {
 
     /// The NIC's first descriptor prefetches, then every core's first step.
     fn start(&mut self) {
-        let mut sink = Sink { out: &mut self.out, stacks: &mut self.stacks, cores: &mut self.cores, rx_owner: &self.rx_owner, tx_owner: &self.tx_owner, queues: self.queues };
+        let mut sink = Sink { out: &mut self.out, stacks: &mut self.stacks, cores: &mut self.cores, rx_owner: &self.rx_owner, tx_owner: &self.tx_owner, queues: self.queues, tx_queues: self.tx_queues, rx_all: self.rx_all };
         self.nic.start(0, &mut self.mem, &mut sink);
         for c in 0..self.cores.len() {
             self.out.schedule(0, Event::Core(c as u16));
@@ -306,14 +374,14 @@ impl Host {
     /// A frame arrived whole from the wire at `port` at `now`.
     #[inline]
     pub fn frame_arrival(&mut self, port: usize, frames: &mut FramePool, id: FrameId, now: Ps) {
-        let mut sink = Sink { out: &mut self.out, stacks: &mut self.stacks, cores: &mut self.cores, rx_owner: &self.rx_owner, tx_owner: &self.tx_owner, queues: self.queues };
+        let mut sink = Sink { out: &mut self.out, stacks: &mut self.stacks, cores: &mut self.cores, rx_owner: &self.rx_owner, tx_owner: &self.tx_owner, queues: self.queues, tx_queues: self.tx_queues, rx_all: self.rx_all };
         self.nic.frame_arrival(port, id, now, frames, &mut self.mem, &mut sink);
     }
 
     pub fn handle(&mut self, now: Ps, ev: Event, frames: &mut FramePool) {
         match ev {
             Event::Nic(ev) => {
-                let mut sink = Sink { out: &mut self.out, stacks: &mut self.stacks, cores: &mut self.cores, rx_owner: &self.rx_owner, tx_owner: &self.tx_owner, queues: self.queues };
+                let mut sink = Sink { out: &mut self.out, stacks: &mut self.stacks, cores: &mut self.cores, rx_owner: &self.rx_owner, tx_owner: &self.tx_owner, queues: self.queues, tx_queues: self.tx_queues, rx_all: self.rx_all };
                 self.nic.handle(now, ev, frames, &mut self.mem, &mut sink);
             }
             Event::Core(c) => {
@@ -322,6 +390,7 @@ impl Host {
                     core: &mut self.cores[c],
                     nic: &mut self.nic,
                     rings: &mut self.rings,
+                    shared: &mut self.shared,
                     mem: &mut self.mem,
                     mbufs: &mut self.mbufs,
                     frames,
@@ -352,6 +421,9 @@ impl HasStats for Host {
         self.nic.reset_counters();
         for r in &mut self.rings {
             r.counters = Default::default();
+        }
+        for sh in &mut self.shared {
+            sh.counters = Default::default();
         }
         for st in &mut self.stacks {
             st.reset_stats();

@@ -14,6 +14,7 @@ use crate::engine::stats::{HasStats, StatSink};
 use crate::stack::Stack;
 use crate::engine::time::Ps;
 use crate::nic::Port;
+use crate::stack::pmd::config::RxSharing;
 
 /// Adds the numbers of `b` into `a`, field by field (objects recursively,
 /// arrays element by element).
@@ -228,6 +229,10 @@ impl Host {
             "cores": cores,
             "cpu": {"cycles_per_packet": cpp.to_json(), "packets": packets, "cores": self.cores.len()},
             "pipeline": self.pipeline_json(),
+            "rx_sharing": match self.shared.first() {
+                Some(sh) if sh.design != RxSharing::None => sh.result_json(),
+                _ => Value::Null,
+            },
             "pmd": {
                 "rx_burst_packets": hist,
                 "empty_polls": num("empty_polls"),
@@ -271,5 +276,12 @@ impl Host {
             self.stacks[c].report_stats(&mut cpu.scope(self.stack_name));
         }
         self.mem.report_stats(&mut s.scope("mem"));
+        if let Some(sh) = self.shared.first().filter(|sh| sh.design != RxSharing::None) {
+            let mut r = s.scope("rx_sharing");
+            let c = sh.counters;
+            r.count("cas", c.cas, "Compare-and-swap attempts on the shared index");
+            r.count("cas_retries", c.cas_retries, "Attempts that lost to another core's claim and were retried");
+            r.count("joins", c.joins, "Join-line publications and reads");
+        }
     }
 }

@@ -61,6 +61,31 @@ pub struct NicConfig {
     /// Entries of the RSS redirection table (82599: 128, params.md §9).
     #[serde(default = "default_reta_size")]
     pub reta_size: u32,
+    /// How a receive queue and its driver meet (`queue.rs`): `ixgbe`
+    /// (descriptors written back in place, an MMIO tail doorbell) or
+    /// `connectx` (a work queue of buffer descriptors, a completion queue
+    /// the NIC writes, a doorbell record in host memory the NIC reads).
+    #[serde(default)]
+    pub queue_model: QueueModel,
+    /// Bytes of a completion queue entry (`connectx`): DPDK's mlx5 driver
+    /// matches the RX CQE to the cache line, 64 B on x86 ("Match the size
+    /// of Rx completion entry to the size of a cacheline", mlx5.c, setting
+    /// MLX5_CQE_SIZE) [V].
+    #[serde(default = "default_cqe_bytes")]
+    pub cqe_bytes: u32,
+}
+
+/// See [`NicConfig::queue_model`].
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueModel {
+    #[default]
+    Ixgbe,
+    Connectx,
+}
+
+fn default_cqe_bytes() -> u32 {
+    64
 }
 
 fn one() -> u32 {
@@ -96,6 +121,8 @@ impl Default for NicConfig {
             max_pps: 0,
             rss_key: default_rss_key(),
             reta_size: default_reta_size(),
+            queue_model: QueueModel::Ixgbe,
+            cqe_bytes: default_cqe_bytes(),
         }
     }
 }
@@ -160,6 +187,9 @@ impl NicConfig {
         }
         if self.max_pps > 10_000_000_000 {
             return Err(err("nic.max_pps", self.max_pps, "0 (no limit) ..= 10^10 frames per second"));
+        }
+        if self.cqe_bytes != 64 && self.cqe_bytes != 128 {
+            return Err(err("nic.cqe_bytes", self.cqe_bytes, "64 or 128 (a cache line)"));
         }
         super::rss::validate(&self.rss_key, self.reta_size)?;
         Ok(())

@@ -28,11 +28,11 @@ pub mod ring;
 pub mod rss;
 pub mod rx_fifo;
 
-pub use config::NicConfig;
+pub use config::{NicConfig, QueueModel};
 pub use desc_cache::RxDescCache;
 pub use drop_fsm::{DropCause, DropFsm};
 pub use port::{Port, PortAddrs, PortCounters, PortParams};
-pub use queue::{RxQueue, TxQueue};
+pub use queue::{CompletionQueue, RxQueue, TxQueue};
 pub use ring::{RxRing, Slot, TxRing, DESC_BYTES};
 pub use rx_fifo::RxFifo;
 
@@ -171,6 +171,26 @@ impl Nic {
     pub fn pcie_of(&mut self, port: usize) -> &mut PcieLink {
         let d = self.ports[port].dev;
         &mut self.devs[d].pcie
+    }
+
+    /// The driver has posted RX buffers up to `tail` on (`port`, `queue`)
+    /// at `now`: when the NIC knows. ixgbe: a 4 B MMIO write of the tail
+    /// register. connectx: the driver has stored the doorbell record; the
+    /// NIC reads it over PCIe (a 4 B read, the line taken from the core's
+    /// cache) — when it reads it is not published; reading it at once is an
+    /// estimate.
+    pub fn rx_doorbell(&mut self, port: usize, queue: usize, now: Ps, mem: &mut MemSystem) -> Ps {
+        let p = &self.ports[port];
+        let (cq, latency) = (p.rxq[queue].cq, p.params.pcie_latency_ps);
+        let pcie = &mut self.devs[p.dev].pcie;
+        match cq {
+            None => pcie.mmio_write(now, 4),
+            Some(cq) => {
+                let at = now + latency;
+                let host = mem.device_read(cq.db_record, 4, at).saturating_sub(at);
+                pcie.dma_read(now, 4, host, crate::pcie::Kind::Descriptor)
+            }
+        }
     }
 
     /// The first RX prefetch of every queue (the driver has armed the rings).

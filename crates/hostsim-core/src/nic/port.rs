@@ -145,7 +145,8 @@ impl Port {
         let fits = self.fifo.fits(bytes);
         // Did software leave the DMA engine without descriptors within the last FIFO's worth of bytes?
         let starved_lately = self.rx_bytes_since_starved < self.fifo.capacity_bytes();
-        if self.fsm.on_arrival(!fits, self.fifo.is_empty(), q.desc.ring_full(), q.tx_blocked, starved_lately).is_some() {
+        let short = q.desc.software_short();
+        if self.fsm.on_arrival(!fits, self.fifo.is_empty(), short, q.tx_blocked, starved_lately).is_some() {
             self.counters.rx_missed_errors += 1;
             // What keeps the FIFO full now: a core that cannot send,
             // software that starved the engine lately, or else the DMA path.
@@ -153,7 +154,7 @@ impl Port {
             // (a TX chain lasts until the FIFO empties; a core episode starts
             // only when an arrival sees the RX ring full), so the two may
             // split a run differently; both are reported.
-            let starved = q.desc.ring_full() || starved_lately;
+            let starved = short || starved_lately;
             let cause = match (q.tx_blocked, starved) {
                 (true, _) => Fate::RxFifoTx,
                 (false, true) => Fate::RxFifoCore,
@@ -190,7 +191,7 @@ impl Port {
         }
         let Some((id, bytes, q)) = self.fifo.head() else { return };
         let Some(pos) = self.rxq[q].desc.take() else {
-            if self.rxq[q].desc.ring_full() {
+            if self.rxq[q].desc.software_short() {
                 self.rx_bytes_since_starved = 0;
             }
             // No descriptor: wait for a prefetch or a doorbell to kick the engine.
@@ -243,6 +244,17 @@ impl Port {
     #[allow(clippy::too_many_arguments)]
     fn write_back_rx<O: NicOut>(&mut self, q: usize, now: Ps, first: u64, n: u64, data_visible: Ps, e: &mut Env<'_, O>) {
         let rq = &mut self.rxq[q];
+        if let Some(cq) = rq.cq {
+            // One completion entry per frame, each its own line(s).
+            let mut visible = data_visible;
+            for pos in first..first + n {
+                let arrive = e.dev.pcie.dma_write(now, cq.entry_bytes as u32, Kind::Descriptor);
+                visible = visible.max(e.mem.device_write(cq.entry_addr(pos), cq.entry_bytes as u32, arrive));
+            }
+            let t = rq.wb_pending.push(visible, first + n);
+            e.out.rx_writeback(t, self.id as usize, q);
+            return;
+        }
         let arrive = e.dev.pcie.dma_write(now, (n * DESC_BYTES) as u32, Kind::Descriptor);
         let ring = rq.ring.ring.size();
         let head = (ring - first % ring).min(n);

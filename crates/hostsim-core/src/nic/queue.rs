@@ -65,8 +65,36 @@ impl Writebacks {
     }
 }
 
+/// The completion side of a ConnectX-style receive queue (`connectx`): the
+/// ring's slots are the work queue (16 B buffer descriptors the driver
+/// posts, the NIC fetches) and the driver's software ring of mbufs beside
+/// it; the NIC reports each frame with an entry of its own in this
+/// completion queue, and learns how far the driver has posted from the
+/// doorbell record, a line in host memory the driver writes and the NIC
+/// reads (DPDK mlx5: `*rxq->cq_db`, `*rxq->rq_db` after each rx_burst).
+#[derive(Debug, Clone, Copy)]
+pub struct CompletionQueue {
+    pub base: u64,
+    pub entry_bytes: u64,
+    /// Entries (as many as the work queue has descriptors).
+    pub size: u64,
+    /// The doorbell record's line.
+    pub db_record: u64,
+}
+
+impl CompletionQueue {
+    /// Address of the entry for ring position `pos`.
+    #[inline]
+    pub fn entry_addr(&self, pos: u64) -> u64 {
+        self.base + (pos % self.size) * self.entry_bytes
+    }
+}
+
 pub struct RxQueue {
     pub ring: RxRing,
+    /// `connectx`: the completion queue and doorbell record (`None`: ixgbe,
+    /// descriptors written back in place, an MMIO tail doorbell).
+    pub cq: Option<CompletionQueue>,
     pub desc: RxDescCache,
     pub wb_pending: Writebacks,
     pub wb_timer_armed: bool,
@@ -78,7 +106,22 @@ pub struct RxQueue {
 
 impl RxQueue {
     pub fn new(ring: RxRing, desc: RxDescCache) -> Self {
-        RxQueue { ring, desc, wb_pending: Writebacks::default(), wb_timer_armed: false, tx_blocked: false, counters: Default::default() }
+        RxQueue { ring, cq: None, desc, wb_pending: Writebacks::default(), wb_timer_armed: false, tx_blocked: false, counters: Default::default() }
+    }
+
+    /// The queue as a ConnectX-style one, with this completion queue.
+    pub fn with_cq(self, cq: CompletionQueue) -> Self {
+        RxQueue { cq: Some(cq), ..self }
+    }
+
+    /// What the driver reads to learn that position `pos` holds a frame:
+    /// its completion entry, or (ixgbe) its written-back descriptor.
+    #[inline]
+    pub fn completion_addr(&self, pos: u64) -> u64 {
+        match &self.cq {
+            Some(cq) => cq.entry_addr(pos),
+            None => self.ring.ring.desc_addr(pos),
+        }
     }
 
     /// Write-backs visible by `now` become what software sees.

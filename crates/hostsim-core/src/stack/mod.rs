@@ -87,6 +87,8 @@ pub struct StackCx<'a> {
     pub nic: &'a mut Nic,
     /// The rings between cores (pipeline mode; empty otherwise).
     pub rings: &'a mut [ring::SwRing],
+    /// The ConnectX-style queues' software state shared by their cores (`pmd::shared`).
+    pub shared: &'a mut [pmd::shared::SharedRx],
     pub mem: &'a mut MemSystem,
     pub mbufs: &'a mut Mempool,
     pub frames: &'a mut FramePool,
@@ -94,6 +96,19 @@ pub struct StackCx<'a> {
 }
 
 impl StackCx<'_> {
+    /// Tells the NIC that the RX buffers of (`port`, `queue`) are posted up
+    /// to `tail`: ixgbe writes the tail register over PCIe; connectx stores
+    /// the doorbell record (a store to its line, charged to `cat`), which
+    /// the NIC then reads.
+    pub fn rx_doorbell(&mut self, work: &mut Work, cat: Category, port: usize, queue: usize, tail: u64) {
+        if let Some(cq) = self.nic.ports[port].rxq[queue].cq {
+            work.reset(cat).instr(2).write(cq.db_record);
+            self.core.exec(work, self.mem);
+        }
+        let t = self.nic.rx_doorbell(port, queue, self.core.now(), self.mem);
+        self.out.schedule(t, Event::Nic(NicEvent::RxDoorbell { port: port as u8, queue: queue as u16, tail: tail as u32 }));
+    }
+
     /// Charges `instr` instructions of `cat` that write `touched` (the lines a
     /// mempool or ring operation touched) as one unit of work.
     pub fn exec_touched(&mut self, work: &mut Work, cat: Category, instr: u64, touched: &[u64]) {

@@ -448,11 +448,12 @@ impl Kernel {
         // Driver: descriptors and the first line of each frame (eth_type_trans).
         self.work.reset(Category::Rx);
         let (rp, rq) = (self.s.rx_port, self.s.rx_queue);
-        let rx = &mut cx.nic.ports[rp].rxq[rq].ring;
+        let rxq = &cx.nic.ports[rp].rxq[rq];
+        let rx = &rxq.ring;
         for i in 0..n {
             let pos = rx.next + i;
             let s = rx.ring.slots[rx.ring.slot(pos)];
-            self.work.instr(c.rx_pkt_instr as u64).read(rx.ring.desc_addr(pos)).read(s.buf_addr);
+            self.work.instr(c.rx_pkt_instr as u64).read(rxq.completion_addr(pos)).read(s.buf_addr);
         }
         for i in 0..n {
             self.work.instr(c.refill_instr as u64).write(rx.ring.desc_addr(rx.next + i));
@@ -488,8 +489,7 @@ impl Kernel {
         self.protocols(cx);
         // The refilled descriptors go to the NIC with one tail write per poll.
         let tail = self.rxq(cx).ring.tail();
-        let t = cx.nic.pcie_of(rp).mmio_write(cx.core.now(), 4);
-        cx.out.schedule(t, Event::Nic(NicEvent::RxDoorbell { port: rp as u8, queue: rq as u16, tail: tail as u32 }));
+        cx.rx_doorbell(&mut self.work, Category::Rx, rp, rq, tail);
         n
     }
 

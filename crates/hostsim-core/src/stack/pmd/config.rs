@@ -58,6 +58,69 @@ pub struct PmdCosts {
     /// Operations on the rings between cores (pipeline mode).
     #[serde(default)]
     pub ring: RingCosts,
+    /// Several cores on one receive queue (`host.rx_sharing`).
+    #[serde(default)]
+    pub sharing: SharingCosts,
+}
+
+/// What sharing one receive queue between cores costs beyond the memory
+/// accesses themselves (those — the shared lines moving between the cores'
+/// caches — the memory system charges).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SharingCosts {
+    /// Instructions of one claim attempt around its compare-and-swap (load
+    /// the index, compute the new one, branch on the result; estimate).
+    pub cas_instr: u32,
+    /// The atomic's own latency when its line is already the core's: 6.25 ns,
+    /// an uncontended `compareExchange` on an x86 server (params.md §5,
+    /// RAMCloud benchmarks) [V]. A line held by another core adds the
+    /// core-to-core transfer (`host.mem.transfer_cycles`).
+    pub atomic_ps: u64,
+    /// Instructions of one publication or read of a join line (estimate).
+    pub join_instr: u32,
+    /// Per entry taken from the software ring: load the mbuf pointer, prefetch (estimate).
+    pub buffer_instr: u32,
+}
+
+impl Default for SharingCosts {
+    fn default() -> Self {
+        SharingCosts { cas_instr: 6, atomic_ps: 6_250, join_instr: 8, buffer_instr: 6 }
+    }
+}
+
+/// How several cores share one receive queue (`host.rx_sharing`; SPEC 2.11,
+/// the single-queue designs of study 3).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RxSharing {
+    /// One core owns the queue.
+    #[default]
+    None,
+    /// Every core polls the queue and claims entries with compare-and-swap on a shared index.
+    Arbitration,
+    /// The queue's entries are split by index bits into one area per core; no CAS.
+    Range,
+    /// Core 0 alone touches the hardware rings (completion queue, work
+    /// queue, doorbell record) and publishes to each core how far its area
+    /// has completions; every core (core 0 too) takes the packets of its area.
+    ParentWorker,
+}
+
+impl RxSharing {
+    pub fn name(self) -> &'static str {
+        match self {
+            RxSharing::None => "none",
+            RxSharing::Arbitration => "arbitration",
+            RxSharing::Range => "range",
+            RxSharing::ParentWorker => "parent_worker",
+        }
+    }
+
+    /// Whether the queue is split into per-core areas by index bits.
+    pub fn areas(self) -> bool {
+        matches!(self, RxSharing::Range | RxSharing::ParentWorker)
+    }
 }
 
 impl Default for PmdCosts {
@@ -80,6 +143,7 @@ impl Default for PmdCosts {
             touch_instr_per_line: 8,
             header_instr: 12,
             ring: RingCosts::default(),
+            sharing: SharingCosts::default(),
         }
     }
 }

@@ -26,6 +26,7 @@
 //! §6a for the defaults.
 
 pub mod config;
+pub mod shared;
 
 use serde_json::{json, Value};
 
@@ -81,6 +82,11 @@ pub struct Pmd {
     drains: Option<usize>,
     tx_queue: usize,
     entries: Vec<Entry>,
+    /// A ConnectX-style queue: which of the host's shared queues this core polls (`shared.rs`).
+    shared: Option<usize>,
+    positions: Vec<u64>,
+    /// The core's part in sharing its queue (`parent`, `worker`, `claimant`, …), if it shares one.
+    share_role: Option<&'static str>,
 }
 
 impl Pmd {
@@ -105,7 +111,17 @@ impl Pmd {
             drains: None,
             tx_queue: 0,
             entries: Vec::with_capacity(cfg.burst as usize),
+            shared: None,
+            positions: Vec::with_capacity(cfg.rxd as usize),
+            share_role: None,
         }
+    }
+
+    /// A core on the ConnectX-style queue `k` of the host's shared queues
+    /// (`shared.rs`), counting up to `max_batch` packets per loop.
+    /// `role` names its part when several cores share the queue.
+    pub fn on_shared(self, k: usize, max_batch: usize, role: Option<&'static str>) -> Pmd {
+        Pmd { shared: Some(k), burst_hist: vec![0; max_batch + 1], share_role: role, ..self }
     }
 
     /// A receiving core of a pipeline: polls `streams`, feeds the `rings` in turn.
@@ -120,6 +136,9 @@ impl Pmd {
 
     /// "rx", "worker", or "run-to-completion".
     pub fn role(&self) -> &'static str {
+        if let Some(r) = self.share_role {
+            return r;
+        }
         match (self.drains, self.feeds.is_empty()) {
             (Some(_), _) => "worker",
             (None, false) => "rx",
@@ -146,6 +165,9 @@ impl Pmd {
         if let Some(r) = self.drains {
             return self.drain_ring(r, now, cx, app);
         }
+        if self.shared.is_some() {
+            return self.shared_iteration(now, cx, app);
+        }
         let start = cx.core.now();
         let mut busy = false;
         for i in 0..self.streams.len() {
@@ -153,10 +175,10 @@ impl Pmd {
             let t = if i == 0 { now } else { cx.core.now() };
             cx.nic.ports[s.rx_port].rxq[s.rx_queue].see_writebacks(t);
             cx.nic.ports[s.tx_port].txq[s.tx_queue].see_writebacks(t);
-            let rx = &cx.nic.ports[s.rx_port].rxq[s.rx_queue].ring;
-            let n = rx.ready().min(self.cfg.burst as u64) as usize;
+            let rxq = &cx.nic.ports[s.rx_port].rxq[s.rx_queue];
+            let n = rxq.ring.ready().min(self.cfg.burst as u64) as usize;
             if n == 0 {
-                let addr = rx.ring.desc_addr(rx.next);
+                let addr = rxq.completion_addr(rxq.ring.next);
                 cx.core.empty_poll(self.cfg.costs.empty_poll_instr as u64, addr, cx.mem);
                 self.c.empty_polls += 1;
                 continue;
@@ -182,11 +204,12 @@ impl Pmd {
         // rx_burst: read the written-back descriptors and the mbuf headers.
         self.work.reset(Category::Rx).instr(c.rx_burst_instr as u64);
         self.batch.clear();
-        let rx = &cx.nic.ports[s.rx_port].rxq[s.rx_queue].ring;
+        let rxq = &cx.nic.ports[s.rx_port].rxq[s.rx_queue];
+        let rx = &rxq.ring;
         for i in 0..n as u64 {
             let pos = rx.next + i;
             let slot = rx.ring.slots[rx.ring.slot(pos)];
-            self.work.read(rx.ring.desc_addr(pos)).instr(c.rx_pkt_instr as u64).write(cx.mbufs.mbuf_addr(slot.mbuf));
+            self.work.read(rxq.completion_addr(pos)).instr(c.rx_pkt_instr as u64).write(cx.mbufs.mbuf_addr(slot.mbuf));
             self.batch.push(slot);
         }
         self.exec(cx);
@@ -222,8 +245,7 @@ impl Pmd {
         if rx.hold > self.cfg.rx_free_thresh {
             rx.hold = 0;
             let tail = rx.tail();
-            let t = cx.nic.pcie_of(s.rx_port).mmio_write(cx.core.now(), 4);
-            cx.out.schedule(t, Event::Nic(NicEvent::RxDoorbell { port: s.rx_port as u8, queue: s.rx_queue as u16, tail: tail as u32 }));
+            cx.rx_doorbell(&mut self.work, Category::Rx, s.rx_port, s.rx_queue, tail);
         }
         Polled::Packets
     }
@@ -460,8 +482,8 @@ impl Pmd {
     #[cold]
     #[inline(never)]
     fn retry_poll(&mut self, s: Stream, cx: &mut StackCx) {
-        let rx = &cx.nic.ports[s.rx_port].rxq[s.rx_queue].ring;
-        let addr = rx.ring.desc_addr(rx.next);
+        let rxq = &cx.nic.ports[s.rx_port].rxq[s.rx_queue];
+        let addr = rxq.completion_addr(rxq.ring.next);
         let t = cx.core.empty_poll(self.cfg.costs.empty_poll_instr as u64, addr, cx.mem);
         self.schedule_loop(cx, t);
     }
@@ -471,6 +493,13 @@ impl Pmd {
     fn idle(&mut self, start: Ps, cx: &mut StackCx) {
         let after = cx.core.now();
         self.poll_ps = (after - start).max(1);
+        if let Some(k) = self.shared {
+            if self.id != 0 && cx.shared[k].design == config::RxSharing::ParentWorker {
+                // A worker waits for the parent's publication, which wakes it.
+                self.sleeping = true;
+                return;
+            }
+        }
         let next = match self.drains {
             Some(r) => cx.rings[r].next_visible(self.cfg.burst as usize),
             None => self.streams.iter().filter_map(|s| cx.nic.ports[s.rx_port].rxq[s.rx_queue].next_writeback()).min(),
