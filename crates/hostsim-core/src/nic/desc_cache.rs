@@ -136,11 +136,12 @@ impl RxDescCache {
 
     /// Software is what the NIC waits for: no descriptor is ready, the NIC
     /// has asked for every one software posted, and those are fewer than
-    /// its cache takes. The full ring is the extreme case; a driver that
-    /// posts late (a doorbell the NIC must read, a slow core) keeps the
-    /// NIC here with a small fetch always on its way.
+    /// its prefetch threshold. The full ring is the extreme case; a driver
+    /// that posts late (a doorbell the NIC must read, a slow core) keeps
+    /// the NIC here with a small fetch always on its way. Read at each
+    /// arrival by the drop attribution (the ring-full bit).
     pub fn software_short(&self) -> bool {
-        self.cached_free() == 0 && self.host_available() == 0 && self.in_flight < self.capacity
+        self.cached_free() == 0 && self.host_available() == 0 && self.in_flight < self.prefetch_threshold.max(1)
     }
 
     pub fn slot(&self, pos: u64) -> usize {

@@ -191,7 +191,7 @@ impl Port {
         }
         let Some((id, bytes, q)) = self.fifo.head() else { return };
         let Some(pos) = self.rxq[q].desc.take() else {
-            if self.rxq[q].desc.software_short() {
+            if self.rxq[q].desc.ring_full() {
                 self.rx_bytes_since_starved = 0;
             }
             // No descriptor: wait for a prefetch or a doorbell to kick the engine.
