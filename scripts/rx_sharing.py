@@ -5,7 +5,7 @@
         [--set host.nic.max_pps=40000000] [--json rows.json]
 
 Prints one row per point (throughput, cycles per packet by category, L2
-misses per packet, median packets per loop, drops by class, PCIe upstream
+misses per packet, median packets per rx_burst and a parent's completions per loop, drops by class, PCIe upstream
 utilisation), then each core's figures; a point a design cannot run (three
 cores split by index bits) prints its error.
 """
@@ -18,6 +18,7 @@ import sys
 
 import hostsim
 from hostsim import rx_sharing as study
+from hostsim.config import parse_assignment
 
 
 def main() -> int:
@@ -29,15 +30,12 @@ def main() -> int:
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="any config field")
     ap.add_argument("--json", help="write the rows as JSON")
     a = ap.parse_args()
-    overrides = {}
-    for kv in a.set:
-        k, _, v = kv.partition("=")
-        overrides[k] = json.loads(v) if v[:1].isdigit() else v
+    overrides = dict(parse_assignment(kv) for kv in a.set)
     rows, errors = [], []
     cores = [int(c) for c in a.cores.split(",")]
-    for design, n, cfg in study.points(cores, mode=a.mode, duration=a.duration, warmup=a.warmup, overrides=overrides):
+    for design, n, cfg in study.points(cores, mode=a.mode, duration=a.duration, warmup=a.warmup):
         try:
-            r = hostsim.simulate(cfg)
+            r = hostsim.simulate(cfg, overrides)
         except hostsim.ConfigError as e:
             errors.append(f"{design} × {n} cores: {e}")
             continue

@@ -92,4 +92,17 @@ fn main() {
     let h = four.host.as_mut().expect("host");
     (h.cores, h.queues) = (4, 4);
     bench("altra l2fwd 64 B, 4 cores x 4 queues, 40 Mpps, 10 ms", &four);
+    // The single-queue study's point (issue 12): one flow of 64 B at 100 GbE
+    // line rate into testpmd macswap on i9-7940x-cx5, four cores sharing
+    // one queue by each design. "Simulated packets" are the frames sent.
+    use hostsim_core::host::config::{ForwardMode, RxSharing};
+    for (design, name) in [(RxSharing::Arbitration, "arbitration"), (RxSharing::Range, "range"), (RxSharing::ParentWorker, "parent_worker")] {
+        let mut c = host("testpmd", 64, 0.0, 5 * ms);
+        c.loadgen.rate = Rate { unit: RateUnit::Percent, value: 100.0 };
+        c.loadgen.flows = 1;
+        let mut h = hostsim_core::host::HostConfig::preset("i9-7940x-cx5").expect("preset");
+        (h.cores, h.rx_sharing, h.app.forward_mode) = (4, design, ForwardMode::Macswap);
+        c.host = Some(h);
+        bench(&format!("i9 rx_sharing {name}, 4 cores, 100 GbE 64 B, 5 ms"), &c);
+    }
 }

@@ -271,8 +271,10 @@ impl HostConfig {
         if self.nic.queue_model != QueueModel::Connectx {
             return bad("rx_sharing", d.into(), "none with host.nic.queue_model ixgbe (the designs share a ConnectX-style queue: set host.nic.queue_model = connectx)".into());
         }
-        if self.ports != 1 || self.queues != 1 {
-            return bad(if self.ports != 1 { "ports" } else { "queues" }, (if self.ports != 1 { self.ports } else { self.queues }).to_string(), format!("1 with host.rx_sharing {d} (one queue of one port, shared)"));
+        for (field, n) in [("ports", self.ports), ("queues", self.queues)] {
+            if n != 1 {
+                return bad(field, n.to_string(), format!("1 with host.rx_sharing {d} (one queue of one port, shared)"));
+            }
         }
         if self.pipeline.rx_cores > 0 {
             return bad("pipeline.rx_cores", self.pipeline.rx_cores.to_string(), format!("0 with host.rx_sharing {d}"));
@@ -284,12 +286,12 @@ impl HostConfig {
             if !self.cores.is_power_of_two() {
                 return bad("cores", self.cores.to_string(), format!("a power of two with host.rx_sharing {d} (the queue is split into one area per core by index bits)"));
             }
-            if self.pmd.rxd % self.cores != 0 || self.pmd.rxd / self.cores < self.pmd.burst.min(8) {
-                return bad("pmd.rxd", self.pmd.rxd.to_string(), format!("a multiple of host.cores ({}) with at least 8 entries per core's area", self.cores));
+            if self.pmd.rxd % self.cores != 0 {
+                return bad("pmd.rxd", self.pmd.rxd.to_string(), format!("a multiple of host.cores ({}): one equal area per core", self.cores));
             }
         }
-        if self.cores as u64 * self.pmd.txd as u64 > 8 * 4096 {
-            return bad("cores", self.cores.to_string(), "cores × host.pmd.txd <= 32768".into());
+        if self.cores > MAX_QUEUE_PAIRS {
+            return bad("cores", self.cores.to_string(), format!("1..={MAX_QUEUE_PAIRS} with host.rx_sharing {d} (a TX queue per core; the driver's rings have room for {MAX_QUEUE_PAIRS})"));
         }
         Ok(())
     }

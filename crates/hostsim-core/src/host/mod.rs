@@ -208,6 +208,8 @@ impl Host {
             }
         }
         let (mut rx_owner, mut tx_owner) = (vec![0u16; nports * nqueues], vec![0u16; nports * ntx]);
+        // From the last core down: a queue several cores share is owned by
+        // the first (the parent, which takes its write-backs).
         for (c, list) in streams.iter().enumerate().rev() {
             for s in list {
                 rx_owner[s.rx_port * nqueues + s.rx_queue] = c as u16;
@@ -342,7 +344,7 @@ impl Host {
                 let queue = RxQueue::new(ring, desc);
                 rxq.push(match n.queue_model {
                     QueueModel::Ixgbe => queue,
-                    QueueModel::Connectx => queue.with_cq(CompletionQueue { base: base + CQ_OFFSET, entry_bytes: n.cqe_bytes as u64, size: p.rxd as u64, db_record: base + DB_RECORD_OFFSET }),
+                    QueueModel::Connectx => queue.with_cq(CompletionQueue { base: base + CQ_OFFSET, entry_bytes: n.cqe_bytes as u64, db_record: base + DB_RECORD_OFFSET }),
                 });
             }
             for q in 0..ntx {

@@ -249,7 +249,7 @@ impl Port {
             let mut visible = data_visible;
             for pos in first..first + n {
                 let arrive = e.dev.pcie.dma_write(now, cq.entry_bytes as u32, Kind::Descriptor);
-                visible = visible.max(e.mem.device_write(cq.entry_addr(pos), cq.entry_bytes as u32, arrive));
+                visible = visible.max(e.mem.device_write(rq.completion_addr(pos), cq.entry_bytes as u32, arrive));
             }
             let t = rq.wb_pending.push(visible, first + n);
             e.out.rx_writeback(t, self.id as usize, q);

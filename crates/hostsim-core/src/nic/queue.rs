@@ -76,18 +76,8 @@ impl Writebacks {
 pub struct CompletionQueue {
     pub base: u64,
     pub entry_bytes: u64,
-    /// Entries (as many as the work queue has descriptors).
-    pub size: u64,
     /// The doorbell record's line.
     pub db_record: u64,
-}
-
-impl CompletionQueue {
-    /// Address of the entry for ring position `pos`.
-    #[inline]
-    pub fn entry_addr(&self, pos: u64) -> u64 {
-        self.base + (pos % self.size) * self.entry_bytes
-    }
 }
 
 pub struct RxQueue {
@@ -119,7 +109,8 @@ impl RxQueue {
     #[inline]
     pub fn completion_addr(&self, pos: u64) -> u64 {
         match &self.cq {
-            Some(cq) => cq.entry_addr(pos),
+            // As many entries as the work queue has descriptors.
+            Some(cq) => cq.base + self.ring.ring.slot(pos) as u64 * cq.entry_bytes,
             None => self.ring.ring.desc_addr(pos),
         }
     }

@@ -102,6 +102,7 @@ impl StackCx<'_> {
     /// the NIC then reads.
     pub fn rx_doorbell(&mut self, work: &mut Work, cat: Category, port: usize, queue: usize, tail: u64) {
         if let Some(cq) = self.nic.ports[port].rxq[queue].cq {
+            // A write barrier and the store (2 instructions, estimate).
             work.reset(cat).instr(2).write(cq.db_record);
             self.core.exec(work, self.mem);
         }

@@ -75,8 +75,10 @@ pub struct SharedRx {
 }
 
 impl SharedRx {
-    /// `size` entries; the design's lines from `base` (a region of 64 KiB
-    /// the queue's other structures do not use).
+    /// `size` entries; the design's lines from `base`: the software ring
+    /// (`size` × 8 B) and 1 + 2 × `cores` lines, at most 32 KiB + 32 KiB
+    /// (4096 entries, `MAX_QUEUE_PAIRS` cores), in a region the queue's
+    /// other structures do not use (`host::SHARED_OFFSET`).
     pub fn new(design: RxSharing, cores: usize, size: u64, base: u64) -> SharedRx {
         let areas = if design.areas() { cores } else { 1 };
         let area = size / areas as u64;
@@ -94,11 +96,6 @@ impl SharedRx {
             published: 0,
             counters: SharingCounters::default(),
         }
-    }
-
-    /// Bytes of simulated memory the design's structures take from `base`.
-    pub fn bytes(size: u64, cores: usize) -> u64 {
-        size * ELT_BYTES + LINE * (1 + 2 * cores as u64)
     }
 
     #[inline]
@@ -131,6 +128,15 @@ impl SharedRx {
             out.push(p);
             p = self.step(p);
         }
+    }
+
+    /// How many areas the positions `[from, to)` fall in (they run in ring order).
+    fn areas_spanned(&self, from: u64, to: u64) -> usize {
+        if to <= from {
+            return 0;
+        }
+        let (first, last) = (from / self.area, (to - 1) / self.area);
+        ((last - first + 1) as usize).min(self.next.len())
     }
 
     /// Every position below this one has been taken.
@@ -296,19 +302,26 @@ impl Pmd {
             let last = self.burst_hist.len() - 1;
             self.burst_hist[n.min(last)] += 1;
             cx.shared[k].published = done;
-            // Publish to every other core whose area got completions.
+            // Publish to every other core whose area got completions: the
+            // areas from the first new entry's to the last's, in ring order.
+            let sh = &cx.shared[k];
+            let (first, areas) = (sh.area_of(published), sh.areas_spanned(published, done));
             self.work.reset(Category::Join);
-            let mut woken = Vec::new();
-            for w in 1..cx.shared[k].cores {
-                if self.positions.iter().any(|&p| cx.shared[k].area_of(p) == w) {
-                    self.work.instr(costs.sharing.join_instr as u64).write(cx.shared[k].ready_lines + w as u64 * LINE);
-                    woken.push(w);
+            for i in 0..areas {
+                let w = (first + i) % sh.cores;
+                if w != 0 {
+                    self.work.instr(costs.sharing.join_instr as u64).write(sh.ready_lines + w as u64 * LINE);
                 }
             }
             self.exec(cx);
-            cx.shared[k].counters.joins += woken.len() as u64;
             let t = cx.core.now();
-            cx.out.wakes.extend(woken.into_iter().map(|w| (t, w as u16)));
+            for i in 0..areas {
+                let w = (first + i) % cx.shared[k].cores;
+                if w != 0 {
+                    cx.shared[k].counters.joins += 1;
+                    cx.out.wakes.push((t, w as u16));
+                }
+            }
             busy = true;
         }
         // What the other cores have taken: read their lines.
@@ -367,10 +380,6 @@ impl Pmd {
             // The parent posts buffers for what this core has taken.
             let t = cx.core.now();
             cx.out.wakes.push((t, 0));
-        }
-        if !parent {
-            // The parent's histogram counts the completions it reads per loop.
-            self.burst_hist[self.positions.len()] += 1;
         }
         self.deliver(cx, app);
         true
@@ -447,11 +456,13 @@ impl Pmd {
         cx.rx_doorbell(&mut self.work, Category::Rx, s.rx_port, s.rx_queue, tail);
     }
 
-    /// The batch to the application and out on this core's TX queue.
+    /// The batch to the application and out on this core's TX queue; the
+    /// batch counts in the core's histogram, except the parent's, which
+    /// counts the completions it reads per loop.
     fn deliver(&mut self, cx: &mut StackCx, app: &mut dyn App) {
         let k = self.shared_queue();
         let n = self.batch.len() as u64;
-        if cx.shared[k].design != RxSharing::ParentWorker {
+        if !(self.id == 0 && cx.shared[k].design == RxSharing::ParentWorker) {
             self.burst_hist[n as usize] += 1;
         }
         cx.core.account_mut().add_packets(n);
@@ -477,6 +488,6 @@ mod tests {
         assert_eq!(sh.taken_prefix(), 0);
         let one = SharedRx::new(RxSharing::Arbitration, 3, 16, 0x1000);
         assert_eq!((one.area, one.next.len()), (16, 1), "arbitration keeps one area");
-        assert_eq!(SharedRx::bytes(16, 3), 16 * 8 + 64 * 7);
+        assert_eq!((sh.areas_spanned(3, 3), sh.areas_spanned(3, 5), sh.areas_spanned(6, 21), sh.areas_spanned(0, 64)), (0, 2, 4, 4));
     }
 }
