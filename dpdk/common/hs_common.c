@@ -124,7 +124,7 @@ hs_parse_double(const char *s, double *v)
 	return 0;
 }
 
-static int
+int
 hs_parse_range(const char *name, const char *arg, uint64_t lo, uint64_t hi,
 	       uint64_t *v)
 {
@@ -320,6 +320,49 @@ hs_wait_links(uint32_t portmask, uint32_t timeout_ms)
 		printf("Port %u %s\n", port, text);
 	}
 	return all_up ? 0 : -1;
+}
+
+/*
+ * Wait until every port of the mask has lost its link (the peer left),
+ * without touching the queues, for at most timeout_ms. For memif: DPDK
+ * 22.11's memif_disconnect() clears the connected flag and unmaps the shared
+ * regions at once, from the interrupt thread, so a peer whose lcore is inside
+ * rx_burst when the other side leaves can fault. The side that finishes first
+ * waits here until the still-polling side has stopped and closed its port.
+ * The link goes down as that handler starts, and closing the port while it
+ * still runs frees the control channel twice, so the wait ends
+ * HS_DISCONNECT_SETTLE_MS after the links went down (the handler closes a few
+ * descriptors and unmaps the regions: well under a millisecond; estimate).
+ */
+#define HS_DISCONNECT_SETTLE_MS 200
+
+int
+hs_wait_links_down(uint32_t portmask, uint32_t timeout_ms)
+{
+	struct rte_eth_link link;
+	uint32_t waited = 0;
+	uint16_t port;
+	bool any_up;
+
+	for (;;) {
+		any_up = false;
+		RTE_ETH_FOREACH_DEV(port) {
+			if (port >= 32 || !(portmask & (1u << port)))
+				continue;
+			memset(&link, 0, sizeof(link));
+			if (rte_eth_link_get_nowait(port, &link) == 0 &&
+			    link.link_status == RTE_ETH_LINK_UP)
+				any_up = true;
+		}
+		if (!any_up || waited >= timeout_ms || hs_force_quit)
+			break;
+		rte_delay_ms(10);
+		waited += 10;
+	}
+	if (any_up)
+		return -1;
+	rte_delay_ms(HS_DISCONNECT_SETTLE_MS);
+	return 0;
 }
 
 void

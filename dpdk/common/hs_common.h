@@ -75,12 +75,16 @@ struct rte_mempool *hs_pool_create(const char *name, uint32_t n);
 int hs_port_init(uint16_t port, struct rte_mempool *pool, uint16_t rxd,
 		 uint16_t txd);
 int hs_wait_links(uint32_t portmask, uint32_t timeout_ms);
+int hs_wait_links_down(uint32_t portmask, uint32_t timeout_ms);
 void hs_ports_close(uint32_t portmask);
 uint32_t hs_portmask_valid(uint32_t portmask);
 
 /* Numbers. */
 int hs_parse_u64(const char *s, uint64_t *v);
 int hs_parse_double(const char *s, double *v);
+/* An integer option in [lo, hi]; an error naming --name otherwise. */
+int hs_parse_range(const char *name, const char *arg, uint64_t lo, uint64_t hi,
+		   uint64_t *v);
 uint64_t hs_ns_to_tsc(uint64_t ns);
 double hs_tsc_to_ns(uint64_t cycles);
 

@@ -51,6 +51,8 @@ struct lg_ctx {
 	struct lg_rate rate;
 	bool rate_set;
 	double duration_s, warmup_s, drain_s;
+	/* after the results, wait this long for the peer to leave (ms) */
+	uint32_t peer_exit_wait_ms;
 	const char *pcap;
 	uint32_t loops, pcap_max;
 	uint64_t seed;

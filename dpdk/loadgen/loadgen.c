@@ -39,7 +39,7 @@ enum {
 	OPT_PCAP_SPEED, OPT_LOOP, OPT_PCAP_MAX, OPT_TAG_OFFSET, OPT_NO_TAG,
 	OPT_SEED, OPT_LINE_RATE, OPT_MSB, OPT_MSB_THRESHOLD,
 	OPT_MSB_RESOLUTION, OPT_MSB_MAX_TRIALS, OPT_TX_REFUSED,
-	OPT_HISTOGRAM, OPT_KEEP_DST_MAC,
+	OPT_HISTOGRAM, OPT_KEEP_DST_MAC, OPT_PEER_EXIT_WAIT,
 };
 
 static const struct option lg_options[] = {
@@ -73,6 +73,7 @@ static const struct option lg_options[] = {
 	{ "msb-max-trials", required_argument, NULL, OPT_MSB_MAX_TRIALS },
 	{ "tx-refused", required_argument, NULL, OPT_TX_REFUSED },
 	{ "histogram", no_argument, NULL, OPT_HISTOGRAM },
+	{ "peer-exit-wait", required_argument, NULL, OPT_PEER_EXIT_WAIT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -118,7 +119,11 @@ lg_usage(FILE *f)
 		"  --msb-max-trials=N      trial limit (default 16)\n"
 		"  --tx-refused=lost|retry frames the TX queue refuses: count them sent\n"
 		"                          and lost (default) or retry them\n"
-		"  --histogram             include the latency histogram buckets in --json\n");
+		"  --histogram             include the latency histogram buckets in --json\n"
+		"  --peer-exit-wait=MS     after the results, wait up to MS for the peer to\n"
+		"                          leave (links down) before closing the ports: a\n"
+		"                          memif peer still polling can fault when this side\n"
+		"                          disconnects first (default 0: close at once)\n");
 }
 
 static int
@@ -292,6 +297,14 @@ lg_parse_opt(int opt, const char *arg)
 		return lg_parse_sec("warmup", arg, &lg.warmup_s);
 	case OPT_DRAIN:
 		return lg_parse_sec("drain", arg, &lg.drain_s);
+	case OPT_PEER_EXIT_WAIT: {
+		uint64_t v;
+
+		if (hs_parse_range("peer-exit-wait", arg, 0, 600000, &v) < 0)
+			return -1;
+		lg.peer_exit_wait_ms = (uint32_t)v;
+		return 0;
+	}
 	case OPT_PCAP:
 		lg.pcap = arg;
 		return 0;
@@ -683,6 +696,14 @@ main(int argc, char **argv)
 		ret = 1;
 	else
 		ret = 0;
+	if (lg.peer_exit_wait_ms > 0) {
+		printf("loadgen: waiting up to %u ms for the peer to leave\n",
+		       lg.peer_exit_wait_ms);
+		fflush(stdout);
+		if (hs_wait_links_down((1u << lg.tx_port) | (1u << lg.rx_port),
+				       lg.peer_exit_wait_ms) < 0)
+			printf("loadgen: the peer is still up; closing anyway\n");
+	}
 	hs_ports_close((1u << lg.tx_port) | (1u << lg.rx_port));
 	rte_eal_cleanup();
 	return ret;

@@ -74,6 +74,10 @@ class Background:
     def stop(self, timeout: float = 20) -> Run:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
+        return self.wait(timeout)
+
+    def wait(self, timeout: float = 60) -> Run:
+        """Wait for the program to finish by itself (killed after timeout)."""
         try:
             self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

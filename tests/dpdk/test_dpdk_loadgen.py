@@ -127,18 +127,32 @@ def _memif(sock, role):
 FWD_OPTS = ["--rxd", "4096", "--txd", "4096", "--total-num-mbufs", "32767"]
 
 
+def _memif_pair(background, tmp_path, sock, lg_opts, timeout):
+    """touchfwd (memif server) and the loadgen (client). The loadgen waits
+    for touchfwd to leave before it disconnects: DPDK 22.11's memif unmaps
+    the shared regions on a disconnect while the other side's lcore may be
+    inside rx_burst, which faults the side still polling."""
+    fwd = background("touchfwd", eal_args(tmp_path, [
+        _memif(sock, "server")], lcore=0), FWD_OPTS)
+    fwd.wait_for("forwarding started")
+    lg = background("loadgen", eal_args(tmp_path, [
+        _memif(sock, "client")], lcore=1),
+        [*lg_opts, "--peer-exit-wait", "20000"])
+    lg.wait_for("waiting up to 20000 ms for the peer to leave",
+                timeout=timeout)
+    stopped = fwd.stop()
+    run = lg.wait(timeout=30)
+    assert "the peer is still up" not in run.stdout, run.stdout
+    return run, stopped
+
+
 def test_memif_latency_loadgen_touchfwd(dpdk_bin, tmp_path, background,
                                         memif_socket):
-    fwd = background("touchfwd", eal_args(tmp_path, [
-        _memif(memif_socket, "server")], lcore=0), FWD_OPTS)
-    fwd.wait_for("forwarding started")
-    run = run_prog(dpdk_bin, "loadgen", eal_args(tmp_path, [
-        _memif(memif_socket, "client")], lcore=1), [
+    run, stopped = _memif_pair(background, tmp_path, memif_socket, [
         "--rate", "200kpps", "--duration", "1", "--warmup", "0.1",
         "--size", "128", "--flows", "8", "--total-num-mbufs", "32767"],
-        tmp_path, timeout=60)
+        timeout=60)
     assert run.returncode == 0, run.stdout + run.stderr
-    stopped = fwd.stop()
     assert stopped.returncode == 0, stopped.stdout
     assert "touchfwd final counters" in stopped.stdout
 
@@ -174,17 +188,13 @@ def test_memif_latency_loadgen_touchfwd(dpdk_bin, tmp_path, background,
 
 def test_memif_bandwidth_test_converges(dpdk_bin, tmp_path, background,
                                         memif_socket):
-    fwd = background("touchfwd", eal_args(tmp_path, [
-        _memif(memif_socket, "server")], lcore=0), FWD_OPTS)
-    fwd.wait_for("forwarding started")
-    run = run_prog(dpdk_bin, "loadgen", eal_args(tmp_path, [
-        _memif(memif_socket, "client")], lcore=1), [
+    run, stopped = _memif_pair(background, tmp_path, memif_socket, [
         "--msb", "--rate", "1Mpps", "--duration", "0.25", "--drain", "0.05",
         "--msb-threshold", "0.05", "--msb-resolution", "10%",
         "--msb-max-trials", "8", "--total-num-mbufs", "32767"],
-        tmp_path, timeout=90)
-    fwd.stop()
+        timeout=90)
     assert run.returncode == 0, run.stdout + run.stderr
+    assert stopped.returncode == 0, stopped.stdout
     msb = run.result["msb"]
     curve = msb["curve"]
     assert msb["threshold"] == 0.05
