@@ -367,7 +367,9 @@ def host_rows(data: Dict[str, Any]) -> List[List[str]]:
                 f"segments each)  ACKs {kernel['tcp_acks_sent']:,}"],
     ] if kernel and kernel.get("gro_skbs") else []) + [
         ["NAPI poll" if kernel else "rx_burst", f"{burst_mean:.1f} packets per call (mean of {burst_calls:,} calls, "
-                     f"{pmd['empty_polls']:,} empty polls)"],
+                     f"{pmd['empty_polls']:,} empty polls"
+                     + (f"; {pmd['polls_per_packet']:.2f} polls per packet" if pmd.get("polls_per_packet") else "")
+                     + ")"],
         ["DCA", f"allocs {mem.get('dca_allocs', 0):,}  updates {mem.get('dca_updates', 0):,}"
                 f"  leaks {mem.get('dca_leaks', 0):,}"],
         ["DRAM bytes", f"device read {dram.get('bytes_read_device', 0):,} written {dram.get('bytes_written_device', 0):,}"

@@ -200,6 +200,10 @@ impl Host {
             add_into(&mut hist, &json!(s.burst_histogram()));
         }
         let num = |k: &str| stack.get(k).and_then(Value::as_u64).unwrap_or(0);
+        // Every rx_burst call, empty or not, and the packets they returned.
+        let calls = hist.as_array().map_or(0, |h| h.iter().filter_map(Value::as_u64).sum::<u64>());
+        let received = hist.as_array().map_or(0, |h| h.iter().enumerate().map(|(n, c)| n as u64 * c.as_u64().unwrap_or(0)).sum::<u64>());
+        let polls = calls + num("empty_polls");
         let (cpp, packets) = self.cycles_per_packet();
         let nics: Vec<Value> = self
             .nic
@@ -236,6 +240,8 @@ impl Host {
             "pmd": {
                 "rx_burst_packets": hist,
                 "empty_polls": num("empty_polls"),
+                "polls": polls,
+                "polls_per_packet": if received == 0 { Value::Null } else { json!(polls as f64 / received as f64) },
                 "app_consumed": num("app_consumed"),
                 "txonly_unsent": num("txonly_unsent"),
                 "mempool_available": self.mbufs.available(),
