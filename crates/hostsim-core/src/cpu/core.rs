@@ -38,7 +38,9 @@
 //! (write-allocate, coherence, DRAM traffic) at its issue time. An atomic
 //! (compare-and-swap, [`Access::atomic`]) is the exception: it closes the
 //! open window and stalls for its own line's whole latency, as a locked
-//! instruction does.
+//! instruction does. A dependent load ([`Access::dependent`]: its address
+//! comes from an earlier load's data) closes the open window too: it issues
+//! when the misses before it have returned.
 //!
 //! Each access is issued to the memory system at `start + stall so far +
 //! (compute time of the instructions before it)`, so an in-order core spreads
@@ -220,7 +222,7 @@ impl Core {
                 }
                 continue;
             }
-            if win_n > 0 && (win_n >= self.window_misses || a.at_instr.saturating_sub(win_first) >= self.rob_reach) {
+            if win_n > 0 && (a.dependent || win_n >= self.window_misses || a.at_instr.saturating_sub(win_first) >= self.rob_reach) {
                 stall += win_max;
                 self.miss_windows += 1;
                 win_n = 0;
@@ -261,7 +263,7 @@ impl Core {
     /// An empty poll: `instructions` instructions and a read of the descriptor
     /// at `desc_addr` that found nothing, charged to [`Category::Idle`].
     pub fn empty_poll<M: MemPort>(&mut self, instructions: u64, desc_addr: u64, mem: &mut M) -> Ps {
-        let read = [Access { addr: desc_addr, write: false, atomic: false, at_instr: 0 }];
+        let read = [Access { addr: desc_addr, write: false, atomic: false, dependent: false, at_instr: 0 }];
         self.run(Category::Idle, instructions, &read, mem)
     }
 
@@ -424,6 +426,25 @@ mod tests {
         let mut w = Work::new(Category::Cas);
         w.instr(2).read(MISS_BASE + 64).instr(2).read(MISS_BASE).instr(2).read(MISS_BASE + 128);
         assert_eq!(stall_of(&ooo, &w), LAT_PS, "the same three as loads overlap");
+    }
+
+    #[test]
+    fn a_dependent_load_waits_for_the_misses_before_it() {
+        let ooo = simple(true, 128, 6);
+        // Pointer chasing: a bucket, then the entry it names, then a
+        // statistics store: two whole latencies, the store free.
+        let mut w = Work::new(Category::App);
+        w.instr(2).read(MISS_BASE).instr(2).read_after(MISS_BASE + 64).instr(2).write(MISS_BASE + 128);
+        assert_eq!(stall_of(&ooo, &w), 2 * LAT_PS);
+        // A dependent load with nothing missing before it starts a window
+        // like any other, and later independent loads overlap it.
+        let mut w = Work::new(Category::App);
+        w.instr(2).read(0x40).read_after(MISS_BASE).instr(2).read(MISS_BASE + 64);
+        assert_eq!(stall_of(&ooo, &w), LAT_PS);
+        // In order it changes nothing: every miss stalls anyway.
+        let mut w = Work::new(Category::App);
+        w.read(MISS_BASE).read_after(MISS_BASE + 64);
+        assert_eq!(stall_of(&simple(false, 128, 6), &w), 2 * LAT_PS);
     }
 
     #[test]

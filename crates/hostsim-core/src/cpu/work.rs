@@ -26,6 +26,10 @@ pub struct Access {
     /// writing and the core waits for it, as for a load, with no other miss
     /// overlapping it (a locked instruction orders the accesses around it).
     pub atomic: bool,
+    /// A load whose address comes from the data of the loads before it
+    /// (pointer chasing: a hash bucket, then the entry it points to): it
+    /// issues only when their misses have returned, so it cannot overlap them.
+    pub dependent: bool,
     /// Instructions of the work unit executed before this access.
     pub at_instr: u64,
 }
@@ -66,14 +70,22 @@ impl Work {
     /// A load of the line holding `addr`, after the instructions so far.
     #[inline]
     pub fn read(&mut self, addr: u64) -> &mut Self {
-        self.accesses.push(Access { addr, write: false, atomic: false, at_instr: self.instructions });
+        self.accesses.push(Access { addr, write: false, atomic: false, dependent: false, at_instr: self.instructions });
+        self
+    }
+
+    /// A load of the line holding `addr` whose address depends on the loads
+    /// before it (see [`Access::dependent`]).
+    #[inline]
+    pub fn read_after(&mut self, addr: u64) -> &mut Self {
+        self.accesses.push(Access { addr, write: false, atomic: false, dependent: true, at_instr: self.instructions });
         self
     }
 
     /// A store to the line holding `addr`, after the instructions so far.
     #[inline]
     pub fn write(&mut self, addr: u64) -> &mut Self {
-        self.accesses.push(Access { addr, write: true, atomic: false, at_instr: self.instructions });
+        self.accesses.push(Access { addr, write: true, atomic: false, dependent: false, at_instr: self.instructions });
         self
     }
 
@@ -81,7 +93,7 @@ impl Work {
     /// instructions so far (see [`Access::atomic`]).
     #[inline]
     pub fn atomic(&mut self, addr: u64) -> &mut Self {
-        self.accesses.push(Access { addr, write: true, atomic: true, at_instr: self.instructions });
+        self.accesses.push(Access { addr, write: true, atomic: true, dependent: false, at_instr: self.instructions });
         self
     }
 
@@ -95,7 +107,7 @@ impl Work {
         let last = (addr + len_bytes - 1) / LINE_BYTES;
         for line in first..=last {
             self.instructions += instr_per_line;
-            self.accesses.push(Access { addr: line * LINE_BYTES, write, atomic: false, at_instr: self.instructions });
+            self.accesses.push(Access { addr: line * LINE_BYTES, write, atomic: false, dependent: false, at_instr: self.instructions });
         }
         self
     }
@@ -118,8 +130,8 @@ impl Work {
         while off < len_bytes {
             self.instructions += instr_per_line;
             let at_instr = self.instructions;
-            self.accesses.push(Access { addr: src + off, write: false, atomic: false, at_instr });
-            self.accesses.push(Access { addr: dst + off, write: true, atomic: false, at_instr });
+            self.accesses.push(Access { addr: src + off, write: false, atomic: false, dependent: false, at_instr });
+            self.accesses.push(Access { addr: dst + off, write: true, atomic: false, dependent: false, at_instr });
             off += LINE_BYTES - (src + off) % LINE_BYTES;
         }
         self
@@ -147,7 +159,7 @@ mod tests {
         let mut w = Work::new(Category::Rx);
         w.instr(10).read(0x100).instr(5).write(0x200).instr(3);
         assert_eq!(w.instructions(), 18);
-        assert_eq!(w.accesses(), &[Access { addr: 0x100, write: false, atomic: false, at_instr: 10 }, Access { addr: 0x200, write: true, atomic: false, at_instr: 15 }]);
+        assert_eq!(w.accesses(), &[Access { addr: 0x100, write: false, atomic: false, dependent: false, at_instr: 10 }, Access { addr: 0x200, write: true, atomic: false, dependent: false, at_instr: 15 }]);
         let cap = w.accesses.capacity();
         w.reset(Category::Tx);
         assert_eq!((w.category(), w.instructions(), w.accesses().len()), (Category::Tx, 0, 0));
@@ -160,13 +172,13 @@ mod tests {
         w.read_lines(0x1000, 1518, 4); // 1518 B from a line start: 24 lines
         assert_eq!(w.accesses().len(), 24);
         assert_eq!(w.instructions(), 96);
-        assert_eq!(w.accesses()[23], Access { addr: 0x1000 + 23 * 64, write: false, atomic: false, at_instr: 96 });
+        assert_eq!(w.accesses()[23], Access { addr: 0x1000 + 23 * 64, write: false, atomic: false, dependent: false, at_instr: 96 });
         w.reset(Category::App).write_lines(0x1030, 64, 1); // straddles two lines
         assert_eq!(w.accesses().iter().map(|a| a.addr).collect::<Vec<_>>(), vec![0x1000, 0x1040]);
         assert!(w.accesses().iter().all(|a| a.write));
         w.reset(Category::Copy).copy_lines(0x0, 0x10000, 128, 2);
         assert_eq!(w.accesses().len(), 4);
-        assert_eq!(w.accesses()[3], Access { addr: 0x10040, write: true, atomic: false, at_instr: 4 });
+        assert_eq!(w.accesses()[3], Access { addr: 0x10040, write: true, atomic: false, dependent: false, at_instr: 4 });
         assert_eq!(w.reset(Category::App).read_lines(0x40, 0, 9).accesses().len(), 0);
     }
 }
