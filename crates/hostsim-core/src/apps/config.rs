@@ -1,9 +1,10 @@
 //! The applications' parameters (`host.app.*`): testpmd's forwarding mode,
 //! rxptx's processing time, txonly's frame length, the key-value store,
-//! and the ports udp-echo and iperf listen on.
+//! the ports udp-echo and iperf listen on, and a switch's flow table.
 
 use serde::{Deserialize, Serialize};
 
+pub use super::flow_table::FlowTableConfig;
 use crate::engine::time::Ps;
 use crate::error::{ConfigError, Result};
 
@@ -74,6 +75,9 @@ pub struct AppConfig {
     /// memcached, iperf) answer on the port the request came in on.
     #[serde(default)]
     pub port_topology: PortTopology,
+    /// vswitch: its exact-match flow table (`flow_table.rs`).
+    #[serde(default)]
+    pub flow_table: FlowTableConfig,
 }
 
 fn default_iperf_port() -> u16 {
@@ -121,6 +125,7 @@ impl Default for AppConfig {
             echo_port: default_echo_port(),
             iperf_port: default_iperf_port(),
             port_topology: PortTopology::Paired,
+            flow_table: FlowTableConfig::default(),
         }
     }
 }
@@ -134,6 +139,7 @@ impl AppConfig {
         if !(crate::wire::ethernet::MIN_FRAME_BYTES..=crate::wire::ethernet::MAX_FRAME_BYTES).contains(&len) {
             return invalid("app.tx_frame_bytes", len.to_string(), "64..=9216");
         }
+        self.flow_table.validate()?;
         let k = &self.kvs;
         if !k.buckets.is_power_of_two() {
             return invalid("app.kvs.buckets", k.buckets.to_string(), "a power of two");

@@ -8,12 +8,14 @@
 //! [`Registry::add`] call).
 
 pub mod config;
+pub mod flow_table;
 mod l2fwd;
 pub mod memcached;
 mod rxptx;
 mod testpmd;
 mod touch;
 mod udp_echo;
+mod vswitch;
 mod iperf;
 
 pub use config::{AppConfig, ForwardMode, KvsAppConfig};
@@ -70,6 +72,7 @@ impl Registry {
         r.add("touchdrop", PMD, none, touch::new_drop);
         r.add("rxptx", PMD, none, rxptx::new);
         r.add("l2fwd", PMD, none, l2fwd::new);
+        r.add("vswitch", PMD, none, vswitch::new);
         r.add("udp-echo", BOTH, none, udp_echo::new);
         r.add("memcached", BOTH, memcached::max_frame_bytes, memcached::new);
         r.add("iperf", KERNEL, none, iperf::new);
