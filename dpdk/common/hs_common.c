@@ -287,6 +287,25 @@ hs_port_init(uint16_t port, struct rte_mempool *pool, uint16_t rxd,
 	return 0;
 }
 
+/* How many ports of the mask have their link up, and how many are in it. */
+static void
+hs_links_up(uint32_t portmask, unsigned int *up, unsigned int *ports)
+{
+	struct rte_eth_link link;
+	uint16_t port;
+
+	*up = *ports = 0;
+	RTE_ETH_FOREACH_DEV(port) {
+		if (port >= 32 || !(portmask & (1u << port)))
+			continue;
+		(*ports)++;
+		memset(&link, 0, sizeof(link));
+		if (rte_eth_link_get_nowait(port, &link) == 0 &&
+		    link.link_status == RTE_ETH_LINK_UP)
+			(*up)++;
+	}
+}
+
 /* Poll the links like l2fwd's check_all_ports_link_status(). */
 int
 hs_wait_links(uint32_t portmask, uint32_t timeout_ms)
@@ -294,19 +313,13 @@ hs_wait_links(uint32_t portmask, uint32_t timeout_ms)
 	struct rte_eth_link link;
 	char text[RTE_ETH_LINK_MAX_STR_LEN];
 	uint32_t waited = 0;
+	unsigned int up, ports;
 	uint16_t port;
 	bool all_up;
 
 	for (;;) {
-		all_up = true;
-		RTE_ETH_FOREACH_DEV(port) {
-			if (port >= 32 || !(portmask & (1u << port)))
-				continue;
-			memset(&link, 0, sizeof(link));
-			if (rte_eth_link_get_nowait(port, &link) < 0 ||
-			    link.link_status == RTE_ETH_LINK_DOWN)
-				all_up = false;
-		}
+		hs_links_up(portmask, &up, &ports);
+		all_up = up == ports;
 		if (all_up || waited >= timeout_ms || hs_force_quit)
 			break;
 		rte_delay_ms(50);
@@ -339,21 +352,13 @@ hs_wait_links(uint32_t portmask, uint32_t timeout_ms)
 int
 hs_wait_links_down(uint32_t portmask, uint32_t timeout_ms)
 {
-	struct rte_eth_link link;
 	uint32_t waited = 0;
-	uint16_t port;
+	unsigned int up, ports;
 	bool any_up;
 
 	for (;;) {
-		any_up = false;
-		RTE_ETH_FOREACH_DEV(port) {
-			if (port >= 32 || !(portmask & (1u << port)))
-				continue;
-			memset(&link, 0, sizeof(link));
-			if (rte_eth_link_get_nowait(port, &link) == 0 &&
-			    link.link_status == RTE_ETH_LINK_UP)
-				any_up = true;
-		}
+		hs_links_up(portmask, &up, &ports);
+		any_up = up > 0;
 		if (!any_up || waited >= timeout_ms || hs_force_quit)
 			break;
 		rte_delay_ms(10);
