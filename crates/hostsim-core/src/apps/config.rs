@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 pub use super::flow_table::FlowTableConfig;
+pub use super::ipfwd::IpfwdConfig;
 use crate::engine::time::Ps;
 use crate::error::{ConfigError, Result};
 
@@ -78,6 +79,9 @@ pub struct AppConfig {
     /// vswitch: its exact-match flow table (`flow_table.rs`).
     #[serde(default)]
     pub flow_table: FlowTableConfig,
+    /// ipfwd: the forwarding path's work per packet.
+    #[serde(default)]
+    pub ipfwd: IpfwdConfig,
 }
 
 fn default_iperf_port() -> u16 {
@@ -126,6 +130,7 @@ impl Default for AppConfig {
             iperf_port: default_iperf_port(),
             port_topology: PortTopology::Paired,
             flow_table: FlowTableConfig::default(),
+            ipfwd: IpfwdConfig::default(),
         }
     }
 }
@@ -140,6 +145,7 @@ impl AppConfig {
             return invalid("app.tx_frame_bytes", len.to_string(), "64..=9216");
         }
         self.flow_table.validate()?;
+        self.ipfwd.validate()?;
         let k = &self.kvs;
         if !k.buckets.is_power_of_two() {
             return invalid("app.kvs.buckets", k.buckets.to_string(), "a power of two");

@@ -9,6 +9,7 @@
 
 pub mod config;
 pub mod flow_table;
+mod ipfwd;
 mod l2fwd;
 pub mod memcached;
 mod rxptx;
@@ -73,6 +74,7 @@ impl Registry {
         r.add("rxptx", PMD, none, rxptx::new);
         r.add("l2fwd", PMD, none, l2fwd::new);
         r.add("vswitch", PMD, none, vswitch::new);
+        r.add("ipfwd", KERNEL, none, ipfwd::new);
         r.add("udp-echo", BOTH, none, udp_echo::new);
         r.add("memcached", BOTH, memcached::max_frame_bytes, memcached::new);
         r.add("iperf", KERNEL, none, iperf::new);
@@ -150,7 +152,14 @@ mod tests {
     /// Runs `burst` of `app` on one 1514 B frame (the port's MAC as its
     /// destination, the peer's as its source, buffer at a line boundary) and
     /// returns the frame after it, the verdict and the accesses charged.
-    fn one_frame(app: &str, mut frame: Vec<u8>) -> (Vec<u8>, crate::stack::Verdict, usize) {
+    fn one_frame(app: &str, frame: Vec<u8>) -> (Vec<u8>, crate::stack::Verdict, usize) {
+        on_frame(app, frame, |a, cx, s| a.burst(cx, &[s]))
+    }
+
+    /// Runs `f` with application `app`, a context on one core and the frame
+    /// `frame` in a buffer at a line boundary; returns the frame after it,
+    /// what `f` returned and the accesses charged.
+    pub(super) fn on_frame<R>(app: &str, mut frame: Vec<u8>, f: impl FnOnce(&mut dyn App, &mut AppCx, Slot) -> R) -> (Vec<u8>, R, usize) {
         use crate::cpu::{Category, Core, CoreConfig, Work};
         use crate::framebuf::FramePool;
         use crate::mem::{MemConfig, MemSystem};
@@ -186,7 +195,7 @@ mod tests {
             touched: &mut touched,
         };
         let mut a = (Registry::builtin().get(app).unwrap().ctor)(&AppConfig::default()).unwrap();
-        let verdict = a.burst(&mut cx, &[Slot { mbuf: 0, frame: id, buf_addr: 0x2000_0000 }]);
+        let verdict = f(a.as_mut(), &mut cx, Slot { mbuf: 0, frame: id, buf_addr: 0x2000_0000 });
         let accesses = work.accesses().len();
         frame.copy_from_slice(frames.data(id));
         (frame, verdict, accesses)

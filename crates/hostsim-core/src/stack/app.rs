@@ -150,6 +150,21 @@ pub trait App {
         (request, len)
     }
 
+    /// Kernel stack: does the application forward in the softirq, with no
+    /// socket (IP forwarding, a bridge, a switch's kernel datapath)?
+    fn kernel_forwards(&self) -> bool {
+        false
+    }
+
+    /// Kernel stack: the frame `frame`, received into the buffer at
+    /// `buf_addr`, passed the stack's receive processing; the application
+    /// makes its forwarding decision (charging the work to `cx.work` and
+    /// running it), rewrites the frame's bytes as it goes out, and says
+    /// whether it is transmitted (on the port the topology gives).
+    fn forward(&mut self, _cx: &mut AppCx, _frame: FrameId, _buf_addr: u64) -> bool {
+        false
+    }
+
     /// Does the application answer the sender, on the port the request came
     /// in on (udp-echo, memcached, a TCP receiver's ACKs)? Otherwise it
     /// forwards, and `host.app.port_topology` picks the port.

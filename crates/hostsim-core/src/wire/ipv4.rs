@@ -107,6 +107,15 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     pub fn set_dst(&mut self, a: Ipv4Addr) {
         self.buf.as_mut()[field::DST].copy_from_slice(&a.octets())
     }
+    /// Decrements the TTL and updates the checksum incrementally, as
+    /// Linux's `ip_decrease_ttl` (RFC 1141: the TTL is the high byte of its
+    /// 16-bit word, so the one's-complement sum grows by 0x0100).
+    pub fn decrement_ttl(&mut self) {
+        let ttl = self.buf.as_ref()[field::TTL];
+        self.buf.as_mut()[field::TTL] = ttl.wrapping_sub(1);
+        let c = u16::from_be_bytes([self.buf.as_ref()[field::CHECKSUM.start], self.buf.as_ref()[field::CHECKSUM.start + 1]]) as u32 + 0x0100;
+        self.put_u16(field::CHECKSUM, ((c & 0xffff) + (c >> 16)) as u16);
+    }
     /// Recomputes the header checksum.
     pub fn fill_checksum(&mut self) {
         self.put_u16(field::CHECKSUM, 0);
@@ -177,6 +186,26 @@ mod tests {
         assert_eq!(h.header_checksum, h.calc_header_checksum());
         assert_eq!(h.total_len, 46);
         assert_eq!(h.source, [10, 0, 0, 1]);
+    }
+
+    /// The incremental update gives the checksum a full recomputation gives
+    /// (checked by etherparse), for every TTL, the carry included.
+    #[test]
+    fn decrementing_the_ttl_keeps_the_checksum_right() {
+        for ttl in 1..=255u8 {
+            for ident in [0u16, 0x1234, 0xfeff, 0xffff] {
+                let mut buf = [0u8; 46];
+                Repr { ttl, ..sample() }.emit(&mut Packet::new_unchecked(&mut buf[..]));
+                let mut p = Packet::new_unchecked(&mut buf[..]);
+                p.set_ident(ident);
+                p.fill_checksum();
+                p.decrement_ttl();
+                assert_eq!(p.ttl(), ttl - 1);
+                assert!(p.verify_checksum(), "ttl {ttl} ident {ident:#x}");
+                let (h, _) = etherparse::Ipv4Header::from_slice(&buf).unwrap();
+                assert_eq!(h.header_checksum, h.calc_header_checksum());
+            }
+        }
     }
 
     #[test]

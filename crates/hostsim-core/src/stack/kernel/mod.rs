@@ -46,6 +46,7 @@
 //! per core.
 
 pub mod config;
+mod forward;
 mod socket;
 
 use std::collections::VecDeque;
@@ -155,6 +156,10 @@ struct Counters {
     rx_nombuf: u64,
     /// Packets the application consumed (a TCP receiver).
     app_consumed: u64,
+    /// Forwarding in the softirq: packets queued for transmission, and
+    /// packets the forwarding decision dropped.
+    forwarded: u64,
+    not_forwarded: u64,
 }
 
 /// The kernel on one core: its queue pair's interrupt and NAPI state, its
@@ -167,6 +172,8 @@ pub struct Kernel {
     /// The application's socket (port and protocol).
     port: u16,
     tcp: bool,
+    /// No socket: the application forwards in the softirq (`forward.rs`).
+    forwarder: bool,
     /// Pure ACKs to send, as the headers of the segment they answer
     /// (addresses swapped later), with the acknowledgement number.
     acks: Vec<([u8; TCP_HEADERS], u32)>,
@@ -207,7 +214,7 @@ pub struct Kernel {
 
 impl Kernel {
     /// The kernel on core `id`, serving stream `s` for an application bound to `socket`.
-    pub fn new(cfg: &KernelConfig, pmd_costs: super::pmd::config::PmdCosts, id: usize, s: Stream, socket: Socket) -> Kernel {
+    pub fn new(cfg: &KernelConfig, pmd_costs: super::pmd::config::PmdCosts, id: usize, s: Stream, socket: Option<Socket>) -> Kernel {
         let at = Layout::of(id);
         let slab = slab_config(cfg.skbs);
         Kernel {
@@ -215,8 +222,9 @@ impl Kernel {
             id,
             s,
             at,
-            port: socket.port,
-            tcp: socket.transport == Transport::Tcp,
+            port: socket.map_or(0, |s| s.port),
+            tcp: socket.is_some_and(|s| s.transport == Transport::Tcp),
+            forwarder: socket.is_none(),
             acks: Vec::new(),
             skbs: Mempool::new(&slab, 1, at.skb),
             sock_q: VecDeque::with_capacity(256),
@@ -327,7 +335,7 @@ impl Kernel {
             self.c.irqs += 1;
             self.work.reset(Category::Irq).instr(self.cfg.costs.irq_instr as u64);
             self.exec(cx);
-            self.net_rx_action(cx);
+            self.net_rx_action(cx, app);
             self.next_loop(cx);
             return;
         }
@@ -369,7 +377,7 @@ impl Kernel {
             }
             Some(Thread::Ksoftirqd) => {
                 self.c.ksoftirqd_rounds += 1;
-                self.net_rx_action(cx);
+                self.net_rx_action(cx, app);
                 self.vruntime[1] += cx.core.now() - t0;
             }
         }
@@ -379,14 +387,14 @@ impl Kernel {
     /// net_rx_action: NAPI polls until one comes back short (NAPI completes,
     /// the interrupt is unmasked) or `netdev_budget` packets are done (the
     /// rest is left to ksoftirqd).
-    fn net_rx_action(&mut self, cx: &mut StackCx) {
+    fn net_rx_action(&mut self, cx: &mut StackCx, app: &mut dyn App) {
         self.c.softirq_rounds += 1;
         let budget = self.cfg.napi_budget as u64;
         let mut done = 0u64;
         loop {
             let t = cx.core.now();
             self.see_writebacks(cx, t);
-            let n = self.napi_poll(cx, budget);
+            let n = self.napi_poll(cx, app, budget);
             done += n;
             if n < budget {
                 self.ksoftirqd = false;
@@ -419,7 +427,7 @@ impl Kernel {
 
     /// One NAPI poll: clean completed TX descriptors, then receive up to
     /// `budget` packets into the socket. Returns the packets received.
-    fn napi_poll(&mut self, cx: &mut StackCx, budget: u64) -> u64 {
+    fn napi_poll(&mut self, cx: &mut StackCx, app: &mut dyn App, budget: u64) -> u64 {
         let c = self.cfg.costs;
         self.c.napi_polls += 1;
         self.work.reset(Category::Irq).instr(c.napi_poll_instr as u64);
@@ -486,7 +494,11 @@ impl Kernel {
         let last = self.burst_hist.len() - 1;
         self.burst_hist[(n as usize).min(last)] += 1;
         cx.core.account_mut().add_packets(n);
-        self.protocols(cx);
+        if self.forwarder {
+            self.forward(cx, app);
+        } else {
+            self.protocols(cx);
+        }
         // The refilled descriptors go to the NIC with one tail write per poll.
         let tail = self.rxq(cx).ring.tail();
         cx.rx_doorbell(&mut self.work, Category::Rx, rp, rq, tail);
@@ -576,6 +588,8 @@ impl Kernel {
             "tcp_acks_sent": c.tcp_acks,
             "tcp_payload_bytes": c.tcp_bytes,
             "nombuf": c.nombuf,
+            "forwarded": c.forwarded,
+            "not_forwarded": c.not_forwarded,
         })
     }
 }
@@ -639,7 +653,7 @@ mod tests {
     fn interrupts_keep_their_interval() {
         let s = Stream { rx_port: 0, rx_queue: 0, tx_port: 0, tx_queue: 0 };
         let sock = Socket { transport: Transport::Udp, port: 9 };
-        let mut k = Kernel::new(&KernelConfig::default(), Default::default(), 0, s, sock);
+        let mut k = Kernel::new(&KernelConfig::default(), Default::default(), 0, s, Some(sock));
         assert_eq!(k.request_irq(5), Some(5));
         assert_eq!(k.request_irq(6), None, "one outstanding");
         k.irq_at = None;

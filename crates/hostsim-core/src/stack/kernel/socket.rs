@@ -146,7 +146,7 @@ impl Kernel {
     }
 
     /// The context an application runs in on this core.
-    fn app_cx<'a>(&'a mut self, cx: &'a mut StackCx) -> AppCx<'a> {
+    pub(super) fn app_cx<'a>(&'a mut self, cx: &'a mut StackCx) -> AppCx<'a> {
         let port = &cx.nic.ports[self.s.tx_port];
         let (port_mac, peer_mac, port_ip, peer_ip) = (port.mac, port.peer, port.ip, port.peer_ip);
         AppCx {
@@ -328,7 +328,7 @@ impl Kernel {
 
     /// The qdisc (with its lock), then the driver, or the qdisc's backlog
     /// while the TX ring is full, or a drop when that is full too.
-    fn queue_xmit(&mut self, cx: &mut StackCx, slot: Slot, skb: u32) {
+    pub(super) fn queue_xmit(&mut self, cx: &mut StackCx, slot: Slot, skb: u32) {
         let c = self.cfg.costs;
         self.work.reset(Category::Qdisc).instr(c.qdisc_instr as u64).write(self.at.qdisc).write(self.at.qdisc + 64);
         self.exec(cx);
