@@ -73,8 +73,15 @@ impl App for Ipfwd {
         "ipfwd"
     }
 
-    fn burst(&mut self, _cx: &mut AppCx, _pkts: &[crate::nic::Slot]) -> crate::stack::Verdict {
-        unreachable!("ipfwd runs on the kernel stack only (its registry entry says so)")
+    /// Never called: ipfwd runs on the kernel stack only (its registry entry
+    /// says so, and a config asking for the poll-mode driver is refused).
+    /// Were it called, it would drop what it got rather than panic.
+    fn burst(&mut self, cx: &mut AppCx, pkts: &[crate::nic::Slot]) -> crate::stack::Verdict {
+        for s in pkts {
+            cx.frames.end(s.frame, crate::framebuf::Fate::App);
+            cx.free.push(s.mbuf);
+        }
+        crate::stack::Verdict::Listed
     }
 
     fn kernel_forwards(&self) -> bool {
