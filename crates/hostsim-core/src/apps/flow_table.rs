@@ -26,7 +26,6 @@ use serde_json::{json, Value};
 
 use crate::cpu::Work;
 use crate::error::{ConfigError, Result};
-use crate::wire::{ethernet, ipv4};
 
 /// Where flow tables live: far above the driver's and the stack's structures.
 const BUCKETS_BASE: u64 = 0x30_0000_0000;
@@ -86,22 +85,13 @@ impl FlowTableConfig {
 /// An IPv4 5-tuple as the switch keys it (13 bytes: addresses, ports, protocol).
 pub type FlowKey = [u8; 13];
 
-/// The key of an Ethernet/IPv4 frame (ports zero unless UDP or TCP); None
-/// for anything else.
+/// The key of an Ethernet/IPv4 frame (`wire::five_tuple`: the ports zero
+/// unless UDP or TCP and not a fragment); None for anything else.
 pub fn flow_key(frame: &[u8]) -> Option<FlowKey> {
-    let eth = ethernet::Packet::new_checked(frame).ok()?;
-    if ethernet::Repr::parse(&eth).ok()?.ethertype != ethernet::ETHERTYPE_IPV4 {
-        return None;
-    }
-    let ip = ipv4::Packet::new_checked(eth.payload()).ok()?;
+    let t = crate::wire::five_tuple(frame)?;
     let mut k = [0u8; 13];
-    k[..4].copy_from_slice(&ip.src().octets());
-    k[4..8].copy_from_slice(&ip.dst().octets());
-    let p = ip.protocol();
-    if (p == ipv4::PROTO_UDP || p == ipv4::PROTO_TCP) && ip.payload().len() >= 4 {
-        k[8..12].copy_from_slice(&ip.payload()[..4]);
-    }
-    k[12] = p;
+    k[..12].copy_from_slice(&t.bytes);
+    k[12] = t.protocol;
     Some(k)
 }
 
@@ -141,7 +131,8 @@ impl FlowTable {
         let c = self.cfg;
         // The hash needs the headers, the entry's index comes from the bucket:
         // each load waits for the one before (pointer chasing).
-        work.instr((c.key_instr + c.lookup_instr) as u64).read_after(self.bucket_addr(key));
+        let bucket = self.bucket_addr(key);
+        work.instr((c.key_instr + c.lookup_instr) as u64).read_after(bucket);
         if let Some(&i) = self.index.get(key) {
             self.c.hits += 1;
             let e = self.entry_addr(i);
@@ -161,7 +152,7 @@ impl FlowTable {
         }
         self.index.insert(*key, n);
         let e = self.entry_addr(n);
-        work.write(self.bucket_addr(key));
+        work.write(bucket);
         for l in 0..(c.key_lines as u64 + 1).min(c.entry_bytes as u64 / 64) {
             work.write(e + l * 64);
         }
@@ -186,6 +177,7 @@ impl FlowTable {
 mod tests {
     use super::*;
     use crate::cpu::Category;
+    use crate::wire::ipv4;
 
     fn frame(sport: u16) -> Vec<u8> {
         let mut f = vec![0u8; 60];

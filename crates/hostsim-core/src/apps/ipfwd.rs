@@ -84,10 +84,6 @@ impl App for Ipfwd {
         crate::stack::Verdict::Listed
     }
 
-    fn kernel_forwards(&self) -> bool {
-        true
-    }
-
     fn forward(&mut self, cx: &mut AppCx, frame: FrameId, buf_addr: u64) -> bool {
         let c = self.cfg;
         cx.work.reset(Category::App).instr(c.route_instr as u64);

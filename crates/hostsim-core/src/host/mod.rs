@@ -242,11 +242,9 @@ impl Host {
         let mut stacks: Vec<CoreStack> = Vec::with_capacity(ncores);
         for (c, list) in streams.iter().enumerate() {
             stacks.push(if kernel {
-                let socket = match app.socket() {
-                    Some(s) => Some(s),
-                    None if app.kernel_forwards() => None,
-                    None => return Err(field_err("stack", "kernel", &format!("pmd for app {} (it binds no socket)", env.app))),
-                };
+                // No socket: the application forwards in the softirq (the
+                // registry has already refused applications the kernel does not run).
+                let socket = app.socket();
                 let [s] = list[..] else {
                     return Err(field_err("host.bind", format!("{} queue pairs on core {c}", list.len()), "one queue pair per core with the kernel stack (its interrupt's affinity)"));
                 };

@@ -15,8 +15,6 @@
 //! Read first: params.md §9 (key, input layout, verification vectors, RETA).
 
 use crate::error::{ConfigError, Result};
-use crate::wire::ethernet;
-use crate::wire::ipv4;
 
 /// The Microsoft verification key, the one DPDK's tests and the 82599
 /// datasheet use (params.md §9).
@@ -106,23 +104,8 @@ impl Rss {
 
     /// The hash of an Ethernet frame (without FCS), `None` when RSS does not apply to it.
     pub fn hash(&self, frame: &[u8]) -> Option<u32> {
-        let eth = ethernet::Packet::new_checked(frame).ok()?;
-        if eth.ethertype() != ethernet::ETHERTYPE_IPV4 {
-            return None;
-        }
-        let ip = ipv4::Packet::new_checked(eth.payload()).ok()?;
-        let hdr = eth.payload();
-        let mut input = [0u8; 12];
-        input[..8].copy_from_slice(&hdr[12..20]);
-        let l4 = ip.payload();
-        let n = match ip.protocol() {
-            ipv4::PROTO_TCP | ipv4::PROTO_UDP if l4.len() >= 4 && !ip.more_frags_or_offset() => {
-                input[8..12].copy_from_slice(&l4[..4]);
-                12
-            }
-            _ => 8,
-        };
-        Some(self.table_hash(&input[..n]))
+        let t = crate::wire::five_tuple(frame)?;
+        Some(self.table_hash(&t.bytes[..if t.ports { 12 } else { 8 }]))
     }
 
     /// Is there only one queue (no hash to compute)?
@@ -155,6 +138,7 @@ pub fn validate(key: &str, reta_size: u32) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::ethernet;
 
     fn tuple(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16) -> [u8; 12] {
         let mut b = [0u8; 12];

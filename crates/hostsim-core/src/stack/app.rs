@@ -129,8 +129,9 @@ pub trait App {
     /// address) and returns them as packets to send, in `out`.
     fn generate(&mut self, _cx: &mut AppCx, _mbufs: &[(u32, u64)], _out: &mut Vec<Slot>) {}
 
-    /// Kernel stack: the socket the application binds; None if it runs on
-    /// the poll-mode driver only.
+    /// Kernel stack: the socket the application binds; None if it forwards
+    /// in the softirq instead ([`App::forward`]; the registry says which
+    /// stacks an application runs on).
     fn socket(&self) -> Option<Socket> {
         None
     }
@@ -150,13 +151,8 @@ pub trait App {
         (request, len)
     }
 
-    /// Kernel stack: does the application forward in the softirq, with no
-    /// socket (IP forwarding, a bridge, a switch's kernel datapath)?
-    fn kernel_forwards(&self) -> bool {
-        false
-    }
-
-    /// Kernel stack: the frame `frame`, received into the buffer at
+    /// Kernel stack, an application that binds no socket (IP forwarding, a
+    /// bridge, a switch's kernel datapath): the frame `frame`, received into the buffer at
     /// `buf_addr`, passed the stack's receive processing; the application
     /// makes its forwarding decision (charging the work to `cx.work` and
     /// running it), rewrites the frame's bytes as it goes out, and says

@@ -85,6 +85,35 @@ pub fn swap_endpoints(frame: &mut [u8]) {
     }
 }
 
+/// The IPv4 5-tuple of an Ethernet frame (without FCS), as RSS and flow
+/// tables key it: source and destination addresses, then the UDP or TCP
+/// source and destination ports, and the protocol. `ports` is false (and
+/// the port bytes zero) for other protocols and for fragments. None if the
+/// frame is not IPv4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FiveTuple {
+    pub bytes: [u8; 12],
+    pub ports: bool,
+    pub protocol: u8,
+}
+
+pub fn five_tuple(frame: &[u8]) -> Option<FiveTuple> {
+    let eth = ethernet::Packet::new_checked(frame).ok()?;
+    if eth.ethertype() != ethernet::ETHERTYPE_IPV4 {
+        return None;
+    }
+    let ip = ipv4::Packet::new_checked(eth.payload()).ok()?;
+    let mut bytes = [0u8; 12];
+    bytes[..8].copy_from_slice(&eth.payload()[12..20]);
+    let l4 = ip.payload();
+    let protocol = ip.protocol();
+    let ports = matches!(protocol, ipv4::PROTO_TCP | ipv4::PROTO_UDP) && l4.len() >= 4 && !ip.more_frags_or_offset();
+    if ports {
+        bytes[8..12].copy_from_slice(&l4[..4]);
+    }
+    Some(FiveTuple { bytes, ports, protocol })
+}
+
 /// The MAC of port `p` of a set whose port 0 has `base`: the address plus
 /// `p` × 256 (02:00:00:00:00:01 → 02:00:00:00:01:01 for port 1).
 pub fn port_mac(base: ethernet::Mac, p: usize) -> ethernet::Mac {

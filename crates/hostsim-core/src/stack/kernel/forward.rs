@@ -17,9 +17,10 @@ impl Kernel {
         let c = self.cfg.costs;
         let rcvd = std::mem::take(&mut self.rcvd);
         for q in &rcvd {
-            // netif_receive_skb and the protocol's receive checks on the headers.
+            // netif_receive_skb and ip_rcv's checks, on the header line the
+            // driver already read (as on the socket path).
             let buf_addr = cx.mbufs.data_addr(q.buf);
-            self.work.reset(Category::Proto).instr(c.ip_rcv_instr as u64).read(buf_addr);
+            self.work.reset(Category::Proto).instr(c.ip_rcv_instr as u64);
             self.exec(cx);
             if app.forward(&mut self.app_cx(cx), q.frame, buf_addr) {
                 self.c.forwarded += 1;
@@ -27,11 +28,7 @@ impl Kernel {
             } else {
                 self.c.not_forwarded += 1;
                 cx.frames.end(q.frame, Fate::App);
-                self.ids.clear();
-                self.ids2.clear();
-                self.ids.push(q.skb);
-                self.ids2.push(q.buf);
-                self.free_skbs(cx);
+                self.free_skb(cx, q.skb, q.buf);
             }
         }
         self.rcvd = rcvd;

@@ -505,6 +505,15 @@ impl Kernel {
         n
     }
 
+    /// Frees one skb and its page buffer.
+    fn free_skb(&mut self, cx: &mut StackCx, skb: u32, buf: u32) {
+        self.ids.clear();
+        self.ids2.clear();
+        self.ids.push(skb);
+        self.ids2.push(buf);
+        self.free_skbs(cx);
+    }
+
     /// Frees the skbs in `ids` and the page buffers in `ids2`.
     fn free_skbs(&mut self, cx: &mut StackCx) {
         let c = self.cfg.costs;

@@ -193,11 +193,7 @@ impl Kernel {
         let data = cx.mbufs.data_addr(q.buf) + UDP_HEADERS as u64;
         self.work.reset(Category::Copy).copy_lines(data, self.at.user_rx, len, c.copy_instr_per_line as u64);
         self.exec(cx);
-        self.ids.clear();
-        self.ids2.clear();
-        self.ids.push(q.skb);
-        self.ids2.push(q.buf);
-        self.free_skbs(cx);
+        self.free_skb(cx, q.skb, q.buf);
         let replies = app.recv(&mut self.app_cx(cx), q.frame, len);
         if replies == 0 {
             cx.frames.end(q.frame, Fate::App);
@@ -340,11 +336,7 @@ impl Kernel {
         } else {
             self.c.qdisc_drops += 1;
             cx.frames.end(slot.frame, Fate::Qdisc);
-            self.ids.clear();
-            self.ids2.clear();
-            self.ids.push(skb);
-            self.ids2.push(slot.mbuf);
-            self.free_skbs(cx);
+            self.free_skb(cx, skb, slot.mbuf);
         }
         self.set_tx_blocked(cx);
     }
