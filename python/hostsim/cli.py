@@ -49,6 +49,7 @@ FLAG_FIELDS = (
     ("rx_sharing", "host.rx_sharing"),
     ("port_topology", "host.app.port_topology"),
     ("traffic", "loadgen.traffic"),
+    ("address", "loadgen.address"),
 )
 
 EXIT_USAGE = 2
@@ -91,6 +92,8 @@ def _config_flags() -> argparse.ArgumentParser:
     h.add_argument("--port-topology", dest="port_topology",
                    help="forwarding port of each port: paired (0<->1, default), chained or loop (testpmd --port-topology)")
     g.add_argument("--traffic", help="which generator ports send: bidir (all, default), uni (0, 2, ...) or mesh")
+    g.add_argument("--address", help="whose addresses the frames carry: host (default) or stations "
+                                     "(the stations across the host, as a switch or router is tested)")
     g.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="set any config field, e.g. reflector.service_time=100ns or host.mem.dram.channels=2 "
                         "(repeatable)")

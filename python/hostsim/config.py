@@ -557,6 +557,10 @@ class Loadgen(_Strict):
                         "which generator ports send when the host has several (one per host port): bidir (all), "
                         "uni (ports 0, 2, ...: one direction of each pair), mesh (all, to every other port in turn); "
                         "loadgen.rate is each sending port's rate")
+    address: Any = _opt("host", _choice("host", "stations"), "address",
+                        "whose addresses the frames carry: host (the host port each generator port is wired to) or "
+                        "stations (the stations behind the host's other ports, in turn: what a bridge or router forwards; "
+                        "mesh traffic always does)")
 
 
 @dataclass

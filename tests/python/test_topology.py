@@ -22,7 +22,7 @@ def test_applications_and_their_stacks_come_from_the_cores_registry():
     # A stack that does not run the application names the one that does.
     with pytest.raises(ConfigError, match=r"^stack: invalid value 'pmd' .*kernel for app iperf"):
         resolve({"app": "iperf", "stack": "pmd"})
-    with pytest.raises(ConfigError, match=r"^stack: .*the kernel stack runs ipfwd, udp-echo, memcached, iperf"):
+    with pytest.raises(ConfigError, match=r"^stack: .*the kernel stack runs ipfwd, bridge, ovs, udp-echo, memcached, iperf"):
         resolve({"app": "testpmd", "stack": "kernel"})
     with pytest.raises(ConfigError, match=r"^app: .*reflector, testpmd, .*iperf"):
         resolve({"app": "nginx"})

@@ -155,6 +155,7 @@ impl SimConfig {
         if self.loadgen.traffic == Traffic::Mesh {
             check(ports >= 2, "loadgen.traffic", "mesh", &format!("bidir or uni with one port (mesh needs host.ports >= 2; here {ports})"))?;
         }
+
         let r = &self.reflector;
         check(r.queue_frames >= 1, "reflector.queue_frames", r.queue_frames, ">= 1")?;
         Ok(())

@@ -128,7 +128,7 @@ impl System {
         for p in 0..ports {
             let env = loadgen::Env { seed: cfg.seed, port: p, link_rate_bps: cfg.link.rate_bps, duration_ps: cfg.sim.duration_ps, warmup_ps: cfg.sim.warmup_ps };
             let mut lg = Loadgen::new(&cfg.loadgen.for_port(p), &env)?;
-            if cfg.loadgen.traffic == crate::loadgen::config::Traffic::Mesh && ports > 1 {
+            if cfg.loadgen.to_stations() && ports > 1 {
                 lg.set_mesh(mesh_destinations(&cfg.loadgen, p, ports));
             }
             let link = || Link::new(cfg.link.rate_bps, cfg.link.propagation_ps);

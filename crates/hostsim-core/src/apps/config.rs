@@ -1,11 +1,15 @@
 //! The applications' parameters (`host.app.*`): testpmd's forwarding mode,
 //! rxptx's processing time, txonly's frame length, the key-value store,
-//! the ports udp-echo and iperf listen on, and a switch's flow table.
+//! the ports udp-echo and iperf listen on, a switch's flow table, and the
+//! forwarding paths of ipfwd, the bridge and Open vSwitch's kernel datapath.
 
 use serde::{Deserialize, Serialize};
 
+pub use super::bridge::BridgeConfig;
 pub use super::flow_table::FlowTableConfig;
 pub use super::ipfwd::IpfwdConfig;
+pub use super::l3fwd::L3fwdConfig;
+pub use super::ovs::OvsConfig;
 use crate::engine::time::Ps;
 use crate::error::{ConfigError, Result};
 
@@ -82,6 +86,15 @@ pub struct AppConfig {
     /// ipfwd: the forwarding path's work per packet.
     #[serde(default)]
     pub ipfwd: IpfwdConfig,
+    /// bridge: its settings and work per frame.
+    #[serde(default)]
+    pub bridge: BridgeConfig,
+    /// ovs: the kernel datapath's flow table and work per frame.
+    #[serde(default)]
+    pub ovs: OvsConfig,
+    /// l3fwd: its work per packet.
+    #[serde(default)]
+    pub l3fwd: L3fwdConfig,
 }
 
 fn default_iperf_port() -> u16 {
@@ -131,6 +144,9 @@ impl Default for AppConfig {
             port_topology: PortTopology::Paired,
             flow_table: FlowTableConfig::default(),
             ipfwd: IpfwdConfig::default(),
+            bridge: BridgeConfig::default(),
+            ovs: OvsConfig::default(),
+            l3fwd: L3fwdConfig::default(),
         }
     }
 }
@@ -146,6 +162,8 @@ impl AppConfig {
         }
         self.flow_table.validate()?;
         self.ipfwd.validate()?;
+        self.bridge.validate()?;
+        self.ovs.validate()?;
         let k = &self.kvs;
         if !k.buckets.is_power_of_two() {
             return invalid("app.kvs.buckets", k.buckets.to_string(), "a power of two");

@@ -19,7 +19,7 @@ use super::config::AppConfig;
 use crate::cpu::Category;
 use crate::error::{ConfigError, Result};
 use crate::framebuf::FrameId;
-use crate::stack::{App, AppCx};
+use crate::stack::{App, AppCx, Forwarding};
 use crate::wire::{ethernet, ipv4};
 
 /// Where the FIB's trie lives, beside the kernel's per-core structures.
@@ -84,7 +84,7 @@ impl App for Ipfwd {
         crate::stack::Verdict::Listed
     }
 
-    fn forward(&mut self, cx: &mut AppCx, frame: FrameId, buf_addr: u64) -> bool {
+    fn forward(&mut self, cx: &mut AppCx, frame: FrameId, buf_addr: u64) -> Forwarding {
         let c = self.cfg;
         cx.work.reset(Category::App).instr(c.route_instr as u64);
         for l in 0..c.fib_lines as u64 {
@@ -101,12 +101,17 @@ impl App for Ipfwd {
             cx.work.instr((c.forward_instr + c.neigh_instr) as u64).read(NEIGH_BASE + cx.core_id as u64 * 64).write(buf_addr);
         }
         cx.exec();
-        ok
+        if ok {
+            Forwarding::Transmit
+        } else {
+            Forwarding::Drop
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use crate::stack::Forwarding;
     use crate::wire::{ethernet, ipv4};
 
     /// A 64 B UDP frame (no FCS) with TTL `ttl`, its checksum right.
@@ -126,7 +131,7 @@ mod tests {
     #[test]
     fn forwards_with_ttl_checksum_and_addresses_rewritten() {
         let (f, ok, n) = super::super::tests::on_frame("ipfwd", frame(64), |a, cx, s| a.forward(cx, s.frame, s.buf_addr));
-        assert!(ok);
+        assert_eq!(ok, Forwarding::Transmit);
         let ip = ipv4::Packet::new_checked(&f[14..]).unwrap();
         assert_eq!(ip.ttl(), 63);
         assert!(ip.verify_checksum());
@@ -139,7 +144,7 @@ mod tests {
     #[test]
     fn a_packet_whose_ttl_runs_out_is_dropped_untouched() {
         let (f, ok, n) = super::super::tests::on_frame("ipfwd", frame(1), |a, cx, s| a.forward(cx, s.frame, s.buf_addr));
-        assert!(!ok);
+        assert_eq!(ok, Forwarding::Drop);
         assert_eq!(f, frame(1));
         assert_eq!(n, 3, "the route lookup happened");
     }

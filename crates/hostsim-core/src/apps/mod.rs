@@ -7,10 +7,13 @@
 //! `tests/toy_app.rs`) and one line in [`Registry::builtin`] (or one
 //! [`Registry::add`] call).
 
+mod bridge;
 pub mod config;
 pub mod flow_table;
 mod ipfwd;
 mod l2fwd;
+mod l3fwd;
+mod ovs;
 pub mod memcached;
 mod rxptx;
 mod testpmd;
@@ -74,12 +77,19 @@ impl Registry {
         r.add("rxptx", PMD, none, rxptx::new);
         r.add("l2fwd", PMD, none, l2fwd::new);
         r.add("vswitch", PMD, none, vswitch::new);
+        r.add("l3fwd", PMD, none, l3fwd::new);
         r.add("ipfwd", KERNEL, none, ipfwd::new);
+        r.add("bridge", KERNEL, none, bridge::new);
+        r.add("ovs", KERNEL, none, ovs::new);
         r.add("udp-echo", BOTH, none, udp_echo::new);
         r.add("memcached", BOTH, memcached::max_frame_bytes, memcached::new);
         r.add("iperf", KERNEL, none, iperf::new);
         // The memcached client with its defaults (GET-heavy, keys populated first).
         r.set_traffic("memcached", &[("memcached", "true")]);
+        // A bridge forwards frames addressed to the stations behind its ports.
+        r.set_traffic("bridge", &[("address", "stations")]);
+        // l3fwd routes by the destination address: the stations across.
+        r.set_traffic("l3fwd", &[("address", "stations")]);
         // iperf3's TCP flow to its port, in full-sized segments.
         r.set_traffic("iperf", &[("protocol", "tcp"), ("dst_port", "5201"), ("size", "1518")]);
         r
@@ -159,7 +169,16 @@ mod tests {
     /// Runs `f` with application `app`, a context on one core and the frame
     /// `frame` in a buffer at a line boundary; returns the frame after it,
     /// what `f` returned and the accesses charged.
-    pub(super) fn on_frame<R>(app: &str, mut frame: Vec<u8>, f: impl FnOnce(&mut dyn App, &mut AppCx, Slot) -> R) -> (Vec<u8>, R, usize) {
+    pub(super) fn on_frame<R>(app: &str, frame: Vec<u8>, f: impl FnOnce(&mut dyn App, &mut AppCx, Slot) -> R) -> (Vec<u8>, R, usize) {
+        let mut a = (Registry::builtin().get(app).unwrap().ctor)(&AppConfig::default()).unwrap();
+        with_cx(frame, |cx, s| f(a.as_mut(), cx, s))
+    }
+
+    /// Runs `f` with a context on one core (its clock at 0, ingress port 0
+    /// whose MAC is 02:00:00:00:00:02, egress the same) and the frame
+    /// `frame` in a buffer at a line boundary; returns the frame after it,
+    /// what `f` returned and the accesses of the work unit last filled.
+    pub(super) fn with_cx<R>(mut frame: Vec<u8>, f: impl FnOnce(&mut AppCx, Slot) -> R) -> (Vec<u8>, R, usize) {
         use crate::cpu::{Category, Core, CoreConfig, Work};
         use crate::framebuf::FramePool;
         use crate::mem::{MemConfig, MemSystem};
@@ -181,6 +200,8 @@ mod tests {
             work: &mut work,
             costs: &costs,
             core_id: 0,
+            rx_port: 0,
+            rx_port_mac: ethernet::Mac([2, 0, 0, 0, 0, 2]),
             port_mac: ethernet::Mac([2, 0, 0, 0, 0, 2]),
             peer_mac: ethernet::Mac([2, 0, 0, 0, 0, 1]),
             port_ip: "10.0.0.2".parse().unwrap(),
@@ -194,8 +215,7 @@ mod tests {
             scratch: &mut scratch,
             touched: &mut touched,
         };
-        let mut a = (Registry::builtin().get(app).unwrap().ctor)(&AppConfig::default()).unwrap();
-        let verdict = f(a.as_mut(), &mut cx, Slot { mbuf: 0, frame: id, buf_addr: 0x2000_0000 });
+        let verdict = f(&mut cx, Slot { mbuf: 0, frame: id, buf_addr: 0x2000_0000 });
         let accesses = work.accesses().len();
         frame.copy_from_slice(frames.data(id));
         (frame, verdict, accesses)

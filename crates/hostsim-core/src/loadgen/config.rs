@@ -31,6 +31,24 @@ pub enum Traffic {
     Mesh,
 }
 
+/// Whose addresses a generator port's frames carry.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Address {
+    /// The host port it is wired to (`dst_mac`, `dst_ip` and their port
+    /// offsets): a server answers them, a forwarder sends them on as its
+    /// topology says.
+    #[default]
+    Host,
+    /// The stations behind the host's other ports (the other generator
+    /// ports' `src_mac`, `src_ip`), in turn: frames a bridge forwards by
+    /// its FDB and a router by its routes, as a tester addresses a switch
+    /// or router (RFC 2544 §12: traffic addressed through the device).
+    /// With one host port there is no station across: the frames keep the
+    /// host port's addresses.
+    Stations,
+}
+
 /// How the offered load is stated.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -134,6 +152,9 @@ pub struct LoadgenConfig {
     /// Which generator ports send when the host has several.
     #[serde(default)]
     pub traffic: Traffic,
+    /// Whose addresses the frames carry (mesh traffic addresses the stations).
+    #[serde(default)]
+    pub address: Address,
 }
 
 /// A Zipf distribution over the sizes `min..=max` (bytes): the size of rank
@@ -341,6 +362,7 @@ impl Default for LoadgenConfig {
             memcached: None,
             closed_loop: None,
             traffic: Traffic::Bidir,
+            address: Address::Host,
         }
     }
 }
@@ -369,6 +391,12 @@ impl LoadgenConfig {
         c.capture_tx = per_port(&self.capture_tx);
         c.capture_rx = per_port(&self.capture_rx);
         c
+    }
+
+    /// Do the frames carry the addresses of the stations across the host
+    /// (`address = stations`, or mesh traffic)?
+    pub fn to_stations(&self) -> bool {
+        self.address == Address::Stations || self.traffic == Traffic::Mesh
     }
 
     /// Does generator port `p` of `ports` send, under `traffic`?
@@ -412,6 +440,9 @@ impl LoadgenConfig {
         }
         if lg.traffic == Traffic::Mesh {
             check(lg.trace.is_none() && lg.memcached.is_none(), "loadgen.traffic", "mesh", "bidir or uni with loadgen.trace or loadgen.memcached (mesh frames are synthetic)")?;
+        }
+        if lg.address == Address::Stations {
+            check(lg.trace.is_none() && lg.memcached.is_none(), "loadgen.address", "stations", "host with loadgen.trace or loadgen.memcached (their frames keep their own addresses)")?;
         }
         if let Some(c) = &lg.closed_loop {
             check(lg.memcached.is_some(), "loadgen.closed_loop", "set", "only with loadgen.memcached (requests matched by id)")?;

@@ -47,6 +47,20 @@ pub enum Verdict {
     Listed,
 }
 
+/// What a forwarding application on the kernel stack decides for a frame
+/// ([`App::forward`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Forwarding {
+    /// Not sent (the stack frees it; the application counts why).
+    Drop,
+    /// Sent on the port the topology gives.
+    Transmit,
+    /// Sent, and a clone of its skb also goes up the host's own stack,
+    /// which drops it as not addressed to the host (a bridge whose device
+    /// is promiscuous: `br_forward` with a local copy, `deliver_clone`).
+    TransmitAndClone,
+}
+
 /// What an application works with: the core it runs on, the memory
 /// system, the frame pool (real bytes) and the mbuf pool (simulated
 /// addresses), a work unit to fill, and where its results go.
@@ -60,6 +74,9 @@ pub struct AppCx<'a> {
     /// Per-packet cost constants of the benchmark applications (`host.pmd.costs`).
     pub costs: &'a PmdCosts,
     pub core_id: usize,
+    /// The port the packets came in on, and its MAC.
+    pub rx_port: usize,
+    pub rx_port_mac: Mac,
     /// The MAC of the port packets leave from, and of the station behind it.
     pub port_mac: Mac,
     pub peer_mac: Mac,
@@ -157,7 +174,14 @@ pub trait App {
     /// makes its forwarding decision (charging the work to `cx.work` and
     /// running it), rewrites the frame's bytes as it goes out, and says
     /// whether it is transmitted (on the port the topology gives).
-    fn forward(&mut self, _cx: &mut AppCx, _frame: FrameId, _buf_addr: u64) -> bool {
+    fn forward(&mut self, _cx: &mut AppCx, _frame: FrameId, _buf_addr: u64) -> Forwarding {
+        Forwarding::Drop
+    }
+
+    /// Kernel stack, a forwarding application: does it take frames from the
+    /// device's `rx_handler`, before the IP layer (a bridge, Open vSwitch's
+    /// kernel datapath)? Then the stack's IP receive is not run for them.
+    fn rx_handler(&self) -> bool {
         false
     }
 

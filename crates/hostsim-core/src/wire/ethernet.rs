@@ -21,7 +21,7 @@ mod field {
 }
 
 /// A MAC address.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Mac(pub [u8; 6]);
 
 impl std::fmt::Display for Mac {

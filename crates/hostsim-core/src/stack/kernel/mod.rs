@@ -160,6 +160,8 @@ struct Counters {
     /// packets the forwarding decision dropped.
     forwarded: u64,
     not_forwarded: u64,
+    /// skb clones a forwarding application sent up the host's stack.
+    clones: u64,
 }
 
 /// The kernel on one core: its queue pair's interrupt and NAPI state, its
@@ -599,6 +601,7 @@ impl Kernel {
             "nombuf": c.nombuf,
             "forwarded": c.forwarded,
             "not_forwarded": c.not_forwarded,
+            "clones": c.clones,
         })
     }
 }

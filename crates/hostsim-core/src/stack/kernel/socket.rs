@@ -149,6 +149,7 @@ impl Kernel {
     pub(super) fn app_cx<'a>(&'a mut self, cx: &'a mut StackCx) -> AppCx<'a> {
         let port = &cx.nic.ports[self.s.tx_port];
         let (port_mac, peer_mac, port_ip, peer_ip) = (port.mac, port.peer, port.ip, port.peer_ip);
+        let rx_port_mac = cx.nic.ports[self.s.rx_port].mac;
         AppCx {
             core: cx.core,
             mem: cx.mem,
@@ -157,6 +158,8 @@ impl Kernel {
             work: &mut self.work,
             costs: &self.pmd_costs,
             core_id: self.id,
+            rx_port: self.s.rx_port,
+            rx_port_mac,
             port_mac,
             peer_mac,
             port_ip,

@@ -250,10 +250,11 @@ impl Pmd {
         Polled::Packets
     }
 
-    /// The context the application runs in, for packets leaving on `tx_port`.
-    fn app_cx<'a>(&'a mut self, cx: &'a mut StackCx, tx_port: usize) -> AppCx<'a> {
-        let port = &cx.nic.ports[tx_port];
+    /// The context the application runs in, for packets of stream `s`.
+    fn app_cx<'a>(&'a mut self, cx: &'a mut StackCx, s: Stream) -> AppCx<'a> {
+        let port = &cx.nic.ports[s.tx_port];
         let (port_mac, peer_mac, port_ip, peer_ip) = (port.mac, port.peer, port.ip, port.peer_ip);
+        let rx_port_mac = cx.nic.ports[s.rx_port].mac;
         AppCx {
             core: cx.core,
             mem: cx.mem,
@@ -262,6 +263,8 @@ impl Pmd {
             work: &mut self.work,
             costs: &self.cfg.costs,
             core_id: self.id,
+            rx_port: s.rx_port,
+            rx_port_mac,
             port_mac,
             peer_mac,
             port_ip,
@@ -283,7 +286,7 @@ impl Pmd {
         self.tx.clear();
         self.free.clear();
         let batch = std::mem::take(&mut self.batch);
-        let verdict = app.burst(&mut self.app_cx(cx, s.tx_port), &batch);
+        let verdict = app.burst(&mut self.app_cx(cx, s), &batch);
         match verdict {
             Verdict::Forward => self.tx_burst(s, &batch, cx, false),
             Verdict::Consume => {
@@ -413,7 +416,7 @@ impl Pmd {
             let bufs = std::mem::take(&mut self.bufs);
             let mut out = std::mem::take(&mut self.batch);
             out.clear();
-            app.generate(&mut self.app_cx(cx, s.tx_port), &bufs, &mut out);
+            app.generate(&mut self.app_cx(cx, s), &bufs, &mut out);
             debug_assert_eq!(out.len(), bufs.len(), "an application builds a packet in every mbuf it is given");
             self.bufs = bufs;
             cx.core.account_mut().add_packets(out.len() as u64);
