@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""The forwarding systems on a PC (issue 13): for each of Linux IP
+forwarding, the Linux bridge, Open vSwitch's kernel datapath, the DPDK
+vswitch, l3fwd and l2fwd forwarding 64 B frames between the two ports of a
+preset, the MSB one way and both ways, the drops by class just above the
+one-way MSB, the receiving core's cycles per packet split as Table II of
+Emmerich et al. 2015 (RX, TX, memory, skb, the forwarding decision), and
+the one-way MSB against the core clock.
+
+    .venv/bin/python scripts/forwarding.py                         # every system, every table
+    .venv/bin/python scripts/forwarding.py --systems ipfwd,l2fwd --freqs 1.6,3.3
+
+The kernel stack serves one queue pair per core, so the kernel systems run
+two cores (one per port; one way, only core 0 works); the DPDK systems run
+one core polling both ports. The split is taken at 90 % of the one-way MSB.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Dict
+
+import hostsim
+
+KERNEL = ("ipfwd", "bridge", "ovs")
+SYSTEMS = ("ipfwd", "bridge", "ovs", "vswitch", "l3fwd", "l2fwd")
+# Emmerich et al. 2015, Table II (params.md §7b): RX, TX, memory, skb, processing.
+TABLE_II = {
+    "bridge": (491, 456, 178, 311, 1508),
+    "ipfwd": (453, 463, 101, 292, 757),
+    "ovs": (490, 447, 102, 288, 416),
+    "vswitch": (41, 85, 0, 0, 165),
+    "l2fwd": (55, 62, 0, 0, 0),
+}
+
+
+def config(system: str, preset: str, traffic: str, freq: str = "") -> Dict[str, Any]:
+    kernel = system in KERNEL
+    host: Dict[str, Any] = {"ports": 2, "cores": 2 if kernel else 1}
+    if freq:
+        host["cpu"] = {"freq": freq}
+    cfg: Dict[str, Any] = {"preset": preset, "app": system, "host": host,
+                           "loadgen": {"size": 64, "traffic": traffic}}
+    if kernel:
+        cfg["stack"] = "kernel"
+    return cfg
+
+
+def msb(cfg: Dict[str, Any]) -> float:
+    return hostsim.msb(cfg).to_dict()["msb"]["pps"] / 1e6
+
+
+def at(cfg: Dict[str, Any], pps: float) -> Any:
+    c = dict(cfg, loadgen=dict(cfg["loadgen"], rate=f"{pps:.0f}pps"), sim={"duration": "6ms", "warmup": "3ms"})
+    return hostsim.simulate(c)
+
+
+def split(r: Any) -> tuple:
+    c = r["cores"][0]["cycles_per_packet"]
+    return (c["irq"] + c["rx"], c["qdisc"] + c["tx"], c["mempool"], c["skb"], c["proto"] + c["app"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--systems", default=",".join(SYSTEMS))
+    ap.add_argument("--preset", default="xeon-e3-1230v2")
+    ap.add_argument("--freqs", default="1.6,2.0,2.4,2.8,3.3", help="GHz, for the clock sweep ('' to skip)")
+    a = ap.parse_args()
+    systems = [s for s in a.systems.split(",") if s]
+    print(f"{'system':>8} {'uni Mpps':>8} {'bidir Mpps':>10}  drops at 1.1 x uni MSB          "
+          f"cycles/pkt RX / TX / mem / skb / decision  (Table II)")
+    for s in systems:
+        uni, bi = msb(config(s, a.preset, "uni")), msb(config(s, a.preset, "bidir"))
+        below, above = at(config(s, a.preset, "uni"), 0.9 * uni * 1e6), at(config(s, a.preset, "uni"), 1.1 * uni * 1e6)
+        d = above["accounting"]["measured"]["drops"]
+        drops = " ".join(f"{k} {v}" for k, v in d.items() if v) or "none"
+        sp = " / ".join(f"{x:.0f}" for x in split(below))
+        ref = " / ".join(str(x) for x in TABLE_II[s]) if s in TABLE_II else "-"
+        print(f"{s:>8} {uni:>8.2f} {bi:>10.2f}  {drops:<32} {sp:<40} ({ref})", flush=True)
+    freqs = [f for f in a.freqs.split(",") if f]
+    if freqs:
+        print()
+        print(f"{'system':>8} " + " ".join(f"{f + ' GHz':>9}" for f in freqs) + "   (one-way MSB, Mpps)")
+        for s in systems:
+            row = [msb(config(s, a.preset, "uni", f"{f}GHz")) for f in freqs]
+            print(f"{s:>8} " + " ".join(f"{x:>9.2f}" for x in row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
