@@ -138,18 +138,18 @@ impl NicOut for Sink<'_> {
     fn rx_writeback(&mut self, t: Ps, port: usize, queue: usize) {
         if self.rx_all {
             for c in 0..self.stacks.len() {
-                self.stacks[c].rx_ready(t, &mut self.cores[c], self.out);
+                self.stacks[c].rx_ready(t, Some((port, queue)), &mut self.cores[c], self.out);
             }
             return;
         }
         let c = self.rx_owner[port * self.queues + queue] as usize;
-        self.stacks[c].rx_ready(t, &mut self.cores[c], self.out);
+        self.stacks[c].rx_ready(t, Some((port, queue)), &mut self.cores[c], self.out);
     }
 
     #[inline]
     fn tx_writeback(&mut self, t: Ps, port: usize, queue: usize) {
         let c = self.tx_owner[port * self.tx_queues + queue] as usize;
-        self.stacks[c].tx_done(t, &mut self.cores[c], self.out);
+        self.stacks[c].tx_done(t, (port, queue), &mut self.cores[c], self.out);
     }
 }
 
@@ -244,11 +244,13 @@ impl Host {
             stacks.push(if kernel {
                 // No socket: the application forwards in the softirq (the
                 // registry has already refused applications the kernel does not run).
+                // A socket application's thread serves one queue pair; a
+                // forwarding softirq serves the NAPI contexts of several.
                 let socket = app.socket();
-                let [s] = list[..] else {
-                    return Err(field_err("host.bind", format!("{} queue pairs on core {c}", list.len()), "one queue pair per core with the kernel stack (its interrupt's affinity)"));
-                };
-                CoreStack::Kernel(Box::new(Kernel::new(&cfg.kernel, cfg.pmd.costs, c, s, socket)))
+                if list.is_empty() || (socket.is_some() && list.len() > 1) {
+                    return Err(field_err("host.bind", format!("{} queue pairs on core {c}", list.len()), "one queue pair per core with the kernel stack and a socket application (its interrupt's affinity); one or more for a forwarding application"));
+                }
+                CoreStack::Kernel(Box::new(Kernel::new(&cfg.kernel, cfg.pmd.costs, c, list, socket)))
             } else if workers > 0 {
                 CoreStack::Pmd(Pmd::receiver(&cfg.pmd, c, list.clone(), (0..workers).collect()))
             } else if connectx && list.len() == 1 {
@@ -405,7 +407,7 @@ impl Host {
                 let mut wakes = std::mem::take(&mut self.out.wakes);
                 for &(t, w) in &wakes {
                     let w = w as usize;
-                    self.stacks[w].rx_ready(t, &mut self.cores[w], &mut self.out);
+                    self.stacks[w].rx_ready(t, None, &mut self.cores[w], &mut self.out);
                 }
                 wakes.clear();
                 self.out.wakes = wakes;

@@ -158,12 +158,12 @@ impl Stack for CoreStack {
         each!(self, s => s.run(now, cx, app))
     }
     #[inline]
-    fn rx_ready(&mut self, t: Ps, core: &mut Core, out: &mut Out) {
-        each!(self, s => s.rx_ready(t, core, out))
+    fn rx_ready(&mut self, t: Ps, q: Option<(usize, usize)>, core: &mut Core, out: &mut Out) {
+        each!(self, s => s.rx_ready(t, q, core, out))
     }
     #[inline]
-    fn tx_done(&mut self, t: Ps, core: &mut Core, out: &mut Out) {
-        each!(self, s => s.tx_done(t, core, out))
+    fn tx_done(&mut self, t: Ps, q: (usize, usize), core: &mut Core, out: &mut Out) {
+        each!(self, s => s.tx_done(t, q, core, out))
     }
     fn burst_histogram(&self) -> &[u64] {
         each!(self, s => s.burst_histogram())
@@ -190,10 +190,12 @@ pub trait Stack {
     /// or one unit of the thread the scheduler picks.
     fn run(&mut self, now: Ps, cx: &mut StackCx, app: &mut dyn App);
     /// Something this core receives becomes visible at `t`: RX descriptors
-    /// of a queue it serves, or (pipeline) entries of the ring it drains.
-    fn rx_ready(&mut self, t: Ps, core: &mut Core, out: &mut Out);
-    /// A TX completion of a queue this core transmits on becomes visible at `t`.
-    fn tx_done(&mut self, t: Ps, core: &mut Core, out: &mut Out);
+    /// of a queue it serves (`q`: port and queue), or (pipeline, `q` None)
+    /// entries of the ring it drains.
+    fn rx_ready(&mut self, t: Ps, q: Option<(usize, usize)>, core: &mut Core, out: &mut Out);
+    /// A TX completion of queue `q` (port, queue), which this core
+    /// transmits on, becomes visible at `t`.
+    fn tx_done(&mut self, t: Ps, q: (usize, usize), core: &mut Core, out: &mut Out);
     /// Packets per rx_burst (PMD) or per NAPI poll (kernel), by count.
     fn burst_histogram(&self) -> &[u64];
     /// The stack's own counters, for the result.

@@ -20,7 +20,12 @@
 //! write-back is visible and at least `irq_interval` after the previous
 //! one; a cause latched while NAPI ran fires it again on unmasking. With
 //! several cores, each has its own queue pair (its interrupt's affinity),
-//! application thread and socket (SO_REUSEPORT), skb slab and qdisc.
+//! application thread and socket (SO_REUSEPORT), skb slab and qdisc. A
+//! core forwarding in the softirq (no socket) may serve several queue
+//! pairs: each is a NAPI context with its own interrupt, qdisc and TX
+//! ring, and `net_rx_action` polls the scheduled contexts in turn (the
+//! per-CPU poll list) until each comes back short or `netdev_budget` is
+//! spent.
 //!
 //! Every stage is a number of instructions plus real memory accesses at
 //! simulated addresses — descriptors, the page buffers the NIC wrote (in the
@@ -43,7 +48,7 @@
 //! application is a single thread doing blocking recvfrom/sendto (or recv);
 //! TCP takes every segment as in order (no handshake, no out-of-order queue,
 //! no retransmission, no window: the sender is open loop); one queue pair
-//! per core.
+//! per core for a socket application.
 
 pub mod config;
 mod forward;
@@ -164,12 +169,41 @@ struct Counters {
     clones: u64,
 }
 
-/// The kernel on one core: its queue pair's interrupt and NAPI state, its
-/// threads, socket, skb slab and qdisc.
+/// One queue pair's NAPI context: its interrupt (a vector per queue pair,
+/// its affinity this core), the qdisc of its TX queue and the skbs on the
+/// TX ring.
+struct Napi {
+    s: Stream,
+    /// The queue's interrupt is unmasked (NAPI is not scheduled).
+    irq_enabled: bool,
+    /// An interrupt is due at this time.
+    irq_at: Option<Ps>,
+    last_irq: Option<Ps>,
+    /// On the core's poll list: its interrupt was taken and its poll has
+    /// not yet come back short.
+    scheduled: bool,
+    /// Packets waiting for TX descriptors, with their skbs.
+    qdisc: VecDeque<(Slot, u32)>,
+    /// skbs of the descriptors in the TX ring, oldest first.
+    tx_skbs: VecDeque<u32>,
+}
+
+impl Napi {
+    fn new(s: Stream) -> Napi {
+        Napi { s, irq_enabled: true, irq_at: None, last_irq: None, scheduled: false, qdisc: VecDeque::new(), tx_skbs: VecDeque::with_capacity(4096) }
+    }
+}
+
+/// The kernel on one core: the NAPI contexts of its queue pairs (their
+/// interrupts, qdiscs and TX rings), its threads, socket and skb slab.
 pub struct Kernel {
     cfg: KernelConfig,
     id: usize,
-    s: Stream,
+    /// The queue pairs this core serves, and the one being worked on.
+    napis: Vec<Napi>,
+    cur: usize,
+    /// Where the next poll-list walk starts.
+    poll_next: usize,
     at: Layout,
     /// The application's socket (port and protocol).
     port: u16,
@@ -182,22 +216,14 @@ pub struct Kernel {
     skbs: Mempool,
     sock_q: VecDeque<Queued>,
     sock_q_bytes: u64,
-    /// The queue's interrupt is unmasked (NAPI is not scheduled).
-    irq_enabled: bool,
-    /// An interrupt is due at this time.
-    irq_at: Option<Ps>,
-    last_irq: Option<Ps>,
     /// NAPI left work for ksoftirqd.
     ksoftirqd: bool,
     /// The thread on the core (None: the idle task).
     running: Option<Thread>,
     vruntime: [Ps; 2],
-    /// Packets waiting for TX descriptors, with their skbs.
-    qdisc: VecDeque<(Slot, u32)>,
-    /// skbs of the descriptors in the TX ring, oldest first.
-    tx_skbs: VecDeque<u32>,
-    /// A step of this core is queued.
-    loop_pending: bool,
+    /// The time of the core's step that is queued, if one is (an event
+    /// for any other time is stale).
+    pending_at: Option<Ps>,
     /// Instructions per mbuf of a mempool operation, and per line an
     /// application reads (`host.pmd.costs`), for the applications.
     pmd_costs: super::pmd::config::PmdCosts,
@@ -215,14 +241,17 @@ pub struct Kernel {
 }
 
 impl Kernel {
-    /// The kernel on core `id`, serving stream `s` for an application bound to `socket`.
-    pub fn new(cfg: &KernelConfig, pmd_costs: super::pmd::config::PmdCosts, id: usize, s: Stream, socket: Option<Socket>) -> Kernel {
+    /// The kernel on core `id`, serving `streams` (one queue pair each) for
+    /// an application bound to `socket`.
+    pub fn new(cfg: &KernelConfig, pmd_costs: super::pmd::config::PmdCosts, id: usize, streams: &[Stream], socket: Option<Socket>) -> Kernel {
         let at = Layout::of(id);
         let slab = slab_config(cfg.skbs);
         Kernel {
             cfg: *cfg,
             id,
-            s,
+            napis: streams.iter().map(|&s| Napi::new(s)).collect(),
+            cur: 0,
+            poll_next: 0,
             at,
             port: socket.map_or(0, |s| s.port),
             tcp: socket.is_some_and(|s| s.transport == Transport::Tcp),
@@ -231,15 +260,10 @@ impl Kernel {
             skbs: Mempool::new(&slab, 1, at.skb),
             sock_q: VecDeque::with_capacity(256),
             sock_q_bytes: 0,
-            irq_enabled: true,
-            irq_at: None,
-            last_irq: None,
             ksoftirqd: false,
             running: None,
             vruntime: [0; 2],
-            qdisc: VecDeque::new(),
-            tx_skbs: VecDeque::with_capacity(4096),
-            loop_pending: true,
+            pending_at: Some(0),
             pmd_costs,
             work: Work::with_capacity(Category::Rx, 4096),
             touched: Vec::with_capacity(256),
@@ -254,21 +278,40 @@ impl Kernel {
         }
     }
 
+    /// The stream of the NAPI context being worked on.
+    #[inline]
+    fn s(&self) -> Stream {
+        self.napis[self.cur].s
+    }
+
+    #[inline]
+    fn napi(&mut self) -> &mut Napi {
+        &mut self.napis[self.cur]
+    }
+
+    /// The qdisc's lock and queue head of the current context's TX queue.
+    #[inline]
+    fn qdisc_addr(&self) -> u64 {
+        self.at.qdisc + self.cur as u64 * 0x100
+    }
+
     #[inline]
     fn rxq<'a>(&self, cx: &'a mut StackCx) -> &'a mut RxQueue {
-        &mut cx.nic.ports[self.s.rx_port].rxq[self.s.rx_queue]
+        let s = self.s();
+        &mut cx.nic.ports[s.rx_port].rxq[s.rx_queue]
     }
 
     #[inline]
     fn txq<'a>(&self, cx: &'a mut StackCx) -> &'a mut TxQueue {
-        &mut cx.nic.ports[self.s.tx_port].txq[self.s.tx_queue]
+        let s = self.s();
+        &mut cx.nic.ports[s.tx_port].txq[s.tx_queue]
     }
 
     /// Sets the drop-attribution input of the queue: the qdisc holds packets
     /// because the TX ring is full.
     #[inline]
     fn set_tx_blocked(&self, cx: &mut StackCx) {
-        let blocked = !self.qdisc.is_empty();
+        let blocked = !self.napis[self.cur].qdisc.is_empty();
         self.rxq(cx).tx_blocked = blocked;
     }
 
@@ -282,28 +325,36 @@ impl Kernel {
         cx.exec_touched(&mut self.work, cat, instr, &self.touched);
     }
 
-    /// Both rings of the queue pair: what the NIC has written back by `now`.
+    /// The rings of every queue pair: what the NIC has written back by `now`.
     fn see_writebacks(&self, cx: &mut StackCx, now: Ps) {
-        self.rxq(cx).see_writebacks(now);
-        self.txq(cx).see_writebacks(now);
+        for n in &self.napis {
+            cx.nic.ports[n.s.rx_port].rxq[n.s.rx_queue].see_writebacks(now);
+            cx.nic.ports[n.s.tx_port].txq[n.s.tx_queue].see_writebacks(now);
+        }
     }
 
-    /// Asks for an interrupt for a cause visible at `t`; returns its time if
-    /// one was newly scheduled.
-    fn request_irq(&mut self, t: Ps) -> Option<Ps> {
-        if !self.irq_enabled || self.irq_at.is_some() {
+    /// Asks for context `k`'s interrupt for a cause visible at `t`; returns
+    /// its time if one was newly scheduled.
+    fn request_irq(&mut self, k: usize, t: Ps) -> Option<Ps> {
+        let interval = self.cfg.irq_interval_ps;
+        let n = &mut self.napis[k];
+        if !n.irq_enabled || n.irq_at.is_some() {
             return None;
         }
-        let at = self.last_irq.map_or(t, |l| t.max(l + self.cfg.irq_interval_ps));
-        self.irq_at = Some(at);
+        let at = n.last_irq.map_or(t, |l| t.max(l + interval));
+        n.irq_at = Some(at);
         Some(at)
     }
 
-    /// An interrupt cause became visible at `t` (an RX or TX write-back).
-    fn raise_irq(&mut self, t: Ps, out: &mut Out) {
-        if let Some(at) = self.request_irq(t) {
-            if !self.loop_pending {
-                self.loop_pending = true;
+    /// An interrupt cause of context `k` became visible at `t` (an RX or TX
+    /// write-back); a step is queued for it unless one comes sooner (never
+    /// before the core's clock: the core is busy until then).
+    fn raise_irq(&mut self, k: Option<usize>, t: Ps, core: &Core, out: &mut Out) {
+        let Some(k) = k else { return };
+        if let Some(at) = self.request_irq(k, t) {
+            let at = at.max(core.now());
+            if self.pending_at.map_or(true, |p| at < p) {
+                self.pending_at = Some(at);
                 out.schedule(at, Event::Core(self.id as u16));
             }
         }
@@ -319,24 +370,38 @@ impl Kernel {
 
     /// Queues the next step at the core's time.
     fn next_loop(&mut self, cx: &mut StackCx) {
-        self.loop_pending = true;
-        cx.out.schedule(cx.core.now(), Event::Core(self.id as u16));
+        let t = cx.core.now();
+        self.pending_at = Some(t);
+        cx.out.schedule(t, Event::Core(self.id as u16));
     }
 
     /// One step of the core: an interrupt if one is due, else one unit of
     /// the thread the scheduler picks, else idle.
     fn step(&mut self, now: Ps, cx: &mut StackCx, app: &mut dyn App) {
-        self.loop_pending = false;
+        if self.pending_at != Some(now) {
+            return; // superseded by a sooner step
+        }
+        self.pending_at = None;
         cx.core.idle_until(now);
         let t = cx.core.now();
         self.see_writebacks(cx, t);
-        if self.irq_at.is_some_and(|t| t <= cx.core.now()) {
-            self.irq_at = None;
-            self.irq_enabled = false;
-            self.last_irq = Some(cx.core.now());
-            self.c.irqs += 1;
-            self.work.reset(Category::Irq).instr(self.cfg.costs.irq_instr as u64);
-            self.exec(cx);
+        // Every interrupt that is due: each schedules its NAPI context.
+        let mut taken = false;
+        for k in 0..self.napis.len() {
+            let t = cx.core.now();
+            let n = &mut self.napis[k];
+            if n.irq_at.is_some_and(|at| at <= t) {
+                n.irq_at = None;
+                n.irq_enabled = false;
+                n.last_irq = Some(t);
+                n.scheduled = true;
+                self.c.irqs += 1;
+                self.work.reset(Category::Irq).instr(self.cfg.costs.irq_instr as u64);
+                self.exec(cx);
+                taken = true;
+            }
+        }
+        if taken {
             self.net_rx_action(cx, app);
             self.next_loop(cx);
             return;
@@ -367,9 +432,10 @@ impl Kernel {
         match next {
             None => {
                 // Idle until the next interrupt.
-                if let Some(t) = self.irq_at {
-                    self.loop_pending = true;
-                    cx.out.schedule(t.max(t0), Event::Core(self.id as u16));
+                if let Some(t) = self.napis.iter().filter_map(|n| n.irq_at).min() {
+                    let t = t.max(t0);
+                    self.pending_at = Some(t);
+                    cx.out.schedule(t, Event::Core(self.id as u16));
                 }
                 return;
             }
@@ -386,44 +452,66 @@ impl Kernel {
         self.next_loop(cx);
     }
 
-    /// net_rx_action: NAPI polls until one comes back short (NAPI completes,
-    /// the interrupt is unmasked) or `netdev_budget` packets are done (the
-    /// rest is left to ksoftirqd).
+    /// net_rx_action: polls the scheduled NAPI contexts in turn, up to
+    /// `napi_budget` packets each, until every one has come back short
+    /// (completed, its interrupt unmasked) or `netdev_budget` packets are
+    /// done (the rest is left to ksoftirqd).
     fn net_rx_action(&mut self, cx: &mut StackCx, app: &mut dyn App) {
         self.c.softirq_rounds += 1;
         let budget = self.cfg.napi_budget as u64;
         let mut done = 0u64;
+        let n_napis = self.napis.len();
         loop {
-            let t = cx.core.now();
-            self.see_writebacks(cx, t);
-            let n = self.napi_poll(cx, app, budget);
-            done += n;
-            if n < budget {
+            let mut any = false;
+            // The poll list: a context that used its whole weight goes to
+            // the tail, so the next round starts after it.
+            let start = self.poll_next;
+            for k in (0..n_napis).map(|i| (start + i) % n_napis) {
+                if !self.napis[k].scheduled {
+                    continue;
+                }
+                self.poll_next = (k + 1) % n_napis;
+                any = true;
+                self.cur = k;
+                let t = cx.core.now();
+                self.see_writebacks(cx, t);
+                let n = self.napi_poll(cx, app, budget);
+                done += n;
+                if n < budget {
+                    self.complete(cx, k);
+                }
+                if done >= self.cfg.netdev_budget as u64 && self.napis.iter().any(|n| n.scheduled) {
+                    if !self.ksoftirqd {
+                        self.ksoftirqd = true;
+                        self.place(Thread::Ksoftirqd);
+                    }
+                    return;
+                }
+            }
+            if !any || !self.napis.iter().any(|n| n.scheduled) {
                 self.ksoftirqd = false;
-                self.irq_enabled = true;
-                // A cause latched while the interrupt was masked fires it again.
-                let now = cx.core.now();
-                let (rx_ready, rx_next) = {
-                    let q = self.rxq(cx);
-                    (q.ring.ready(), q.next_writeback())
-                };
-                let (tx_done, tx_next) = {
-                    let q = self.txq(cx);
-                    (q.ring.done > q.ring.freed, q.next_writeback())
-                };
-                let cause = if rx_ready > 0 || tx_done { Some(now) } else { rx_next.into_iter().chain(tx_next).min() };
-                if let Some(t) = cause {
-                    self.request_irq(t);
-                }
                 return;
             }
-            if done >= self.cfg.netdev_budget as u64 {
-                if !self.ksoftirqd {
-                    self.ksoftirqd = true;
-                    self.place(Thread::Ksoftirqd);
-                }
-                return;
-            }
+        }
+    }
+
+    /// NAPI context `k` completes: its interrupt is unmasked, and a cause
+    /// latched while it was masked fires it again.
+    fn complete(&mut self, cx: &mut StackCx, k: usize) {
+        self.napis[k].scheduled = false;
+        self.napis[k].irq_enabled = true;
+        let now = cx.core.now();
+        let (rx_ready, rx_next) = {
+            let q = self.rxq(cx);
+            (q.ring.ready(), q.next_writeback())
+        };
+        let (tx_done, tx_next) = {
+            let q = self.txq(cx);
+            (q.ring.done > q.ring.freed, q.next_writeback())
+        };
+        let cause = if rx_ready > 0 || tx_done { Some(now) } else { rx_next.into_iter().chain(tx_next).min() };
+        if let Some(t) = cause {
+            self.request_irq(k, t);
         }
     }
 
@@ -457,7 +545,7 @@ impl Kernel {
         }
         // Driver: descriptors and the first line of each frame (eth_type_trans).
         self.work.reset(Category::Rx);
-        let (rp, rq) = (self.s.rx_port, self.s.rx_queue);
+        let (rp, rq) = (self.s().rx_port, self.s().rx_queue);
         let rxq = &cx.nic.ports[rp].rxq[rq];
         let rx = &rxq.ring;
         for i in 0..n {
@@ -543,19 +631,22 @@ impl Kernel {
             self.work.reset(Category::Tx).instr(n * self.cfg.costs.tx_clean_instr as u64);
             self.ids.clear();
             self.ids2.clear();
-            let tx = &mut cx.nic.ports[self.s.tx_port].txq[self.s.tx_queue].ring;
+            let s = self.s();
+            let tx = &mut cx.nic.ports[s.tx_port].txq[s.tx_queue].ring;
+            let napi = &mut self.napis[self.cur];
             for pos in freed..done {
                 self.work.read(tx.ring.desc_addr(pos));
                 self.ids2.push(tx.ring.slots[tx.ring.slot(pos)].mbuf);
-                self.ids.push(self.tx_skbs.pop_front().expect("an skb for every TX descriptor"));
+                self.ids.push(napi.tx_skbs.pop_front().expect("an skb for every TX descriptor"));
             }
             tx.freed = done;
             self.exec(cx);
             self.free_skbs(cx);
         }
         while self.txq(cx).ring.free() > 0 {
-            let Some((slot, skb)) = self.qdisc.pop_front() else { break };
-            self.work.reset(Category::Qdisc).instr(self.cfg.costs.qdisc_instr as u64 / 2).write(self.at.qdisc);
+            let Some((slot, skb)) = self.napi().qdisc.pop_front() else { break };
+            let q = self.qdisc_addr();
+            self.work.reset(Category::Qdisc).instr(self.cfg.costs.qdisc_instr as u64 / 2).write(q);
             self.exec(cx);
             self.xmit(cx, slot, skb);
         }
@@ -564,14 +655,14 @@ impl Kernel {
 
     /// The driver puts one packet on the TX ring and rings the doorbell.
     fn xmit(&mut self, cx: &mut StackCx, slot: Slot, skb: u32) {
-        let (tp, tq) = (self.s.tx_port, self.s.tx_queue);
+        let (tp, tq) = (self.s().tx_port, self.s().tx_queue);
         let tx = &mut cx.nic.ports[tp].txq[tq].ring;
         let pos = tx.tail;
         let i = tx.ring.slot(pos);
         tx.ring.slots[i] = slot;
         tx.tail += 1;
         let (desc, tail) = (tx.ring.desc_addr(pos), tx.tail);
-        self.tx_skbs.push_back(skb);
+        self.napi().tx_skbs.push_back(skb);
         self.work.reset(Category::Tx).instr(self.cfg.costs.xmit_instr as u64).read(self.skbs.mbuf_addr(skb)).write(desc);
         self.exec(cx);
         let t = cx.nic.pcie_of(tp).mmio_write(cx.core.now(), 4);
@@ -615,12 +706,14 @@ impl super::Stack for Kernel {
         self.step(now, cx, app);
     }
 
-    fn rx_ready(&mut self, t: Ps, _core: &mut Core, out: &mut Out) {
-        self.raise_irq(t, out);
+    fn rx_ready(&mut self, t: Ps, q: Option<(usize, usize)>, core: &mut Core, out: &mut Out) {
+        let k = self.napis.iter().position(|n| q == Some((n.s.rx_port, n.s.rx_queue)));
+        self.raise_irq(k, t, core, out);
     }
 
-    fn tx_done(&mut self, t: Ps, _core: &mut Core, out: &mut Out) {
-        self.raise_irq(t, out);
+    fn tx_done(&mut self, t: Ps, q: (usize, usize), core: &mut Core, out: &mut Out) {
+        let k = self.napis.iter().position(|n| q == (n.s.tx_port, n.s.tx_queue));
+        self.raise_irq(k, t, core, out);
     }
 
     fn burst_histogram(&self) -> &[u64] {
@@ -665,15 +758,15 @@ mod tests {
     fn interrupts_keep_their_interval() {
         let s = Stream { rx_port: 0, rx_queue: 0, tx_port: 0, tx_queue: 0 };
         let sock = Socket { transport: Transport::Udp, port: 9 };
-        let mut k = Kernel::new(&KernelConfig::default(), Default::default(), 0, s, Some(sock));
-        assert_eq!(k.request_irq(5), Some(5));
-        assert_eq!(k.request_irq(6), None, "one outstanding");
-        k.irq_at = None;
-        k.last_irq = Some(5);
-        assert_eq!(k.request_irq(7), Some(5 + 10_000_000));
-        k.irq_at = None;
-        k.irq_enabled = false;
-        assert_eq!(k.request_irq(1 << 40), None, "masked while NAPI runs");
+        let mut k = Kernel::new(&KernelConfig::default(), Default::default(), 0, &[s], Some(sock));
+        assert_eq!(k.request_irq(0, 5), Some(5));
+        assert_eq!(k.request_irq(0, 6), None, "one outstanding");
+        k.napis[0].irq_at = None;
+        k.napis[0].last_irq = Some(5);
+        assert_eq!(k.request_irq(0, 7), Some(5 + 10_000_000));
+        k.napis[0].irq_at = None;
+        k.napis[0].irq_enabled = false;
+        assert_eq!(k.request_irq(0, 1 << 40), None, "masked while NAPI runs");
     }
 
     #[test]

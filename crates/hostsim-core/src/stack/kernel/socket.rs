@@ -147,9 +147,10 @@ impl Kernel {
 
     /// The context an application runs in on this core.
     pub(super) fn app_cx<'a>(&'a mut self, cx: &'a mut StackCx) -> AppCx<'a> {
-        let port = &cx.nic.ports[self.s.tx_port];
+        let st = self.s();
+        let port = &cx.nic.ports[st.tx_port];
         let (port_mac, peer_mac, port_ip, peer_ip) = (port.mac, port.peer, port.ip, port.peer_ip);
-        let rx_port_mac = cx.nic.ports[self.s.rx_port].mac;
+        let rx_port_mac = cx.nic.ports[st.rx_port].mac;
         AppCx {
             core: cx.core,
             mem: cx.mem,
@@ -158,7 +159,7 @@ impl Kernel {
             work: &mut self.work,
             costs: &self.pmd_costs,
             core_id: self.id,
-            rx_port: self.s.rx_port,
+            rx_port: st.rx_port,
             rx_port_mac,
             port_mac,
             peer_mac,
@@ -329,13 +330,14 @@ impl Kernel {
     /// while the TX ring is full, or a drop when that is full too.
     pub(super) fn queue_xmit(&mut self, cx: &mut StackCx, slot: Slot, skb: u32) {
         let c = self.cfg.costs;
-        self.work.reset(Category::Qdisc).instr(c.qdisc_instr as u64).write(self.at.qdisc).write(self.at.qdisc + 64);
+        let q = self.qdisc_addr();
+        self.work.reset(Category::Qdisc).instr(c.qdisc_instr as u64).write(q).write(q + 64);
         self.exec(cx);
-        if self.qdisc.is_empty() && self.txq(cx).ring.free() > 0 {
+        if self.napi().qdisc.is_empty() && self.txq(cx).ring.free() > 0 {
             self.xmit(cx, slot, skb);
-        } else if (self.qdisc.len() as u64) < self.cfg.txqueuelen as u64 {
+        } else if (self.napi().qdisc.len() as u64) < self.cfg.txqueuelen as u64 {
             self.c.qdisc_requeues += 1;
-            self.qdisc.push_back((slot, skb));
+            self.napi().qdisc.push_back((slot, skb));
         } else {
             self.c.qdisc_drops += 1;
             cx.frames.end(slot.frame, Fate::Qdisc);

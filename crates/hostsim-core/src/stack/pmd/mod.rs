@@ -537,7 +537,7 @@ impl super::Stack for Pmd {
 
     /// Wakes a sleeping core at the first poll boundary at or after `t`,
     /// charging the polls it skipped as idle.
-    fn rx_ready(&mut self, t: Ps, core: &mut Core, out: &mut Out) {
+    fn rx_ready(&mut self, t: Ps, _q: Option<(usize, usize)>, core: &mut Core, out: &mut Out) {
         if !self.sleeping {
             return;
         }
@@ -550,7 +550,7 @@ impl super::Stack for Pmd {
         out.schedule(wake, Event::Core(self.id as u16));
     }
 
-    fn tx_done(&mut self, _t: Ps, _core: &mut Core, _out: &mut Out) {}
+    fn tx_done(&mut self, _t: Ps, _q: (usize, usize), _core: &mut Core, _out: &mut Out) {}
 
     fn burst_histogram(&self) -> &[u64] {
         &self.burst_hist
