@@ -2,14 +2,14 @@
 """The forwarding systems on a PC (issue 13): for each of Linux IP
 forwarding, the Linux bridge, Open vSwitch's kernel datapath, the DPDK
 vswitch, l3fwd and l2fwd forwarding 64 B frames between the two ports of a
-preset, the MSB one way and both ways, the drops by class just above the
-one-way MSB (in the bandwidth test's failing trial nearest the knee), the
-core's cycles per packet split as Table II of
-Emmerich et al. 2015 (RX, TX, memory, skb, the forwarding decision), and
-the one-way MSB against the core clock.
+preset, the MSB one way and both ways, the drops by class at line rate
+(the bandwidth test's first trial), the core's cycles per packet split as
+Table II of Emmerich et al. 2015 (RX, TX, memory, skb, the forwarding
+decision), and the one-way MSB against the core clock.
 
     .venv/bin/python scripts/forwarding.py                         # every system, every table
     .venv/bin/python scripts/forwarding.py --systems ipfwd,l2fwd --freqs 1.6,3.3
+    .venv/bin/python scripts/forwarding.py --systems l2fwd --freqs '' --table no --sizes 64-128
 
 Every system runs on one core serving both ports (the kernel stack's
 softirq polls a NAPI context per queue pair). The split is taken at 90 % of
@@ -35,13 +35,13 @@ TABLE_II = {
 }
 
 
-def config(system: str, preset: str, traffic: str, freq: str = "") -> Dict[str, Any]:
+def config(system: str, preset: str, traffic: str, freq: str = "", size: int = 64) -> Dict[str, Any]:
     kernel = system in KERNEL
     host: Dict[str, Any] = {"ports": 2, "cores": 1}
     if freq:
         host["cpu"] = {"freq": freq}
     cfg: Dict[str, Any] = {"preset": preset, "app": system, "host": host,
-                           "loadgen": {"size": 64, "traffic": traffic}}
+                           "loadgen": {"size": size, "traffic": traffic}}
     if kernel:
         cfg["stack"] = "kernel"
     return cfg
@@ -57,11 +57,10 @@ def at(cfg: Dict[str, Any], pps: float) -> Any:
 
 
 def drops(m: Dict[str, Any]) -> str:
-    above = m["knee"]["above"]
-    if not above:
-        return "(no failing trial)"
-    d = {k: v for k, v in above.get("drops", {}).items() if v}
-    return " ".join(f"{k} {v}" for k, v in d.items()) or f"none; {above['in_flight_packets']} in flight"
+    """The drops by class of the bandwidth test's first trial, at line rate."""
+    top = max(m["curve"], key=lambda p: p["offered_pps"])
+    d = {k: v for k, v in top.get("drops", {}).items() if v}
+    return " ".join(f"{k} {v}" for k, v in d.items()) or "none"
 
 
 def split(r: Any) -> tuple:
@@ -74,17 +73,12 @@ def main() -> None:
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--preset", default="xeon-e3-1230v2")
     ap.add_argument("--freqs", default="1.6,2.0,2.4,2.8,3.3", help="GHz, for the clock sweep ('' to skip)")
+    ap.add_argument("--table", choices=("yes", "no"), default="yes", help="the MSB, drops and split table")
+    ap.add_argument("--sizes", default="", help="frame sizes for a one-way MSB curve, e.g. 64-128 or 64,65,128")
     a = ap.parse_args()
     systems = [s for s in a.systems.split(",") if s]
-    print(f"{'system':>8} {'uni Mpps':>8} {'bidir Mpps':>10}  {'drops above the knee (uni / bidir)':<36} "
-          f"cycles/pkt RX / TX / mem / skb / decision  (Table II)")
-    for s in systems:
-        uni, bi = msb(config(s, a.preset, "uni")), msb(config(s, a.preset, "bidir"))
-        below = at(config(s, a.preset, "uni"), 0.9 * uni["pps"])
-        sp = " / ".join(f"{x:.0f}" for x in split(below))
-        ref = " / ".join(str(x) for x in TABLE_II[s]) if s in TABLE_II else "-"
-        d = f"{drops(uni)} / {drops(bi)}"
-        print(f"{s:>8} {uni['pps'] / 1e6:>8.2f} {bi['pps'] / 1e6:>10.2f}  {d:<36} {sp:<40} ({ref})", flush=True)
+    if a.table == "yes":
+        table(systems, a.preset)
     freqs = [f for f in a.freqs.split(",") if f]
     if freqs:
         print()
@@ -92,6 +86,27 @@ def main() -> None:
         for s in systems:
             row = [msb(config(s, a.preset, "uni", f"{f}GHz"))["pps"] / 1e6 for f in freqs]
             print(f"{s:>8} " + " ".join(f"{x:>9.2f}" for x in row), flush=True)
+    if a.sizes:
+        lo, _, hi = a.sizes.partition("-")
+        sizes = list(range(int(lo), int(hi) + 1)) if hi else [int(x) for x in a.sizes.split(",")]
+        print()
+        print(f"{'size B':>6} " + " ".join(f"{s:>8}" for s in systems) + "   (one-way MSB, Mpps; line rate)")
+        for size in sizes:
+            row = [msb(config(s, a.preset, "uni", size=size)) for s in systems]
+            line = row[0]["line_rate_pps"] / 1e6
+            print(f"{size:>6} " + " ".join(f"{m['pps'] / 1e6:>8.3f}" for m in row) + f"   {line:.3f}", flush=True)
+
+
+def table(systems: list, preset: str) -> None:
+    print(f"{'system':>8} {'uni Mpps':>8} {'bidir Mpps':>10}  {'drops at line rate (uni / bidir)':<36} "
+          f"cycles/pkt RX / TX / mem / skb / decision  (Table II)")
+    for s in systems:
+        uni, bi = msb(config(s, preset, "uni")), msb(config(s, preset, "bidir"))
+        below = at(config(s, preset, "uni"), 0.9 * uni["pps"])
+        sp = " / ".join(f"{x:.0f}" for x in split(below))
+        ref = " / ".join(str(x) for x in TABLE_II[s]) if s in TABLE_II else "-"
+        d = f"{drops(uni)} / {drops(bi)}"
+        print(f"{s:>8} {uni['pps'] / 1e6:>8.2f} {bi['pps'] / 1e6:>10.2f}  {d:<36} {sp:<40} ({ref})", flush=True)
 
 
 if __name__ == "__main__":

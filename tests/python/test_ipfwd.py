@@ -70,11 +70,15 @@ def test_forwarding_saturates_the_core_with_core_drops():
     assert busy["idle"] < 0.05 * busy["total"]
 
 
-def test_one_core_forwards_both_ways_with_a_napi_context_per_port():
-    r = hostsim.simulate({
+def one_core_both_ways(rate: str, duration: str, warmup: str):
+    return hostsim.simulate({
         "preset": "xeon-e3-1230v2", "app": "ipfwd", "stack": "kernel",
-        "host": {"ports": 2, "cores": 1}, "loadgen": {"size": 64, "rate": "0.5Mpps", "traffic": "bidir"},
-        "sim": {"duration": "3ms", "warmup": "1ms"}})
+        "host": {"ports": 2, "cores": 1}, "loadgen": {"size": 64, "rate": rate, "traffic": "bidir"},
+        "sim": {"duration": duration, "warmup": warmup}})
+
+
+def test_one_core_forwards_both_ways_with_a_napi_context_per_port():
+    r = one_core_both_ways("0.5Mpps", "3ms", "1ms")
     acc = r["accounting"]["measured"]
     assert r["warnings"] == [] and acc["dropped"] == 0 and acc["returned"] == acc["sent"] > 1900
     # Each port's traffic leaves on the other, all from core 0.
@@ -88,10 +92,7 @@ def test_one_core_forwards_both_ways_with_a_napi_context_per_port():
 
 
 def test_one_core_past_its_capacity_drops_on_both_ports():
-    r = hostsim.simulate({
-        "preset": "xeon-e3-1230v2", "app": "ipfwd", "stack": "kernel",
-        "host": {"ports": 2, "cores": 1}, "loadgen": {"size": 64, "rate": "3Mpps", "traffic": "bidir"},
-        "sim": {"duration": "40ms", "warmup": "30ms"}})
+    r = one_core_both_ways("3Mpps", "40ms", "30ms")
     acc = r["accounting"]["measured"]
     # 6 Mpps offered to a core that forwards about 2: both ports lose
     # frames in their RX FIFOs (the core does not drain the rings), and

@@ -211,13 +211,8 @@ impl App for Bridge {
         "bridge"
     }
 
-    /// Never called: the bridge runs on the kernel stack only.
     fn burst(&mut self, cx: &mut AppCx, pkts: &[crate::nic::Slot]) -> crate::stack::Verdict {
-        for s in pkts {
-            cx.frames.end(s.frame, crate::framebuf::Fate::App);
-            cx.free.push(s.mbuf);
-        }
-        crate::stack::Verdict::Listed
+        super::kernel_only_burst(cx, pkts)
     }
 
     fn rx_handler(&self) -> bool {

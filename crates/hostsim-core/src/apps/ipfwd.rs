@@ -73,15 +73,8 @@ impl App for Ipfwd {
         "ipfwd"
     }
 
-    /// Never called: ipfwd runs on the kernel stack only (its registry entry
-    /// says so, and a config asking for the poll-mode driver is refused).
-    /// Were it called, it would drop what it got rather than panic.
     fn burst(&mut self, cx: &mut AppCx, pkts: &[crate::nic::Slot]) -> crate::stack::Verdict {
-        for s in pkts {
-            cx.frames.end(s.frame, crate::framebuf::Fate::App);
-            cx.free.push(s.mbuf);
-        }
-        crate::stack::Verdict::Listed
+        super::kernel_only_burst(cx, pkts)
     }
 
     fn forward(&mut self, cx: &mut AppCx, frame: FrameId, buf_addr: u64) -> Forwarding {

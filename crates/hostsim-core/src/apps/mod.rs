@@ -126,6 +126,18 @@ impl Registry {
     }
 }
 
+/// The poll-mode burst of an application that runs on the kernel stack
+/// only: never called (its registry entry says so, and a config asking for
+/// the poll-mode driver is refused); were it called, it drops what it got
+/// rather than panic.
+pub fn kernel_only_burst(cx: &mut AppCx, pkts: &[Slot]) -> crate::stack::Verdict {
+    for s in pkts {
+        cx.frames.end(s.frame, crate::framebuf::Fate::App);
+        cx.free.push(s.mbuf);
+    }
+    crate::stack::Verdict::Listed
+}
+
 /// testpmd mac and l2fwd: the destination MAC becomes the station behind
 /// the egress port, the source the port's own (a header write).
 #[inline]

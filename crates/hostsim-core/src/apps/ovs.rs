@@ -28,7 +28,9 @@ use crate::error::Result;
 use crate::framebuf::FrameId;
 use crate::stack::{App, AppCx, Forwarding};
 
-/// `host.app.ovs`: the datapath's flow table and work per frame.
+/// `host.app.ovs`: the datapath's flow table and work per frame. The
+/// table's fields are its own rather than a nested `FlowTableConfig`, so
+/// that a partial `host.app.ovs` keeps OvS's defaults, not the vswitch's.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct OvsConfig {
@@ -94,13 +96,8 @@ impl App for Ovs {
         "ovs"
     }
 
-    /// Never called: the kernel datapath runs on the kernel stack only.
     fn burst(&mut self, cx: &mut AppCx, pkts: &[crate::nic::Slot]) -> crate::stack::Verdict {
-        for s in pkts {
-            cx.frames.end(s.frame, crate::framebuf::Fate::App);
-            cx.free.push(s.mbuf);
-        }
-        crate::stack::Verdict::Listed
+        super::kernel_only_burst(cx, pkts)
     }
 
     fn rx_handler(&self) -> bool {
