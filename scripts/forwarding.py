@@ -9,7 +9,7 @@ decision), and the one-way MSB against the core clock.
 
     .venv/bin/python scripts/forwarding.py                         # every system, every table
     .venv/bin/python scripts/forwarding.py --systems ipfwd,l2fwd --freqs 1.6,3.3
-    .venv/bin/python scripts/forwarding.py --systems l2fwd --freqs '' --table no --sizes 64-128
+    .venv/bin/python scripts/forwarding.py --systems l2fwd --freqs '' --table no --sizes 64-128 --size-traffic bidir
 
 Every system runs on one core serving both ports (the kernel stack's
 softirq polls a NAPI context per queue pair). The split is taken at 90 % of
@@ -74,7 +74,8 @@ def main() -> None:
     ap.add_argument("--preset", default="xeon-e3-1230v2")
     ap.add_argument("--freqs", default="1.6,2.0,2.4,2.8,3.3", help="GHz, for the clock sweep ('' to skip)")
     ap.add_argument("--table", choices=("yes", "no"), default="yes", help="the MSB, drops and split table")
-    ap.add_argument("--sizes", default="", help="frame sizes for a one-way MSB curve, e.g. 64-128 or 64,65,128")
+    ap.add_argument("--sizes", default="", help="frame sizes for an MSB curve, e.g. 64-128 or 64,65,128")
+    ap.add_argument("--size-traffic", choices=("uni", "bidir"), default="uni", help="the size curve's directions")
     a = ap.parse_args()
     systems = [s for s in a.systems.split(",") if s]
     if a.table == "yes":
@@ -90,9 +91,9 @@ def main() -> None:
         lo, _, hi = a.sizes.partition("-")
         sizes = list(range(int(lo), int(hi) + 1)) if hi else [int(x) for x in a.sizes.split(",")]
         print()
-        print(f"{'size B':>6} " + " ".join(f"{s:>8}" for s in systems) + "   (one-way MSB, Mpps; line rate)")
+        print(f"{'size B':>6} " + " ".join(f"{s:>8}" for s in systems) + f"   ({a.size_traffic} MSB, Mpps; line rate)")
         for size in sizes:
-            row = [msb(config(s, a.preset, "uni", size=size)) for s in systems]
+            row = [msb(config(s, a.preset, a.size_traffic, size=size)) for s in systems]
             line = row[0]["line_rate_pps"] / 1e6
             print(f"{size:>6} " + " ".join(f"{m['pps'] / 1e6:>8.3f}" for m in row) + f"   {line:.3f}", flush=True)
 
