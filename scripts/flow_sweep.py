@@ -8,6 +8,7 @@ core).
     .venv/bin/python scripts/flow_sweep.py                   # vswitch, OvS-kernel-sized entries
     .venv/bin/python scripts/flow_sweep.py --entry-bytes 128 --key-lines 1
     .venv/bin/python scripts/flow_sweep.py --app ovs         # its own 576 B entries
+    .venv/bin/python scripts/flow_sweep.py --app ovs --skew 1   # Zipf popularity (rank r weighs 1/r)
 
 With `--msb` each point also runs the bandwidth test (one way, 64 B; slow
 for the kernel stack), otherwise its column is nan. Each point warms up long enough for every flow's upcall (twice their
@@ -22,7 +23,8 @@ import argparse
 import hostsim
 
 
-def point(app: str, flows: int, entry_bytes: int, key_lines: int, rate: str, preset: str, with_msb: bool) -> dict:
+def point(app: str, flows: int, entry_bytes: int, key_lines: int, rate: str, preset: str, with_msb: bool,
+          skew: float = 0.0) -> dict:
     section = "ovs" if app == "ovs" else "flow_table"
     stack = "kernel" if app == "ovs" else "pmd"
     host = hostsim.resolve({"preset": preset, "app": app, "stack": stack})["host"]
@@ -38,7 +40,7 @@ def point(app: str, flows: int, entry_bytes: int, key_lines: int, rate: str, pre
     cfg = {
         "preset": preset, "app": app, "stack": stack,
         "host": {"ports": 2, "cores": 1, "app": {section: table}},
-        "loadgen": {"size": 64, "rate": rate, "flows": flows, "traffic": "uni"},
+        "loadgen": {"size": 64, "rate": rate, "flows": flows, "flow_skew": skew, "traffic": "uni"},
         "sim": {"warmup": f"{warm_ms}ms", "duration": f"{warm_ms + 3}ms"}}
     r = hostsim.simulate(cfg)
     n, m = r["cpu"]["packets"], r["mem"]
@@ -59,6 +61,7 @@ def main() -> None:
     ap.add_argument("--rate", default=None, help="default: 4Mpps (vswitch), 0.5Mpps (ovs)")
     ap.add_argument("--preset", default="xeon-e3-1230v2")
     ap.add_argument("--msb", action="store_true", help="run the bandwidth test at each point too")
+    ap.add_argument("--skew", type=float, default=0.0, help="Zipf exponent of flow popularity (0: flows in turn)")
     a = ap.parse_args()
     vs = a.app == "vswitch"
     entry_bytes = a.entry_bytes or (576 if vs else 0)
@@ -66,7 +69,7 @@ def main() -> None:
     rate = a.rate or ("4Mpps" if vs else "0.5Mpps")
     print(f"{'flows':>7} {'app cyc/pkt':>11} {'MSB Mpps':>8} {'L1/pkt':>7} {'L2/pkt':>7} {'LLC/pkt':>7} {'upcalls':>7} {'drop':>7} {'warn':>4}")
     for f in (int(x) for x in a.flows.split(",")):
-        p = point(a.app, f, entry_bytes, key_lines, rate, a.preset, a.msb)
+        p = point(a.app, f, entry_bytes, key_lines, rate, a.preset, a.msb, a.skew)
         print(f"{p['flows']:>7} {p['app']:>11.1f} {p['msb']:>8.2f} {p['l1']:>7.2f} {p['l2']:>7.2f} {p['llc']:>7.2f} "
               f"{p['upcalls']:>7} {p['drop']:>7.4f} {p['warnings']:>4}", flush=True)
 

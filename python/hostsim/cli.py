@@ -49,6 +49,7 @@ FLAG_FIELDS = (
     ("rx_sharing", "host.rx_sharing"),
     ("port_topology", "host.app.port_topology"),
     ("traffic", "loadgen.traffic"),
+    ("flow_skew", "loadgen.flow_skew"),
     ("address", "loadgen.address"),
 )
 
@@ -68,6 +69,7 @@ def _config_flags() -> argparse.ArgumentParser:
     g.add_argument("--warmup", help="unmeasured leading time (e.g. 100us)")
     g.add_argument("--seed", help="random seed")
     g.add_argument("--flows", help="number of flows")
+    g.add_argument("--flow-skew", dest="flow_skew", help="Zipf exponent of flow popularity (0, the default: flows in turn)")
     g.add_argument("--interarrival", help="constant or poisson")
     g.add_argument("--protocol", help="udp or raw")
     g.add_argument("--capture-tx", dest="capture_tx", metavar="FILE", help="write transmitted frames to pcap")

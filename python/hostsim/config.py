@@ -537,6 +537,9 @@ class Loadgen(_Strict):
     protocol: Any = _opt("udp", _choice("udp", "raw", "tcp"), "protocol",
                          "udp (Ethernet/IPv4/UDP), raw Ethernet, or tcp (bulk TCP segments, for --app iperf)")
     flows: Any = _opt(1, _flows, "flows", "number of flows (distinct UDP source ports)")
+    flow_skew: Any = _opt(0.0, _nonneg, "flow_skew",
+                          "flow popularity: 0 sends the flows in turn; s > 0 draws each frame's flow from a Zipf "
+                          "distribution with exponent s (rank r weighs 1/r^s)")
     tag_offset: Any = _opt(None, _tag_offset, "tag_offset", "byte offset of the 16 B tag (default: after the headers)")
     src_mac: Any = _opt("02:00:00:00:00:01", _mac, "src_mac", "load generator MAC")
     dst_mac: Any = _opt("02:00:00:00:00:02", _mac, "dst_mac", "device MAC")

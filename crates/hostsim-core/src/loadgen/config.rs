@@ -118,6 +118,11 @@ pub struct LoadgenConfig {
     pub protocol: Protocol,
     /// Number of flows (distinct UDP source ports), ≥ 1.
     pub flows: u32,
+    /// Flow popularity: 0 (the default) sends the flows in turn; s > 0
+    /// draws each frame's flow from a Zipf distribution, flow rank r (the
+    /// first flow is rank 1) with weight 1 / r^s.
+    #[serde(default)]
+    pub flow_skew: f64,
     /// Byte offset of the 16-byte tag; `None` puts it right after the headers.
     #[serde(default)]
     pub tag_offset: Option<u32>,
@@ -347,6 +352,7 @@ impl Default for LoadgenConfig {
             interarrival: Interarrival::Constant,
             protocol: Protocol::Udp,
             flows: 1,
+            flow_skew: 0.0,
             tag_offset: None,
             src_mac: "02:00:00:00:00:01".into(),
             dst_mac: "02:00:00:00:00:02".into(),
@@ -413,6 +419,10 @@ impl LoadgenConfig {
         check(lg.keep_samples <= MAX_KEPT_SAMPLES, "loadgen.keep_samples", lg.keep_samples, &format!("<= {MAX_KEPT_SAMPLES} (16 B each)"))?;
         check(lg.rate.value.is_finite() && lg.rate.value > 0.0, "loadgen.rate", lg.rate.value, "> 0")?;
         check(lg.flows >= 1 && lg.flows <= 65536, "loadgen.flows", lg.flows, "1..=65536")?;
+        check(lg.flow_skew.is_finite() && (0.0..=10.0).contains(&lg.flow_skew), "loadgen.flow_skew", lg.flow_skew, "0..=10 (0: flows in turn)")?;
+        if lg.flow_skew > 0.0 {
+            check(lg.protocol != Protocol::Tcp, "loadgen.flow_skew", lg.flow_skew, "0 with loadgen.protocol tcp (its segments' offsets assume flows in turn)")?;
+        }
         self.validate_sizes()?;
         for (field, mac) in [("loadgen.src_mac", &lg.src_mac), ("loadgen.dst_mac", &lg.dst_mac)] {
             check(crate::wire::ethernet::parse_mac(mac).is_some(), field, mac, "a MAC like 02:00:00:00:00:01")?;

@@ -26,6 +26,9 @@ pub struct FrameBuilder {
     tag_offset: usize,
     src_port: u16,
     flows: u32,
+    /// Zipf flow popularity: the cumulative weights of the flows, by rank
+    /// (empty: flows take turns).
+    flow_cdf: Vec<f64>,
     /// Full-mesh traffic: frame n goes to destination n mod len (MAC, IPv4).
     mesh: Vec<(Mac, Ipv4Addr)>,
 }
@@ -63,6 +66,7 @@ impl FrameBuilder {
             tag_offset: cfg.tag_offset.map(|o| o as usize).unwrap_or(header_len),
             src_port: cfg.src_port,
             flows: cfg.flows,
+            flow_cdf: zipf_cdf(cfg.flows, cfg.flow_skew),
             mesh: Vec::new(),
         }
     }
@@ -128,11 +132,43 @@ impl FrameBuilder {
         u.set_src_port(self.src_port.wrapping_add(flow));
     }
 
-    /// The flow of the `n`-th frame: flows take turns.
+    /// The flow of the `n`-th frame: flows take turns, or (Zipf popularity)
+    /// the flow whose cumulative weight first exceeds a uniform number that
+    /// is a fixed hash of `n` (the same frame always has the same flow).
     #[inline]
     pub fn flow_of(&self, n: u64) -> u16 {
-        (n % self.flows as u64) as u16
+        if self.flow_cdf.is_empty() {
+            return (n % self.flows as u64) as u16;
+        }
+        let u = (splitmix64(n) >> 11) as f64 / (1u64 << 53) as f64;
+        self.flow_cdf.partition_point(|&c| c <= u).min(self.flows as usize - 1) as u16
     }
+}
+
+/// The cumulative Zipf weights of `flows` ranks with exponent `skew`,
+/// normalised to 1 (empty for skew 0: flows in turn).
+fn zipf_cdf(flows: u32, skew: f64) -> Vec<f64> {
+    if skew <= 0.0 {
+        return Vec::new();
+    }
+    let mut acc = 0.0;
+    let mut cdf: Vec<f64> = (1..=flows)
+        .map(|r| {
+            acc += (r as f64).powf(-skew);
+            acc
+        })
+        .collect();
+    cdf.iter_mut().for_each(|c| *c /= acc);
+    cdf
+}
+
+/// SplitMix64's output function: a well-mixed 64-bit hash of `x`.
+#[inline]
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 #[cfg(test)]
@@ -169,6 +205,16 @@ mod tests {
         assert_eq!(&buf[12..14], &[0x88, 0xb5]);
         assert_eq!(tag::Repr::parse(&buf[14..]).unwrap().seq, 2);
         assert_eq!(b.flow_of(5), 1);
+        // Zipf popularity: rank 1 most often, every flow in range, and the
+        // share of rank 1 is its weight (1 / H(4, 1) = 0.48 for skew 1).
+        let z = FrameBuilder::new(&LoadgenConfig { flows: 4, flow_skew: 1.0, ..LoadgenConfig::default() });
+        let mut n = [0u32; 4];
+        for i in 0..100_000 {
+            n[z.flow_of(i) as usize] += 1;
+        }
+        assert!(n[0] > n[1] && n[1] > n[2] && n[2] > n[3] && n[3] > 0, "{n:?}");
+        assert!((n[0] as f64 / 1e5 - 12.0 / 25.0).abs() < 0.01, "{n:?}");
+        assert_eq!(z.flow_of(77), z.flow_of(77));
     }
 
     #[test]
