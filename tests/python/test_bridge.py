@@ -77,3 +77,15 @@ def test_a_promiscuous_bridge_clones_each_frame_up_the_stack():
     c, c0 = r["cores"][0]["cycles_per_packet"], base["cores"][0]["cycles_per_packet"]
     # The clone's sk_buff (allocated, copied, freed) and its IP receive.
     assert c["skb"] > c0["skb"] + 50 and c["proto"] > 50 and c0["proto"] == 0
+
+
+def test_one_core_bridges_both_ways():
+    r = hostsim.simulate({
+        "preset": "xeon-e3-1230v2", "app": "bridge", "stack": "kernel",
+        "host": {"ports": 2, "cores": 1}, "loadgen": {"size": 64, "rate": "0.5Mpps", "traffic": "bidir"},
+        "sim": {"duration": "3ms", "warmup": "1ms"}})
+    acc, br = r["accounting"]["measured"], r["app"]
+    assert r["warnings"] == [] and acc["dropped"] == 0 and acc["returned"] == acc["sent"] > 1900
+    # Both stations learned on their ports; every frame goes to a known port.
+    assert br["fdb_entries"] == 4 and br["flooded"] == 0 and br["known"] == r["kernel"]["forwarded"]
+    assert r["ports"][0]["tx_packets"] > 900 and r["ports"][1]["tx_packets"] > 900
