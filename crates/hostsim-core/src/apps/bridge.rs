@@ -113,7 +113,7 @@ impl BridgeConfig {
 
 pub fn new(cfg: &AppConfig) -> Result<Box<dyn App>> {
     cfg.bridge.validate()?;
-    Ok(Box::new(Bridge { cfg: cfg.bridge, fdb: Fdb::default(), c: Counters::default() }))
+    Ok(Box::new(Bridge { cfg: cfg.bridge, fdb: Fdb::default(), c: Counters::default(), ports_added: 0 }))
 }
 
 /// One FDB entry: where the address was heard, when, and whether it is
@@ -126,12 +126,17 @@ struct Entry {
 }
 
 /// The forwarding database: the entries and their chains, exactly.
-#[derive(Default)]
 struct Fdb {
     index: HashMap<Mac, u32>,
     entries: Vec<Entry>,
     /// Each chain's entries, newest first (`hlist_add_head`).
-    chains: HashMap<u32, Vec<u32>>,
+    chains: Vec<Vec<u32>>,
+}
+
+impl Default for Fdb {
+    fn default() -> Self {
+        Fdb { index: HashMap::new(), entries: Vec::new(), chains: vec![Vec::new(); HASH_SIZE as usize] }
+    }
 }
 
 impl Fdb {
@@ -149,7 +154,7 @@ impl Fdb {
         let b = Fdb::bucket(mac);
         work.instr(instr as u64).read_after(HEADS_BASE + (b / HEADS_PER_LINE) as u64 * 64);
         let found = self.index.get(mac).copied();
-        for &i in self.chains.get(&b).into_iter().flatten() {
+        for &i in &self.chains[b as usize] {
             work.read_after(Fdb::entry_addr(i));
             if Some(i) == found {
                 break;
@@ -164,7 +169,7 @@ impl Fdb {
         self.entries.push(e);
         self.index.insert(mac, i);
         let b = Fdb::bucket(&mac);
-        self.chains.entry(b).or_default().insert(0, i);
+        self.chains[b as usize].insert(0, i);
         if let Some(w) = work {
             w.write(Fdb::entry_addr(i)).write(HEADS_BASE + (b / HEADS_PER_LINE) as u64 * 64);
         }
@@ -192,12 +197,20 @@ struct Bridge {
     cfg: BridgeConfig,
     fdb: Fdb,
     c: Counters,
+    /// Ingress ports whose pair of addresses is in the FDB (a bit each).
+    ports_added: u64,
 }
 
 impl Bridge {
     /// The bridge's own ports' addresses are local entries from the start
-    /// (`br_fdb_insert` when a port is added).
+    /// (`br_fdb_insert` when a port is added): entered the first time a
+    /// port's frames arrive, at no cost.
     fn add_ports(&mut self, cx: &AppCx) {
+        let bit = 1u64 << (cx.rx_port % 64);
+        if self.ports_added & bit != 0 {
+            return;
+        }
+        self.ports_added |= bit;
         for (port, mac) in [(cx.rx_port, cx.rx_port_mac), (usize::MAX, cx.port_mac)] {
             if !self.fdb.index.contains_key(&mac) {
                 self.fdb.insert(mac, Entry { port, updated: 0, local: true }, None);
@@ -338,7 +351,7 @@ mod tests {
     const B: [u8; 6] = [2, 0, 0, 0, 1, 1];
 
     fn bridge(cfg: BridgeConfig) -> Bridge {
-        Bridge { cfg, fdb: Fdb::default(), c: Counters::default() }
+        Bridge { cfg, fdb: Fdb::default(), c: Counters::default(), ports_added: 0 }
     }
 
     /// Runs `forward` on `f` with the test context (ingress port 0, whose

@@ -77,7 +77,7 @@ impl FlowTableConfig {
         if !self.entries.is_power_of_two() || self.entries < BUCKET_ENTRIES || self.entries > 1 << 24 {
             return bad("entries", self.entries, "a power of two, 8..=16777216");
         }
-        if !(64..=4096).contains(&self.entry_bytes) || self.entry_bytes % 64 != 0 {
+        if !(64..=4096).contains(&self.entry_bytes) || !self.entry_bytes.is_multiple_of(64) {
             return bad("entry_bytes", self.entry_bytes, "a multiple of 64, 64..=4096");
         }
         if self.key_lines == 0 || self.key_lines * 64 > self.entry_bytes {
@@ -106,6 +106,8 @@ struct Counters {
     misses: u64,
     /// Misses that found the table full (the flow stays on the slow path).
     full: u64,
+    /// Frames without an IPv4 5-tuple: no flow can match them.
+    not_ip: u64,
 }
 
 pub struct FlowTable {
@@ -128,6 +130,18 @@ impl FlowTable {
     /// The first byte of entry `i`.
     pub fn entry_addr(&self, i: u32) -> u64 {
         ENTRIES_BASE + i as u64 * self.cfg.entry_bytes as u64
+    }
+
+    /// Looks up the flow of `frame` ([`FlowTable::lookup`]); None (counted
+    /// as `not_ip`) when the frame has no IPv4 5-tuple.
+    pub fn lookup_frame(&mut self, frame: &[u8], work: &mut Work) -> Option<bool> {
+        match flow_key(frame) {
+            Some(k) => Some(self.lookup(&k, work)),
+            None => {
+                self.c.not_ip += 1;
+                None
+            }
+        }
     }
 
     /// Looks `key` up, charging `work` what the table touches; a miss runs
@@ -170,6 +184,7 @@ impl FlowTable {
             "hits": self.c.hits,
             "misses": self.c.misses,
             "full": self.c.full,
+            "not_ip": self.c.not_ip,
         })
     }
 
@@ -242,7 +257,7 @@ mod tests {
         }
         assert!(!t.lookup(&flow_key(&frame(9)).unwrap(), &mut w), "never installed");
         assert!(t.lookup(&flow_key(&frame(7)).unwrap(), &mut w));
-        assert_eq!(t.result_json(), json!({"flows": 8, "hits": 1, "misses": 11, "full": 3}));
+        assert_eq!(t.result_json(), json!({"flows": 8, "hits": 1, "misses": 11, "full": 3, "not_ip": 0}));
     }
 
     #[test]

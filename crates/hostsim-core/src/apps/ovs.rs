@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::config::AppConfig;
-use super::flow_table::{flow_key, FlowTable, FlowTableConfig};
+use super::flow_table::{FlowTable, FlowTableConfig};
 use crate::cpu::Category;
 use crate::error::Result;
 use crate::framebuf::FrameId;
@@ -81,14 +81,12 @@ impl OvsConfig {
 
 pub fn new(cfg: &AppConfig) -> Result<Box<dyn App>> {
     cfg.ovs.validate()?;
-    Ok(Box::new(Ovs { table: FlowTable::new(&cfg.ovs.table()), actions_instr: cfg.ovs.actions_instr, not_ip: 0 }))
+    Ok(Box::new(Ovs { table: FlowTable::new(&cfg.ovs.table()), actions_instr: cfg.ovs.actions_instr }))
 }
 
 struct Ovs {
     table: FlowTable,
     actions_instr: u32,
-    /// Frames without an IPv4 5-tuple (dropped).
-    not_ip: u64,
 }
 
 impl App for Ovs {
@@ -107,30 +105,22 @@ impl App for Ovs {
     fn forward(&mut self, cx: &mut AppCx, frame: FrameId, _buf_addr: u64) -> Forwarding {
         cx.work.reset(Category::App);
         // The key comes from the header line the driver read.
-        let verdict = match flow_key(cx.frames.data(frame)) {
-            Some(k) => {
-                self.table.lookup(&k, cx.work);
-                cx.work.instr(self.actions_instr as u64);
-                Forwarding::Transmit
-            }
-            None => {
-                self.not_ip += 1;
-                Forwarding::Drop
-            }
+        let verdict = if self.table.lookup_frame(cx.frames.data(frame), cx.work).is_some() {
+            cx.work.instr(self.actions_instr as u64);
+            Forwarding::Transmit
+        } else {
+            Forwarding::Drop
         };
         cx.exec();
         verdict
     }
 
     fn result_json(&self) -> Value {
-        let mut v = self.table.result_json();
-        v["not_ip"] = self.not_ip.into();
-        v
+        self.table.result_json()
     }
 
     fn reset_stats(&mut self) {
         self.table.reset_stats();
-        self.not_ip = 0;
     }
 }
 

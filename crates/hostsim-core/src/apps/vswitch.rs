@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::config::AppConfig;
-use super::flow_table::{flow_key, FlowTable};
+use super::flow_table::FlowTable;
 use crate::cpu::Category;
 use crate::error::Result;
 use crate::framebuf::Fate;
@@ -17,13 +17,11 @@ use crate::stack::{App, AppCx, Verdict};
 
 pub fn new(cfg: &AppConfig) -> Result<Box<dyn App>> {
     cfg.flow_table.validate()?;
-    Ok(Box::new(Vswitch { table: FlowTable::new(&cfg.flow_table), not_ip: 0 }))
+    Ok(Box::new(Vswitch { table: FlowTable::new(&cfg.flow_table) }))
 }
 
 struct Vswitch {
     table: FlowTable,
-    /// Frames without an IPv4 5-tuple (dropped: no flow matches them).
-    not_ip: u64,
 }
 
 impl App for Vswitch {
@@ -36,16 +34,12 @@ impl App for Vswitch {
         for s in pkts {
             // The headers are in the first line the NIC wrote.
             cx.work.read(s.buf_addr);
-            match flow_key(cx.frames.data(s.frame)) {
-                Some(k) => {
-                    self.table.lookup(&k, cx.work);
-                    cx.tx.push(*s);
-                }
-                None => {
-                    self.not_ip += 1;
-                    cx.frames.end(s.frame, Fate::App);
-                    cx.free.push(s.mbuf);
-                }
+            if self.table.lookup_frame(cx.frames.data(s.frame), cx.work).is_some() {
+                cx.tx.push(*s);
+            } else {
+                // No flow matches a frame without a 5-tuple: dropped.
+                cx.frames.end(s.frame, Fate::App);
+                cx.free.push(s.mbuf);
             }
         }
         cx.exec();
@@ -53,13 +47,10 @@ impl App for Vswitch {
     }
 
     fn result_json(&self) -> Value {
-        let mut v = self.table.result_json();
-        v["not_ip"] = self.not_ip.into();
-        v
+        self.table.result_json()
     }
 
     fn reset_stats(&mut self) {
         self.table.reset_stats();
-        self.not_ip = 0;
     }
 }

@@ -462,7 +462,6 @@ impl Kernel {
         let mut done = 0u64;
         let n_napis = self.napis.len();
         loop {
-            let mut any = false;
             // The poll list: a context that used its whole weight goes to
             // the tail, so the next round starts after it.
             let start = self.poll_next;
@@ -471,14 +470,13 @@ impl Kernel {
                     continue;
                 }
                 self.poll_next = (k + 1) % n_napis;
-                any = true;
                 self.cur = k;
                 let t = cx.core.now();
                 self.see_writebacks(cx, t);
                 let n = self.napi_poll(cx, app, budget);
                 done += n;
                 if n < budget {
-                    self.complete(cx, k);
+                    self.complete(cx);
                 }
                 if done >= self.cfg.netdev_budget as u64 && self.napis.iter().any(|n| n.scheduled) {
                     if !self.ksoftirqd {
@@ -488,16 +486,17 @@ impl Kernel {
                     return;
                 }
             }
-            if !any || !self.napis.iter().any(|n| n.scheduled) {
+            if !self.napis.iter().any(|n| n.scheduled) {
                 self.ksoftirqd = false;
                 return;
             }
         }
     }
 
-    /// NAPI context `k` completes: its interrupt is unmasked, and a cause
-    /// latched while it was masked fires it again.
-    fn complete(&mut self, cx: &mut StackCx, k: usize) {
+    /// The current NAPI context completes: its interrupt is unmasked, and a
+    /// cause latched while it was masked fires it again.
+    fn complete(&mut self, cx: &mut StackCx) {
+        let k = self.cur;
         self.napis[k].scheduled = false;
         self.napis[k].irq_enabled = true;
         let now = cx.core.now();
