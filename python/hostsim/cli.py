@@ -13,7 +13,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from . import host as _host
 from . import presets as _presets
@@ -324,10 +324,14 @@ def format_run(data: Dict[str, Any]) -> str:
         rows[-1:-1] = [["memcached", f"{m['requests']:,} requests  {m['replies']:,} replies  hits {m['hits']:,}"
                                      f"  misses {m['misses']:,}  stored {m['stored']:,}  errors {m['errors']:,}"
                                      f"  timeouts {m['timeouts']:,}  {m['rps'] / 1e6:.4f} M requests/s"]]
+    if "tcp" in lg:
+        rows[-1:-1] = tcp_send_rows(data)
     if "drops" in data:
         rows[-1:-1] = host_rows(data)
     trace = cfg["loadgen"].get("trace")
     traffic = f"trace {os.path.basename(trace['path'])}" if trace else size_label(cfg["loadgen"]["size"])
+    if cfg["loadgen"].get("tcp"):
+        traffic = "TCP receiver (ACKs)"
     if cfg["loadgen"].get("memcached"):
         closed = cfg["loadgen"].get("closed_loop")
         traffic = "memcached client" + (f", closed loop of {closed['outstanding']}" if closed else "")
@@ -335,6 +339,29 @@ def format_run(data: Dict[str, Any]) -> str:
             f"preset {data.get('preset', '?')}, seed {sim['seed']}")
     body = "\n".join("  " + line for line in _rows(rows, [False, False]).splitlines())
     return "\n".join([head, body])
+
+
+def _dist_us(d: Mapping[str, Any]) -> str:
+    return (f"mean {d['mean_ps'] / 1e6:.1f}  p50 {d['p50_ps'] / 1e6:.1f}  p99 {d['p99_ps'] / 1e6:.1f}"
+            f"  max {d['max_ps'] / 1e6:.1f} us")
+
+
+def tcp_send_rows(data: Mapping[str, Any]) -> List[List[str]]:
+    """Table rows for ``--app tcp-send``: the receiver's goodput and the writer's figures."""
+    s = data["loadgen"]["tcp"]
+    rows = [["TCP receiver", f"goodput {s['goodput_bps'] / 1e9:.3f} Gbps  segments {s['segments']:,}"
+                             f"  lost {s['dropped_segments']:,}  out of order {s['out_of_order_segments']:,}"
+                             f"  duplicates {s['duplicate_segments']:,}  ACKs {s['acks']:,}"]]
+    t = (data.get("kernel") or {}).get("tcp_send")
+    if t:
+        rows += [
+            ["TCP sender", f"writes {t['writes']:,} of {t['buffer_bytes']:,} B  acked {t['bytes_acked']:,} B"
+                           f"  segments {t['segments']:,}  retransmissions {t['retransmissions']:,}"
+                           f"  (fast {t['fast_retransmits']:,}, timeouts {t['timeouts']:,})"],
+            ["write() time", _dist_us(t["write_time"])],
+            ["buffer held", _dist_us(t["hold_time"])],
+        ]
+    return rows
 
 
 def _pct(part: float, whole: float) -> str:

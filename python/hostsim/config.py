@@ -436,17 +436,32 @@ CLOSED_LOOP_FIELDS: Dict[str, Tuple[Any, Parser, str]] = {
     "timeout": ("1ms", _time_pos, "give up a request unanswered this long and send another"),
 }
 
+def _window(v: Any, f: str) -> int:
+    return parse_int(v, f, 1500, 65535 << 7)
+
+
+#: ``loadgen.tcp.*``: the core's ``TcpSinkConfig`` (its docs give the sources).
+TCP_FIELDS: Dict[str, Tuple[Any, Parser, str]] = {
+    "rtt": (0, _time, "round-trip time the receiver closes: each ACK leaves rtt - 2 x link.propagation after "
+                      "its segment arrived (0: the links' propagation alone)"),
+    "drop": (0.0, _ratio, "probability that an arriving segment is lost (0 <= p < 1)"),
+    "delack_segments": (2, lambda v, f: parse_int(v, f, 1, 64), "in-order segments per delayed ACK (RFC 1122: 2)"),
+    "delack_timeout": ("40ms", _time_pos, "longest an in-order segment waits for its ACK (Linux TCP_DELACK_MIN)"),
+    "window_bytes": (6 << 20, _window, "receive window advertised, bytes (Linux tcp_rmem max 6 MiB)"),
+}
+
 #: Nested tables of the loadgen section: name -> (fields, field the table requires).
 NESTED: Dict[str, Tuple[Dict[str, Tuple[Any, Parser, str]], Optional[str]]] = {
     "trace": (TRACE_FIELDS, "path"),
     "memcached": (MEMCACHED_FIELDS, None),
     "closed_loop": (CLOSED_LOOP_FIELDS, "outstanding"),
+    "tcp": (TCP_FIELDS, None),
 }
 
 
 def _nested(table: str) -> Parser:
     fields, required = NESTED[table]
-    keys = {"timeout": "timeout_ps"}
+    keys = {"timeout": "timeout_ps", "rtt": "rtt_ps", "delack_timeout": "delack_timeout_ps"}
 
     def parse(v: Any, f: str) -> Optional[Dict[str, Any]]:
         if v is None or v is False or (isinstance(v, Mapping) and not v):
@@ -556,6 +571,9 @@ class Loadgen(_Strict):
                           "memcached client: a table of loadgen.memcached.* fields, or true for the defaults (none: tagged frames)")
     closed_loop: Any = _opt(None, _nested("closed_loop"), "closed_loop",
                             "closed loop: a table of loadgen.closed_loop.* fields (none: open loop at loadgen.rate)")
+    tcp: Any = _opt(None, _nested("tcp"), "tcp",
+                    "TCP receiver for --app tcp-send: a table of loadgen.tcp.* fields, or true for the defaults "
+                    "(the port then sends only ACKs)")
     traffic: Any = _opt("bidir", _choice("bidir", "uni", "mesh"), "traffic",
                         "which generator ports send when the host has several (one per host port): bidir (all), "
                         "uni (ports 0, 2, ...: one direction of each pair), mesh (all, to every other port in turn); "

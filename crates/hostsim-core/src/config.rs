@@ -152,6 +152,14 @@ impl SimConfig {
             return Err(ConfigError::new(field, "too large".into(), &allowed).into());
         }
         let ports = self.host.as_ref().filter(|_| self.app != "reflector").map_or(1, |h| h.ports);
+        if let Some(t) = &self.loadgen.tcp {
+            let links = 2 * self.link.propagation_ps;
+            check(t.rtt_ps == 0 || t.rtt_ps >= links, "loadgen.tcp.rtt", format!("{} ps", t.rtt_ps), &format!("0 or >= 2 x link.propagation ({links} ps): the links alone take that"))?;
+            check(self.app == "tcp-send", "loadgen.tcp", "set", &format!("only with app tcp-send (app {} sends no TCP to acknowledge)", self.app))?;
+        }
+        if self.app == "tcp-send" {
+            check(self.loadgen.tcp.is_some(), "loadgen.tcp", "none", "set with app tcp-send (its connections need a receiver)")?;
+        }
         if self.loadgen.traffic == Traffic::Mesh {
             check(ports >= 2, "loadgen.traffic", "mesh", &format!("bidir or uni with one port (mesh needs host.ports >= 2; here {ports})"))?;
         }

@@ -56,6 +56,8 @@ enum Event {
     GenDeparture(u16),
     /// Closed loop: port p gives up requests unanswered for the timeout.
     GenTimeout(u16),
+    /// TCP receiver mode: port p's next ACK is due, or a delayed-ACK timer.
+    SinkAck(u16),
     /// The head frame of a link's delay line arrives: (port, direction).
     LinkArrival(u16, u8),
     /// The reflector finishes serving its head frame.
@@ -86,6 +88,8 @@ pub struct GenPort {
     pub sends: bool,
     /// Closed loop: a `GenDeparture` is already queued.
     gen_pending: bool,
+    /// TCP receiver mode: the time of the `SinkAck` queued.
+    sink_at: Option<Ps>,
     /// Frames that arrived at this port (from any origin) after warm-up.
     pub rx_frames: u64,
 }
@@ -126,13 +130,20 @@ impl System {
         let ports = cfg.host.as_ref().filter(|_| on_host).map_or(1, |h| h.ports as usize);
         let mut gens = Vec::with_capacity(ports);
         for p in 0..ports {
-            let env = loadgen::Env { seed: cfg.seed, port: p, link_rate_bps: cfg.link.rate_bps, duration_ps: cfg.sim.duration_ps, warmup_ps: cfg.sim.warmup_ps };
+            let env = loadgen::Env {
+                seed: cfg.seed,
+                port: p,
+                link_rate_bps: cfg.link.rate_bps,
+                duration_ps: cfg.sim.duration_ps,
+                warmup_ps: cfg.sim.warmup_ps,
+                propagation_ps: cfg.link.propagation_ps,
+            };
             let mut lg = Loadgen::new(&cfg.loadgen.for_port(p), &env)?;
             if cfg.loadgen.to_stations() && ports > 1 {
                 lg.set_mesh(mesh_destinations(&cfg.loadgen, p, ports));
             }
             let link = || Link::new(cfg.link.rate_bps, cfg.link.propagation_ps);
-            gens.push(GenPort { lg, links: [link(), link()], sends: cfg.loadgen.sends(p, ports), gen_pending: false, rx_frames: 0 });
+            gens.push(GenPort { lg, links: [link(), link()], sends: cfg.loadgen.sends(p, ports), gen_pending: false, sink_at: None, rx_frames: 0 });
         }
         // Frame buffers hold the largest frame anyone builds: the generator, or an application.
         let host_frames = match (&cfg.host, registry.get(&cfg.app)) {
@@ -151,6 +162,7 @@ impl System {
                     stack: cfg.stack,
                     registry,
                     link_rate_bps: cfg.link.rate_bps,
+                    tx_end_ps: cfg.sim.duration_ps,
                     // The host's ports are the generator's destinations.
                     base: crate::nic::PortAddrs { mac: mac(&lg.dst_mac), ip: ip(&lg.dst_ip), peer: mac(&lg.src_mac), peer_ip: ip(&lg.src_ip) },
                 };
@@ -167,7 +179,8 @@ impl System {
             out: Vec::with_capacity(2),
             limit: cfg.sim.duration_ps.saturating_add(cfg.sim.drain_ps).saturating_add(2 * cfg.link.propagation_ps),
             last_arrival: 0,
-            closed: cfg.loadgen.closed_loop.is_some(),
+            // A reply that makes the generator send must arrive as an event.
+            closed: cfg.loadgen.closed_loop.is_some() || cfg.loadgen.tcp.is_some(),
             backlog: [0; 2],
             in_flight: Vec::new(),
         })
@@ -284,6 +297,20 @@ impl System {
                     self.q.schedule(t, Event::GenDeparture(p as u16));
                 }
             }
+            Event::SinkAck(p) => {
+                let p = p as usize;
+                if self.gens[p].sink_at != Some(now) {
+                    return; // superseded by a sooner one
+                }
+                self.gens[p].sink_at = None;
+                loop {
+                    let g = &mut self.gens[p];
+                    let start = now.max(g.links[TO_DUT].free_at());
+                    let Some(id) = g.lg.emit_ack(&mut self.pool, now, start) else { break };
+                    self.send(p, TO_DUT, start, id);
+                }
+                self.sink_schedule(p);
+            }
             Event::LinkArrival(p, dir) => {
                 let (p, dir) = (p as usize, dir as usize);
                 let Some((id, next)) = self.gens[p].links[dir].deliver() else { return };
@@ -345,6 +372,20 @@ impl System {
         self.pool.end(id, Fate::Returned);
         if go {
             self.gen_now(o, now);
+        }
+        if self.gens[o].lg.sink.is_some() {
+            self.sink_schedule(o);
+        }
+    }
+
+    /// TCP receiver mode: queues port `p`'s next ACK or timer unless one
+    /// as soon is queued.
+    fn sink_schedule(&mut self, p: usize) {
+        let g = &mut self.gens[p];
+        let Some(t) = g.lg.sink.as_ref().and_then(|s| s.next_event()) else { return };
+        if g.sink_at.map_or(true, |q| t < q) {
+            g.sink_at = Some(t);
+            self.q.schedule(t, Event::SinkAck(p as u16));
         }
     }
 

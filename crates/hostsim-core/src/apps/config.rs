@@ -10,6 +10,7 @@ pub use super::flow_table::FlowTableConfig;
 pub use super::ipfwd::IpfwdConfig;
 pub use super::l3fwd::L3fwdConfig;
 pub use super::ovs::OvsConfig;
+pub use super::tcp_send::TcpSendConfig;
 use crate::engine::time::Ps;
 use crate::error::{ConfigError, Result};
 
@@ -95,6 +96,9 @@ pub struct AppConfig {
     /// l3fwd: its work per packet.
     #[serde(default)]
     pub l3fwd: L3fwdConfig,
+    /// tcp-send: its connections and writes.
+    #[serde(default)]
+    pub tcp_send: TcpSendConfig,
 }
 
 fn default_iperf_port() -> u16 {
@@ -147,6 +151,7 @@ impl Default for AppConfig {
             bridge: BridgeConfig::default(),
             ovs: OvsConfig::default(),
             l3fwd: L3fwdConfig::default(),
+            tcp_send: TcpSendConfig::default(),
         }
     }
 }
@@ -164,6 +169,7 @@ impl AppConfig {
         self.ipfwd.validate()?;
         self.bridge.validate()?;
         self.ovs.validate()?;
+        self.tcp_send.validate()?;
         let k = &self.kvs;
         if !k.buckets.is_power_of_two() {
             return invalid("app.kvs.buckets", k.buckets.to_string(), "a power of two");

@@ -16,6 +16,7 @@ mod l3fwd;
 mod ovs;
 pub mod memcached;
 mod rxptx;
+mod tcp_send;
 mod testpmd;
 mod touch;
 mod udp_echo;
@@ -84,6 +85,7 @@ impl Registry {
         r.add("udp-echo", BOTH, none, udp_echo::new);
         r.add("memcached", BOTH, memcached::max_frame_bytes, memcached::new);
         r.add("iperf", KERNEL, none, iperf::new);
+        r.add("tcp-send", KERNEL, tcp_send::max_frame_bytes, tcp_send::new);
         // The memcached client with its defaults (GET-heavy, keys populated first).
         r.set_traffic("memcached", &[("memcached", "true")]);
         // A bridge forwards frames addressed to the stations behind its ports.
@@ -92,6 +94,8 @@ impl Registry {
         r.set_traffic("l3fwd", &[("address", "stations")]);
         // iperf3's TCP flow to its port, in full-sized segments.
         r.set_traffic("iperf", &[("protocol", "tcp"), ("dst_port", "5201"), ("size", "1518")]);
+        // The receiver that terminates its connections.
+        r.set_traffic("tcp-send", &[("tcp", "true")]);
         r
     }
 

@@ -34,7 +34,7 @@ use crate::mem::{Level, MemSystem};
 use crate::nic::rss::{self, Rss};
 use crate::nic::{CompletionQueue, Nic, NicDev, NicEvent, NicOut, Port, PortAddrs, PortParams, QueueModel, RxDescCache, RxQueue, RxRing, TxQueue, TxRing};
 use crate::pcie::PcieLink;
-use crate::stack::kernel::Kernel;
+use crate::stack::kernel::{Kernel, WriterEnv};
 use crate::stack::pmd::config::RxSharing;
 use crate::stack::pmd::shared::SharedRx;
 use crate::stack::pmd::Pmd;
@@ -78,6 +78,9 @@ pub struct HostEnv<'a> {
     pub registry: &'a Registry,
     /// Line rate of every port's link.
     pub link_rate_bps: u64,
+    /// When transmission ends (`sim.duration`): an application that writes
+    /// starts no write after it.
+    pub tx_end_ps: Ps,
     /// Port 0's addresses and its peer's; port p's are these plus p × 256
     /// (`wire::port_mac`, `wire::port_ip`), as the load generator's ports.
     pub base: PortAddrs,
@@ -250,7 +253,11 @@ impl Host {
                 if list.is_empty() || (socket.is_some() && list.len() > 1) {
                     return Err(field_err("host.bind", format!("{} queue pairs on core {c}", list.len()), "one queue pair per core with the kernel stack and a socket application (its interrupt's affinity); one or more for a forwarding application"));
                 }
-                CoreStack::Kernel(Box::new(Kernel::new(&cfg.kernel, cfg.pmd.costs, c, list, socket)))
+                let writer = app.writer().map(|spec| {
+                    let port = &nic.ports[list[0].tx_port];
+                    WriterEnv { spec, tx_end: env.tx_end_ps, addrs: (port.mac, port.peer, port.ip, port.peer_ip) }
+                });
+                CoreStack::Kernel(Box::new(Kernel::new(&cfg.kernel, cfg.pmd.costs, c, list, socket, writer)))
             } else if workers > 0 {
                 CoreStack::Pmd(Pmd::receiver(&cfg.pmd, c, list.clone(), (0..workers).collect()))
             } else if connectx && list.len() == 1 {

@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::time::Ps;
 use crate::error::{ConfigError, Result};
 use crate::wire::ethernet::{MAX_FRAME_BYTES, MIN_FRAME_BYTES};
 
@@ -154,6 +155,10 @@ pub struct LoadgenConfig {
     /// `loadgen.rate` (memcached client only).
     #[serde(default)]
     pub closed_loop: Option<ClosedLoopConfig>,
+    /// Terminate the host's TCP connections instead of sending
+    /// (`loadgen::tcp_sink`): acknowledge what arrives at a round-trip time.
+    #[serde(default)]
+    pub tcp: Option<TcpSinkConfig>,
     /// Which generator ports send when the host has several.
     #[serde(default)]
     pub traffic: Traffic,
@@ -210,6 +215,64 @@ pub struct ClosedLoopConfig {
     pub outstanding: u32,
     /// A request unanswered this long (ps) is given up and replaced.
     pub timeout_ps: u64,
+}
+
+/// The TCP receiver (`loadgen.tcp.*`): it terminates the host's connections
+/// (`--app tcp-send`) and acknowledges what arrives in order.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSinkConfig {
+    /// The round-trip time the receiver closes (ps): each ACK leaves
+    /// `rtt − 2 × link.propagation` after the segment it answers arrived, so
+    /// that segment out to ACK back takes `rtt` plus the host's own time. 0:
+    /// the links' propagation alone.
+    #[serde(default)]
+    pub rtt_ps: Ps,
+    /// Probability that an arriving segment is lost (discarded unseen), to
+    /// exercise retransmission.
+    #[serde(default)]
+    pub drop: f64,
+    /// Full-sized segments received in order before an ACK goes out (RFC
+    /// 1122 §4.2.3.2 and RFC 5681 §4.2: at least every second one).
+    #[serde(default = "TcpSinkConfig::default_delack_segments")]
+    pub delack_segments: u32,
+    /// Longest an in-order segment waits for its ACK (ps): Linux's
+    /// `TCP_DELACK_MIN`, HZ/25 = 40 ms (include/net/tcp.h).
+    #[serde(default = "TcpSinkConfig::default_delack_timeout_ps")]
+    pub delack_timeout_ps: Ps,
+    /// The receive window it advertises (bytes): Linux's `tcp_rmem` maximum,
+    /// 6 MiB (Documentation/networking/ip-sysctl.rst), as if autotuning
+    /// had grown to it. Sent in the window field scaled by 2^7 (a window
+    /// scale negotiated at a handshake that is not modelled).
+    #[serde(default = "TcpSinkConfig::default_window_bytes")]
+    pub window_bytes: u32,
+}
+
+/// The window scale the receiver's ACKs use (RFC 7323 shift).
+pub const TCP_WINDOW_SHIFT: u32 = 7;
+
+impl TcpSinkConfig {
+    fn default_delack_segments() -> u32 {
+        2
+    }
+    fn default_delack_timeout_ps() -> Ps {
+        40_000_000_000
+    }
+    fn default_window_bytes() -> u32 {
+        6 << 20
+    }
+}
+
+impl Default for TcpSinkConfig {
+    fn default() -> Self {
+        TcpSinkConfig {
+            rtt_ps: 0,
+            drop: 0.0,
+            delack_segments: Self::default_delack_segments(),
+            delack_timeout_ps: Self::default_delack_timeout_ps(),
+            window_bytes: Self::default_window_bytes(),
+        }
+    }
 }
 
 /// Where trace departures come from.
@@ -367,6 +430,7 @@ impl Default for LoadgenConfig {
             trace: None,
             memcached: None,
             closed_loop: None,
+            tcp: None,
             traffic: Traffic::Bidir,
             address: Address::Host,
         }
@@ -458,6 +522,14 @@ impl LoadgenConfig {
             check(lg.memcached.is_some(), "loadgen.closed_loop", "set", "only with loadgen.memcached (requests matched by id)")?;
             check((1..=32768).contains(&c.outstanding), "loadgen.closed_loop.outstanding", c.outstanding, "1..=32768")?;
             check(c.timeout_ps > 0, "loadgen.closed_loop.timeout", c.timeout_ps, "> 0")?;
+        }
+        if let Some(t) = &lg.tcp {
+            check(lg.trace.is_none() && lg.memcached.is_none(), "loadgen.tcp", "set", "not together with loadgen.trace or loadgen.memcached (the receiver sends only ACKs)")?;
+            check(t.drop.is_finite() && (0.0..1.0).contains(&t.drop), "loadgen.tcp.drop", t.drop, "0 <= p < 1")?;
+            check((1..=64).contains(&t.delack_segments), "loadgen.tcp.delack_segments", t.delack_segments, "1..=64")?;
+            check(t.delack_timeout_ps > 0, "loadgen.tcp.delack_timeout", t.delack_timeout_ps, "> 0")?;
+            let max = (u16::MAX as u32) << TCP_WINDOW_SHIFT;
+            check((1500..=max).contains(&t.window_bytes), "loadgen.tcp.window_bytes", t.window_bytes, &format!("1500..={max} (the 16-bit field scaled by 2^{TCP_WINDOW_SHIFT})"))?;
         }
         Ok(())
     }

@@ -15,6 +15,11 @@
 //! not (`rx_untagged_packets`), and the offered and achieved rates are over
 //! the time the trace was actually sent.
 //!
+//! TCP receiver mode (`loadgen.tcp`, `tcp_sink::TcpSink`): the port sends
+//! nothing on a schedule; it acknowledges the host's TCP segments (`--app
+//! tcp-send`), and its ACKs are the frames it sends (the host consumes
+//! them). Goodput is counted in `loadgen.tcp`.
+//!
 //! memcached mode (`loadgen.memcached`, `memcached::McClient`): each
 //! departure is a memcached UDP request; replies are paired with requests by
 //! request id. Closed loop (`loadgen.closed_loop`) keeps a fixed number of
@@ -27,6 +32,7 @@ pub mod frame;
 pub mod measure;
 pub mod memcached;
 pub mod source;
+pub mod tcp_sink;
 pub mod trace;
 
 use serde_json::{json, Value};
@@ -69,6 +75,8 @@ pub struct Env {
     /// Transmission ends at `duration_ps`; the first `warmup_ps` are not measured.
     pub duration_ps: Ps,
     pub warmup_ps: Ps,
+    /// One-way propagation delay of the port's links.
+    pub propagation_ps: Ps,
 }
 
 impl Env {
@@ -114,6 +122,8 @@ pub struct Loadgen {
     credits: u32,
     /// `loadgen.rate` differs from its default (closed loop warns it is ignored).
     rate_given: bool,
+    /// TCP receiver mode: the receiver; the port sends only its ACKs.
+    pub sink: Option<tcp_sink::TcpSink>,
 }
 
 impl Loadgen {
@@ -140,6 +150,14 @@ impl Loadgen {
                 (Some(r), next)
             }
             _ => (None, departures.next()),
+        };
+        let sink = lg.tcp.as_ref().map(|t| tcp_sink::TcpSink::new(t, env.propagation_ps, env.seed, env.port, (env.warmup_ps, env.duration_ps)));
+        let next_departure = if sink.is_some() {
+            // ACKs only: none on a schedule, and no offered rate.
+            rate = OfferedRate { requested_pps: 0.0, pps: 0.0, line_rate_pps: rate.line_rate_pps, capped: false };
+            Ps::MAX
+        } else {
+            next_departure
         };
         let capture = |p: &Option<String>| p.as_deref().map(|p| Capture::create(p, lg.capture_limit)).transpose();
         Ok(Loadgen {
@@ -168,6 +186,7 @@ impl Loadgen {
             closed_loop: lg.closed_loop,
             credits: lg.closed_loop.map_or(0, |c| c.outstanding),
             rate_given: lg.rate != crate::loadgen::config::LoadgenConfig::default().rate,
+            sink,
         })
     }
 
@@ -258,6 +277,24 @@ impl Loadgen {
         id
     }
 
+    /// TCP receiver mode: the next ACK due by `now` as a frame starting on
+    /// the wire at `start`, or None.
+    pub fn emit_ack(&mut self, pool: &mut FramePool, now: Ps, start: Ps) -> Option<FrameId> {
+        let (k, ack) = self.sink.as_mut()?.pop_ack(now)?;
+        let bytes = crate::wire::ethernet::MIN_FRAME_BYTES;
+        let id = pool.alloc(bytes);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        pool.mark_sent(id, self.port, seq, self.measure.in_window(start));
+        self.sink.as_ref()?.write_ack(k, ack, pool.data_mut(id));
+        self.measure.on_tx(start, bytes);
+        self.total_tx += 1;
+        if let Some(c) = self.capture_tx.as_mut() {
+            c.write(start, pool.data(id));
+        }
+        Some(id)
+    }
+
     /// Size of the frame about to be sent.
     #[inline]
     pub fn next_size(&mut self) -> u32 {
@@ -276,6 +313,12 @@ impl Loadgen {
     pub fn receive(&mut self, pool: &FramePool, id: FrameId, now: Ps) -> bool {
         if let Some(c) = self.capture_rx.as_mut() {
             c.write(now, pool.data(id));
+        }
+        if let Some(s) = self.sink.as_mut() {
+            // The host's segments: the receiver takes them (they are not
+            // frames this port sent, so they are not measured).
+            s.receive(pool.data(id), now);
+            return false;
         }
         if let Some(m) = self.mc.as_mut() {
             self.total_rx += 1;
@@ -336,6 +379,12 @@ impl Loadgen {
     pub fn consume(&mut self, pool: &FramePool, id: FrameId, now: Ps) {
         if self.mc.is_some() {
             // A request the server answered with nothing: it stays outstanding.
+            return;
+        }
+        if self.sink.is_some() {
+            // An ACK the host's TCP took: delivered, with no tag to time it.
+            self.total_rx += 1;
+            self.measure.on_rx_untagged(pool.measured(id), pool.frame_bytes(id));
             return;
         }
         self.total_rx += 1;
@@ -466,6 +515,9 @@ impl Loadgen {
         if let Some(mc) = &self.mc {
             v["memcached"] = mc.result_json(w);
         }
+        if let Some(sink) = &self.sink {
+            v["tcp"] = sink.result_json(w);
+        }
         if let Some(n) = self.tcp_acks {
             v["rx_tcp_acks"] = json!(n);
             // The TCP payload of the window's segments the receiver consumed
@@ -553,7 +605,7 @@ fn aggregate_json(ports: &[(&Loadgen, bool, u64)]) -> Value {
         v[k] = x;
     }
     let parts: Vec<Value> = ports.iter().map(|(g, _, _)| g.result_json()).collect();
-    for key in ["memcached", "rx_tcp_acks", "rx_untagged_packets", "trace_frames_sent", "trace_oversize_frames", "trace_truncated_frames", "trace_delayed_frames", "trace_delay_ps"] {
+    for key in ["memcached", "tcp", "rx_tcp_acks", "rx_untagged_packets", "trace_frames_sent", "trace_oversize_frames", "trace_truncated_frames", "trace_delayed_frames", "trace_delay_ps"] {
         if parts.iter().any(|p| p.get(key).is_some()) {
             let values: Vec<&Value> = parts.iter().filter_map(|p| p.get(key)).collect();
             v[key] = sum_json(&values);

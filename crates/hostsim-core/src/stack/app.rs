@@ -36,6 +36,19 @@ pub struct Socket {
     pub port: u16,
 }
 
+/// What a TCP-sending application (`tcp-send`) writes, per core: its
+/// connections (TCP source ports `src_port + core × connections + i` to
+/// `dst_port`), the size of each `write()`'s buffer, and how many writes in
+/// all (0: until `sim.duration` ends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriterSpec {
+    pub connections: u32,
+    pub buffer_bytes: u64,
+    pub writes: u64,
+    pub dst_port: u16,
+    pub src_port: u16,
+}
+
 /// What becomes of a burst's packets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -166,6 +179,12 @@ pub trait App {
     /// the stack sends it with `sendto`.
     fn reply(&mut self, _cx: &mut AppCx, _i: usize, request: FrameId, len: u64) -> (FrameId, u64) {
         (request, len)
+    }
+
+    /// Kernel stack: an application whose thread writes to TCP connections
+    /// (the stack does the writing, `stack/kernel/tcp_tx.rs`).
+    fn writer(&self) -> Option<WriterSpec> {
+        None
     }
 
     /// Kernel stack, an application that binds no socket (IP forwarding, a

@@ -71,6 +71,9 @@ impl<T: AsRef<[u8]>> Packet<T> {
     pub fn flags(&self) -> u8 {
         self.buf.as_ref()[field::FLAGS]
     }
+    pub fn window(&self) -> u16 {
+        self.u16_at(field::WINDOW)
+    }
     pub fn payload(&self) -> &[u8] {
         &self.buf.as_ref()[self.header_len()..]
     }
@@ -96,6 +99,28 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     pub fn set_seq(&mut self, v: u32) {
         self.buf.as_mut()[field::SEQ].copy_from_slice(&v.to_be_bytes());
     }
+    pub fn set_flags(&mut self, v: u8) {
+        self.buf.as_mut()[field::FLAGS] = v;
+    }
+}
+
+/// Writes into `buf` (a 64 B frame without FCS, zero-padded) the pure ACK
+/// that answers the segment whose Ethernet/IPv4/TCP headers are `seg`:
+/// endpoints swapped, its sequence number the segment's acknowledgement
+/// number, acknowledging `ack` with receive window field `window`.
+pub fn write_ack(buf: &mut [u8], seg: &[u8; super::TCP_HEADERS], ack: u32, window: u16) {
+    use super::{ethernet, ipv4};
+    let l3 = ethernet::HEADER_LEN;
+    let l4 = l3 + ipv4::HEADER_LEN;
+    buf.fill(0);
+    buf[..super::TCP_HEADERS].copy_from_slice(seg);
+    super::swap_endpoints(buf);
+    let mut ip = ipv4::Packet::new_unchecked(&mut buf[l3..]);
+    ip.set_total_len((ipv4::HEADER_LEN + HEADER_LEN) as u16);
+    ip.fill_checksum();
+    let s = Packet::new_unchecked(&buf[l4..]);
+    let (sport, dport, seq) = (s.src_port(), s.dst_port(), Packet::new_unchecked(&seg[l4..]).ack());
+    Packet::new_unchecked(&mut buf[l4..]).emit(sport, dport, seq, ack, FLAG_ACK, window);
 }
 
 /// Is `frame` (Ethernet, no FCS) an IPv4/TCP segment with no payload and the ACK flag?

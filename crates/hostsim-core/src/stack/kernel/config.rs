@@ -46,7 +46,46 @@ pub struct KernelConfig {
     pub gro_max_bytes: u32,
     /// Bytes the receiving application asks for per `recv` (iperf3's 128 KiB; not re-read here).
     pub recv_bytes: u32,
+    /// The TCP sender (`--app tcp-send`, `tcp_tx.rs`).
+    #[serde(default)]
+    pub tcp: TcpSendConfig,
     pub costs: KernelCosts,
+}
+
+/// The TCP sender's parameters (`host.kernel.tcp.*`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TcpSendConfig {
+    /// Payload bytes per segment: the Ethernet MTU of 1500 B (RFC 894)
+    /// less 20 B of IPv4 and 20 B of TCP header (no options are sent).
+    pub mss_bytes: u32,
+    /// The initial congestion window in segments: `TCP_INIT_CWND` 10
+    /// (include/net/tcp.h; RFC 6928).
+    pub init_cwnd_segments: u32,
+    /// The retransmission timeout's floor and ceiling: `TCP_RTO_MIN` HZ/5 =
+    /// 200 ms and `TCP_RTO_MAX` 120 s (include/net/tcp.h).
+    pub rto_min_ps: Ps,
+    pub rto_max_ps: Ps,
+    /// The timeout before the first round-trip sample: `TCP_TIMEOUT_INIT`
+    /// 1 s (include/net/tcp.h; RFC 6298 §2.1).
+    pub rto_init_ps: Ps,
+    /// The send buffer per connection, in bytes of skb truesize: the
+    /// `tcp_wmem` maximum, 4 MiB (Documentation/networking/ip-sysctl.rst;
+    /// not re-read here), as if autotuning had grown to it.
+    pub sndbuf_bytes: u64,
+}
+
+impl Default for TcpSendConfig {
+    fn default() -> Self {
+        TcpSendConfig {
+            mss_bytes: 1460,
+            init_cwnd_segments: 10,
+            rto_min_ps: 200_000_000_000,
+            rto_max_ps: 120_000_000_000_000,
+            rto_init_ps: 1_000_000_000_000,
+            sndbuf_bytes: 4 << 20,
+        }
+    }
 }
 
 impl Default for KernelConfig {
@@ -63,6 +102,7 @@ impl Default for KernelConfig {
             tcp_rcvbuf_bytes: 6 << 20,
             gro_max_bytes: 65536,
             recv_bytes: 128 << 10,
+            tcp: TcpSendConfig::default(),
             costs: KernelCosts::default(),
         }
     }
@@ -129,6 +169,46 @@ pub struct KernelCosts {
     pub tcp_ack_instr: u32,
     /// tcp_recvmsg per skb consumed.
     pub tcp_recv_skb_instr: u32,
+    /// The TCP sender (estimates of the same order as the receive side's):
+    /// tcp_sendmsg per `write()` (lock, checks, the final push).
+    #[serde(default = "KernelCosts::default_tcp_sendmsg_instr")]
+    pub tcp_sendmsg_instr: u32,
+    /// Per segment built in tcp_sendmsg (sk_stream_alloc_skb, accounting, queueing).
+    #[serde(default = "KernelCosts::default_tcp_segment_instr")]
+    pub tcp_segment_instr: u32,
+    /// Per segment sent: tcp_write_xmit, tcp_transmit_skb (clone, header), ip_queue_xmit, neighbour output.
+    #[serde(default = "KernelCosts::default_tcp_xmit_instr")]
+    pub tcp_xmit_instr: u32,
+    /// Per ACK received: tcp_v4_rcv, tcp_ack (window, RTT, congestion control).
+    #[serde(default = "KernelCosts::default_tcp_ack_rcv_instr")]
+    pub tcp_ack_rcv_instr: u32,
+    /// Per segment an ACK frees (tcp_clean_rtx_queue).
+    #[serde(default = "KernelCosts::default_tcp_clean_instr")]
+    pub tcp_clean_instr: u32,
+    /// A retransmission timeout (tcp_retransmit_timer, tcp_enter_loss).
+    #[serde(default = "KernelCosts::default_tcp_timer_instr")]
+    pub tcp_timer_instr: u32,
+}
+
+impl KernelCosts {
+    fn default_tcp_sendmsg_instr() -> u32 {
+        1000
+    }
+    fn default_tcp_segment_instr() -> u32 {
+        300
+    }
+    fn default_tcp_xmit_instr() -> u32 {
+        1200
+    }
+    fn default_tcp_ack_rcv_instr() -> u32 {
+        800
+    }
+    fn default_tcp_clean_instr() -> u32 {
+        150
+    }
+    fn default_tcp_timer_instr() -> u32 {
+        1000
+    }
 }
 
 impl Default for KernelCosts {
@@ -157,6 +237,12 @@ impl Default for KernelCosts {
             tcp_rcv_instr: 900,
             tcp_ack_instr: 600,
             tcp_recv_skb_instr: 150,
+            tcp_sendmsg_instr: Self::default_tcp_sendmsg_instr(),
+            tcp_segment_instr: Self::default_tcp_segment_instr(),
+            tcp_xmit_instr: Self::default_tcp_xmit_instr(),
+            tcp_ack_rcv_instr: Self::default_tcp_ack_rcv_instr(),
+            tcp_clean_instr: Self::default_tcp_clean_instr(),
+            tcp_timer_instr: Self::default_tcp_timer_instr(),
         }
     }
 }
@@ -191,6 +277,22 @@ impl KernelConfig {
         }
         if !(1..=1 << 24).contains(&self.recv_bytes) {
             return bad("kernel.recv_bytes", self.recv_bytes as u64, "1..=16777216");
+        }
+        let t = &self.tcp;
+        if !(536..=1460).contains(&t.mss_bytes) {
+            return bad("kernel.tcp.mss_bytes", t.mss_bytes as u64, "536..=1460 (RFC 879's least to a 1500 B MTU's; jumbo frames are not modelled)");
+        }
+        if !(1..=1024).contains(&t.init_cwnd_segments) {
+            return bad("kernel.tcp.init_cwnd_segments", t.init_cwnd_segments as u64, "1..=1024");
+        }
+        if t.rto_min_ps == 0 || t.rto_min_ps > t.rto_max_ps {
+            return bad("kernel.tcp.rto_min", t.rto_min_ps, &format!("> 0 and <= kernel.tcp.rto_max ({} ps)", t.rto_max_ps));
+        }
+        if t.rto_init_ps == 0 {
+            return bad("kernel.tcp.rto_init", 0, "> 0");
+        }
+        if t.sndbuf_bytes < self.skb_truesize_bytes as u64 || t.sndbuf_bytes > 1 << 32 {
+            return bad("kernel.tcp.sndbuf_bytes", t.sndbuf_bytes, &format!("{}..=4294967296 (at least one skb's truesize)", self.skb_truesize_bytes));
         }
         Ok(())
     }

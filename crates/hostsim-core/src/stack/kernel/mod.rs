@@ -53,12 +53,13 @@
 pub mod config;
 mod forward;
 mod socket;
+mod tcp_tx;
 
 use std::collections::VecDeque;
 
 use serde_json::{json, Value};
 
-pub use config::{KernelConfig, KernelCosts};
+pub use config::{KernelConfig, KernelCosts, TcpSendConfig};
 
 use super::app::{App, Socket, Transport};
 use super::mempool::{Mempool, MempoolConfig};
@@ -237,13 +238,26 @@ pub struct Kernel {
     rcvd: Vec<Queued>,
     /// Packets per NAPI poll.
     burst_hist: Vec<u64>,
+    /// A TCP-sending application's writer (`tcp_tx.rs`).
+    writer: Option<Box<tcp_tx::Writer>>,
+    /// References to each page buffer a TCP segment holds (by mbuf).
+    data_refs: Vec<u8>,
     c: Counters,
+}
+
+/// What the kernel of a TCP-sending application needs: what it writes,
+/// when transmission ends, and its port's addresses (source MAC,
+/// destination MAC, source IPv4, destination IPv4).
+pub struct WriterEnv {
+    pub spec: super::app::WriterSpec,
+    pub tx_end: Ps,
+    pub addrs: (crate::wire::ethernet::Mac, crate::wire::ethernet::Mac, std::net::Ipv4Addr, std::net::Ipv4Addr),
 }
 
 impl Kernel {
     /// The kernel on core `id`, serving `streams` (one queue pair each) for
     /// an application bound to `socket`.
-    pub fn new(cfg: &KernelConfig, pmd_costs: super::pmd::config::PmdCosts, id: usize, streams: &[Stream], socket: Option<Socket>) -> Kernel {
+    pub fn new(cfg: &KernelConfig, pmd_costs: super::pmd::config::PmdCosts, id: usize, streams: &[Stream], socket: Option<Socket>, writer: Option<WriterEnv>) -> Kernel {
         let at = Layout::of(id);
         let slab = slab_config(cfg.skbs);
         Kernel {
@@ -274,6 +288,8 @@ impl Kernel {
             ids2: Vec::with_capacity(256),
             rcvd: Vec::with_capacity(256),
             burst_hist: vec![0; cfg.napi_budget as usize + 1],
+            writer: writer.map(|w| Box::new(tcp_tx::Writer::new(w.spec, cfg.tcp, id, w.tx_end, w.addrs))),
+            data_refs: Vec::new(),
             c: Counters::default(),
         }
     }
@@ -406,7 +422,13 @@ impl Kernel {
             self.next_loop(cx);
             return;
         }
-        let app_runnable = !self.sock_q.is_empty();
+        // TCP's retransmission timers (the timer softirq).
+        if self.writer.as_ref().and_then(|w| w.next_timer()).is_some_and(|at| at <= cx.core.now()) {
+            self.tcp_timers(cx);
+            self.next_loop(cx);
+            return;
+        }
+        let app_runnable = !self.sock_q.is_empty() || self.writer.as_ref().is_some_and(|w| w.runnable(cx.core.now()));
         let next = match (app_runnable, self.ksoftirqd) {
             (false, false) => None,
             (true, false) => Some(Thread::App),
@@ -431,8 +453,9 @@ impl Kernel {
         let t0 = cx.core.now();
         match next {
             None => {
-                // Idle until the next interrupt.
-                if let Some(t) = self.napis.iter().filter_map(|n| n.irq_at).min() {
+                // Idle until the next interrupt or timer.
+                let timer = self.writer.as_ref().and_then(|w| w.next_timer());
+                if let Some(t) = self.napis.iter().filter_map(|n| n.irq_at).chain(timer).min() {
                     let t = t.max(t0);
                     self.pending_at = Some(t);
                     cx.out.schedule(t, Event::Core(self.id as u16));
@@ -585,6 +608,8 @@ impl Kernel {
         cx.core.account_mut().add_packets(n);
         if self.forwarder {
             self.forward(cx, app);
+        } else if self.writer.is_some() {
+            self.tcp_acks_in(cx);
         } else {
             self.protocols(cx);
         }
@@ -600,6 +625,15 @@ impl Kernel {
         self.ids2.clear();
         self.ids.push(skb);
         self.ids2.push(buf);
+        self.free_skbs(cx);
+    }
+
+    /// Frees one skb, and its page buffer if given.
+    fn free_skb_only(&mut self, cx: &mut StackCx, skb: u32, buf: Option<u32>) {
+        self.ids.clear();
+        self.ids2.clear();
+        self.ids.push(skb);
+        self.ids2.extend(buf);
         self.free_skbs(cx);
     }
 
@@ -635,8 +669,18 @@ impl Kernel {
             let napi = &mut self.napis[self.cur];
             for pos in freed..done {
                 self.work.read(tx.ring.desc_addr(pos));
+                let skb = napi.tx_skbs.pop_front().expect("an skb for every TX descriptor");
+                self.ids.push(skb & !tcp_tx::CLONE);
                 self.ids2.push(tx.ring.slots[tx.ring.slot(pos)].mbuf);
-                self.ids.push(napi.tx_skbs.pop_front().expect("an skb for every TX descriptor"));
+                if skb & tcp_tx::CLONE != 0 {
+                    // A clone of a TCP segment: its buffer goes with the last reference.
+                    let buf = self.ids2.pop().unwrap();
+                    let r = &mut self.data_refs[buf as usize];
+                    *r -= 1;
+                    if *r == 0 {
+                        self.ids2.push(buf);
+                    }
+                }
             }
             tx.freed = done;
             self.exec(cx);
@@ -662,7 +706,7 @@ impl Kernel {
         tx.tail += 1;
         let (desc, tail) = (tx.ring.desc_addr(pos), tx.tail);
         self.napi().tx_skbs.push_back(skb);
-        self.work.reset(Category::Tx).instr(self.cfg.costs.xmit_instr as u64).read(self.skbs.mbuf_addr(skb)).write(desc);
+        self.work.reset(Category::Tx).instr(self.cfg.costs.xmit_instr as u64).read(self.skbs.mbuf_addr(skb & !tcp_tx::CLONE)).write(desc);
         self.exec(cx);
         let t = cx.nic.pcie_of(tp).mmio_write(cx.core.now(), 4);
         cx.out.schedule(t, Event::Nic(NicEvent::TxDoorbell { port: tp as u8, queue: tq as u16, tail: tail as u32 }));
@@ -723,6 +767,9 @@ impl super::Stack for Kernel {
         let mut v = self.counters_json();
         v["rx_nombuf"] = json!(self.c.rx_nombuf);
         v["app_consumed"] = json!(self.c.app_consumed);
+        if let Some(w) = &self.writer {
+            v["tcp_send"] = w.result_json();
+        }
         v
     }
 
@@ -744,6 +791,9 @@ impl super::Stack for Kernel {
     }
 
     fn reset_stats(&mut self) {
+        if let Some(w) = self.writer.as_mut() {
+            w.reset_stats();
+        }
         self.c = Counters::default();
         self.burst_hist.iter_mut().for_each(|n| *n = 0);
     }
@@ -757,7 +807,7 @@ mod tests {
     fn interrupts_keep_their_interval() {
         let s = Stream { rx_port: 0, rx_queue: 0, tx_port: 0, tx_queue: 0 };
         let sock = Socket { transport: Transport::Udp, port: 9 };
-        let mut k = Kernel::new(&KernelConfig::default(), Default::default(), 0, &[s], Some(sock));
+        let mut k = Kernel::new(&KernelConfig::default(), Default::default(), 0, &[s], Some(sock), None);
         assert_eq!(k.request_irq(0, 5), Some(5));
         assert_eq!(k.request_irq(0, 6), None, "one outstanding");
         k.napis[0].irq_at = None;

@@ -46,21 +46,6 @@ fn l4(frame: &[u8]) -> Option<L4> {
     }
 }
 
-/// Writes a pure ACK answering the segment whose headers are `seg` into
-/// `buf` (a 64 B frame without FCS).
-fn write_ack(buf: &mut [u8], seg: &[u8; TCP_HEADERS], ack: u32) {
-    let l3 = ethernet::HEADER_LEN;
-    buf.fill(0);
-    buf[..TCP_HEADERS].copy_from_slice(seg);
-    crate::wire::swap_endpoints(buf);
-    let mut ip = ipv4::Packet::new_unchecked(&mut buf[l3..]);
-    ip.set_total_len((ipv4::HEADER_LEN + tcp::HEADER_LEN) as u16);
-    ip.fill_checksum();
-    let s = tcp::Packet::new_unchecked(&buf[l3 + ipv4::HEADER_LEN..]);
-    let (sport, dport, seq) = (s.src_port(), s.dst_port(), tcp::Packet::new_unchecked(&seg[l3 + ipv4::HEADER_LEN..]).ack());
-    tcp::Packet::new_unchecked(&mut buf[l3 + ipv4::HEADER_LEN..]).emit(sport, dport, seq, ack, tcp::FLAG_ACK, 65535);
-}
-
 impl Kernel {
     /// GRO, IP, UDP or TCP for the packets of one NAPI poll (`rcvd`): socket
     /// lookup and queueing. TCP segments of a flow merge into one skb (up to
@@ -179,6 +164,10 @@ impl Kernel {
     /// The application: one recvfrom, its processing, a sendto per reply
     /// datagram; then, if the socket is empty, the recvfrom that blocks.
     pub(super) fn app_iteration(&mut self, cx: &mut StackCx, app: &mut dyn App) {
+        if self.writer.is_some() {
+            self.write_step(cx);
+            return;
+        }
         if self.tcp {
             self.tcp_recv(cx);
             return;
@@ -280,7 +269,7 @@ impl Kernel {
     /// TCP: one pure ACK for a GRO skb, from the softirq (no system call, no copy).
     fn send_ack(&mut self, cx: &mut StackCx, seg: &[u8; TCP_HEADERS], ack: u32) {
         let frame = cx.frames.alloc(ACK_FRAME_BYTES);
-        write_ack(cx.frames.data_mut(frame), seg, ack);
+        tcp::write_ack(cx.frames.data_mut(frame), seg, ack, 65535);
         self.work.reset(Category::Proto).instr(self.cfg.costs.tcp_ack_instr as u64).read(self.at.sock).read(self.at.route);
         self.exec(cx);
         let Some((skb, buf, data)) = self.alloc_tx(cx, frame) else { return };
@@ -341,7 +330,13 @@ impl Kernel {
         } else {
             self.c.qdisc_drops += 1;
             cx.frames.end(slot.frame, Fate::Qdisc);
-            self.free_skb(cx, skb, slot.mbuf);
+            if skb & super::tcp_tx::CLONE != 0 {
+                // A TCP segment's clone: the segment keeps its buffer for a retransmission.
+                let last = self.put_data_ref(slot.mbuf);
+                self.free_skb_only(cx, skb & !super::tcp_tx::CLONE, last.then_some(slot.mbuf));
+            } else {
+                self.free_skb(cx, skb, slot.mbuf);
+            }
         }
         self.set_tx_blocked(cx);
     }

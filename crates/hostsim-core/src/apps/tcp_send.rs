@@ -1,0 +1,93 @@
+//! tcp-send: a TCP sender on the kernel stack (the transmit study, SPEC
+//! §1 study 4). One thread per core calls `write()` with a buffer of
+//! `buffer_bytes` on each of its `connections` in turn, `writes` times in
+//! all (0: until `sim.duration`); the kernel's TCP does the rest
+//! (`stack/kernel/tcp_tx.rs`), and the load generator's receiver
+//! (`loadgen.tcp`, which `--app tcp-send` implies) terminates the
+//! connections at its round-trip time. What each `write()` cost — time
+//! inside it, time blocked for send-buffer space, how long its buffer was
+//! held — is in `host.cores[].stack.tcp_send`.
+
+use serde::{Deserialize, Serialize};
+
+use super::config::AppConfig;
+use crate::error::{ConfigError, Result};
+use crate::nic::Slot;
+use crate::stack::app::Transport;
+use crate::stack::{App, AppCx, Socket, Verdict, WriterSpec};
+
+/// `host.app.tcp_send`: what the application writes.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TcpSendConfig {
+    /// Connections per core (estimate: one, a single bulk flow).
+    pub connections: u32,
+    /// Bytes per `write()`: the study's 3.6 MB application buffers (SPEC §1, study 4).
+    pub buffer_bytes: u64,
+    /// Writes per core in all; 0 writes until `sim.duration` ends. (The
+    /// study writes 1125 buffers, 4.06 GB; a run that long is a choice.)
+    pub writes: u64,
+    /// The receiver's TCP port (iperf2's 5001; estimate) and the first source port.
+    pub dst_port: u16,
+    pub src_port: u16,
+}
+
+impl Default for TcpSendConfig {
+    fn default() -> Self {
+        TcpSendConfig { connections: 1, buffer_bytes: 3_600_000, writes: 0, dst_port: 5001, src_port: 40000 }
+    }
+}
+
+impl TcpSendConfig {
+    pub fn validate(&self) -> Result<()> {
+        let bad = |f: &str, v: u64, allowed: &str| -> Result<()> { Err(ConfigError::new(f, v.to_string(), allowed).into()) };
+        if !(1..=256).contains(&self.connections) {
+            return bad("app.tcp_send.connections", self.connections as u64, "1..=256");
+        }
+        // Each core's buffers sit in 64 GiB of simulated addresses (`tcp_tx.rs`).
+        if !(1..=256 << 20).contains(&self.buffer_bytes) {
+            return bad("app.tcp_send.buffer_bytes", self.buffer_bytes, "1..=268435456 (256 MiB)");
+        }
+        if self.src_port as u32 + self.connections * 64 > u16::MAX as u32 {
+            return bad("app.tcp_send.src_port", self.src_port as u64, "low enough that 64 cores' connections fit below 65536");
+        }
+        Ok(())
+    }
+}
+
+pub fn new(cfg: &AppConfig) -> Result<Box<dyn App>> {
+    Ok(Box::new(TcpSend { cfg: cfg.tcp_send }))
+}
+
+/// Segments carry at most 1460 B of payload (`host.kernel.tcp.mss_bytes`
+/// allows no more): 1518 B frames.
+pub fn max_frame_bytes(_: &AppConfig) -> u32 {
+    1518
+}
+
+struct TcpSend {
+    cfg: TcpSendConfig,
+}
+
+impl App for TcpSend {
+    fn name(&self) -> &'static str {
+        "tcp-send"
+    }
+
+    fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) -> Verdict {
+        super::kernel_only_burst(cx, pkts)
+    }
+
+    fn replies(&self) -> bool {
+        true
+    }
+
+    fn socket(&self) -> Option<Socket> {
+        Some(Socket { transport: Transport::Tcp, port: self.cfg.src_port })
+    }
+
+    fn writer(&self) -> Option<WriterSpec> {
+        let c = &self.cfg;
+        Some(WriterSpec { connections: c.connections, buffer_bytes: c.buffer_bytes, writes: c.writes, dst_port: c.dst_port, src_port: c.src_port })
+    }
+}

@@ -1,0 +1,739 @@
+//! The kernel's TCP sender (`--app tcp-send`): an application thread that
+//! `write()`s buffers on its connections, and TCP's transmit side under it.
+//!
+//! ```text
+//! write(): syscall, tcp_sendmsg ─▶ per MSS: skb + page buffer, copy from the
+//!   user buffer (blocks while the send buffer is full) ─▶ tcp_write_xmit:
+//!   while the window allows, a clone of the segment's skb through IP, the
+//!   qdisc and the driver (the NIC reads headers and payload from the buffer)
+//! ACK (NAPI) ─▶ tcp_ack: acked segments freed (their buffers once no clone
+//!   holds them), RTT and RTO (RFC 6298), cwnd (Reno: slow start, congestion
+//!   avoidance; NewReno fast retransmit and recovery, RFC 5681/6582),
+//!   then more segments, and the blocked writer woken when a third of the
+//!   send buffer is free
+//! RTO timer ─▶ cwnd to one segment, everything unacknowledged sent again
+//! ```
+//!
+//! Each segment keeps its skb and page buffer until it is acknowledged
+//! (the retransmission queue); each transmission sends a clone of the skb
+//! that shares the buffer, freed when the NIC has sent it — the buffer goes
+//! back to the pool when the last of the original and its clones is freed
+//! (the data reference count of `skb_shared_info`).
+//!
+//! Simplified: no handshake (both ends start at sequence number 0); no TSO,
+//! no SACK, no timestamps, no pacing, no Nagle (every segment is full but a
+//! write's last); ACKs are processed in the softirq as they arrive, also
+//! while the writer is inside `write()` (Linux queues them to the socket's
+//! backlog while the writer holds the socket lock); one blocking writer
+//! thread per core, which writes its buffers to its connections in turn.
+
+use std::collections::VecDeque;
+
+use serde_json::{json, Value};
+
+use super::config::TcpSendConfig;
+use super::{Kernel, Thread, SKB_LINES};
+use crate::cpu::Category;
+use crate::engine::time::Ps;
+use crate::framebuf::Fate;
+use crate::loadgen::tcp_sink::widen;
+use crate::nic::Slot;
+use crate::stack::app::WriterSpec;
+use crate::stack::StackCx;
+use crate::wire::{ethernet, ipv4, tcp, TCP_HEADERS};
+
+/// A TX-ring entry whose skb is a clone: its completion frees the clone and
+/// drops one reference to the page buffer (which the segment still holds).
+pub(super) const CLONE: u32 = 1 << 31;
+
+/// The window scale of the receiver's ACKs (`loadgen.tcp`): 2^7.
+const WINDOW_SHIFT: u32 = crate::loadgen::config::TCP_WINDOW_SHIFT;
+
+/// Where the writer's buffers live: 64 GiB per core above this address,
+/// each connection's buffer at a 2 MiB-aligned stride.
+const USER_BUF_BASE: u64 = 0x80_0000_0000;
+const USER_BUF_PER_CORE: u64 = 0x10_0000_0000;
+
+/// One segment in the retransmission queue.
+#[derive(Debug, Clone, Copy)]
+struct Seg {
+    seq: u64,
+    len: u32,
+    skb: u32,
+    buf: u32,
+    /// Times sent, and when last.
+    sent: u8,
+    sent_at: Ps,
+}
+
+/// One connection's send state (sequence numbers 64-bit; the wire carries the low 32 bits).
+struct Conn {
+    sport: u16,
+    /// Ethernet/IPv4/TCP headers of its segments (sequence number and lengths set per segment).
+    hdr: [u8; TCP_HEADERS],
+    snd_una: u64,
+    /// The highest sequence number sent (an ACK beyond it is bogus).
+    snd_max: u64,
+    /// The end of the data written.
+    write_seq: u64,
+    /// Unacknowledged and unsent segments, from `snd_una`; `nxt` is the first unsent.
+    segs: VecDeque<Seg>,
+    nxt: usize,
+    cwnd: u64,
+    ssthresh: u64,
+    /// The peer's window.
+    rwnd: u64,
+    dupacks: u32,
+    /// NewReno: in fast recovery until this is acknowledged.
+    recover: Option<u64>,
+    srtt: Option<Ps>,
+    rttvar: Ps,
+    rto: Ps,
+    rto_at: Option<Ps>,
+    /// Send-buffer bytes queued (skb truesize).
+    wmem: u64,
+}
+
+impl Conn {
+    fn snd_nxt(&self) -> u64 {
+        self.segs.get(self.nxt).map_or(self.write_seq, |s| s.seq)
+    }
+    fn in_flight(&self) -> u64 {
+        self.snd_nxt() - self.snd_una
+    }
+}
+
+/// The write in progress.
+#[derive(Debug, Clone, Copy)]
+struct Cur {
+    conn: usize,
+    /// Bytes of the buffer already in the send queue.
+    off: u64,
+    start: Ps,
+    blocked_ps: Ps,
+    blocked_since: Option<Ps>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct Stats {
+    /// Writes completed over the whole run (not reset at warm-up).
+    writes_total: u64,
+    writes: u64,
+    bytes_written: u64,
+    bytes_acked: u64,
+    segments: u64,
+    transmissions: u64,
+    fast_retransmits: u64,
+    /// Segments sent more than once.
+    retransmissions: u64,
+    timeouts: u64,
+    acks: u64,
+    dupacks: u64,
+    /// Sends that found the window closed (cwnd or the peer's).
+    window_limited: u64,
+    /// Writes that waited for send-buffer space, and buffer allocations that failed.
+    blocks: u64,
+    nombuf: u64,
+    /// Bytes in flight beyond min(cwnd, rwnd) at a send: 0 unless the sender is broken.
+    max_over_window: u64,
+    /// Per write (ps): time inside `write()`, time blocked in it, and how
+    /// long its buffer was held (until it may be reused).
+    write_ps: Vec<u64>,
+    blocked_ps: Vec<u64>,
+    hold_ps: Vec<u64>,
+    /// When the last byte written was acknowledged.
+    done_at: Ps,
+}
+
+/// The writer: its connections, the write in progress, its statistics.
+pub(super) struct Writer {
+    spec: WriterSpec,
+    cfg: TcpSendConfig,
+    tx_end: Ps,
+    conns: Vec<Conn>,
+    cur: Option<Cur>,
+    blocked: bool,
+    /// Writes started, and the base address of the user buffers.
+    started: u64,
+    user: u64,
+    stride: u64,
+    /// Scratch: (skb, buffer) pairs an ACK frees.
+    freed: Vec<(u32, u32)>,
+    s: Stats,
+}
+
+/// Writes kept for the result's distributions (a long run keeps the first).
+const MAX_SAMPLES: usize = 1 << 20;
+
+impl Writer {
+    pub(super) fn new(spec: WriterSpec, cfg: TcpSendConfig, core: usize, tx_end: Ps, addrs: (ethernet::Mac, ethernet::Mac, std::net::Ipv4Addr, std::net::Ipv4Addr)) -> Writer {
+        let (src_mac, dst_mac, src_ip, dst_ip) = addrs;
+        let conns = (0..spec.connections)
+            .map(|i| {
+                let sport = spec.src_port.wrapping_add((core as u32 * spec.connections + i) as u16);
+                let mut hdr = [0u8; TCP_HEADERS];
+                ethernet::Repr { dst: dst_mac, src: src_mac, ethertype: ethernet::ETHERTYPE_IPV4 }.emit(&mut ethernet::Packet::new_unchecked(&mut hdr[..]));
+                let l3 = ethernet::HEADER_LEN;
+                ipv4::Repr { src: src_ip, dst: dst_ip, protocol: ipv4::PROTO_TCP, payload_len: tcp::HEADER_LEN, ttl: 64 }
+                    .emit(&mut ipv4::Packet::new_unchecked(&mut hdr[l3..]));
+                tcp::Packet::new_unchecked(&mut hdr[l3 + ipv4::HEADER_LEN..]).emit(sport, spec.dst_port, 0, 0, tcp::FLAG_ACK, 65535);
+                Conn {
+                    sport,
+                    hdr,
+                    snd_una: 0,
+                    snd_max: 0,
+                    write_seq: 0,
+                    segs: VecDeque::new(),
+                    nxt: 0,
+                    cwnd: cfg.init_cwnd_segments as u64 * cfg.mss_bytes as u64,
+                    ssthresh: u64::MAX,
+                    // Until the first ACK: the initial window (RFC 7323 scaling is not yet agreed).
+                    rwnd: 65535,
+                    dupacks: 0,
+                    recover: None,
+                    srtt: None,
+                    rttvar: 0,
+                    rto: cfg.rto_init_ps,
+                    rto_at: None,
+                    wmem: 0,
+                }
+            })
+            .collect();
+        Writer {
+            spec,
+            cfg,
+            tx_end,
+            conns,
+            cur: None,
+            blocked: false,
+            started: 0,
+            user: USER_BUF_BASE + core as u64 * USER_BUF_PER_CORE,
+            stride: spec.buffer_bytes.div_ceil(2 << 20) * (2 << 20),
+            freed: Vec::with_capacity(256),
+            s: Stats::default(),
+        }
+    }
+
+    /// Has the thread something to do at `now`? A given number of writes
+    /// is written whatever the time; with none given, no write starts
+    /// after transmission ends.
+    pub(super) fn runnable(&self, now: Ps) -> bool {
+        let more = match self.spec.writes {
+            0 => now < self.tx_end,
+            n => self.started < n,
+        };
+        !self.blocked && (self.cur.is_some() || more)
+    }
+
+    /// Writes asked for and not completed (0 when no number was given).
+    pub(super) fn unfinished(&self) -> u64 {
+        self.spec.writes.saturating_sub(self.s.writes_total)
+    }
+
+    /// The earliest retransmission timer.
+    pub(super) fn next_timer(&self) -> Option<Ps> {
+        self.conns.iter().filter_map(|c| c.rto_at).min()
+    }
+
+    fn mss(&self) -> u64 {
+        self.cfg.mss_bytes as u64
+    }
+
+    /// Is there room for a segment in connection `k`'s send buffer?
+    fn room(&self, k: usize, truesize: u64) -> bool {
+        self.conns[k].wmem + truesize <= self.cfg.sndbuf_bytes
+    }
+
+    /// `sk_stream_write_space`: a blocked writer wakes when its
+    /// connection's free space is at least half of what is queued.
+    fn wakes(&self, k: usize) -> bool {
+        let c = &self.conns[k];
+        self.cfg.sndbuf_bytes.saturating_sub(c.wmem) >= c.wmem / 2
+    }
+
+    /// RFC 6298 §2: a new round-trip sample.
+    fn sample_rtt(&mut self, k: usize, r: Ps) {
+        let c = &mut self.conns[k];
+        match c.srtt {
+            None => {
+                c.srtt = Some(r);
+                c.rttvar = r / 2;
+            }
+            Some(s) => {
+                c.rttvar = (3 * c.rttvar + s.abs_diff(r)) / 4;
+                c.srtt = Some((7 * s + r) / 8);
+            }
+        }
+        c.rto = (c.srtt.unwrap_or(r) + 4 * c.rttvar).clamp(self.cfg.rto_min_ps, self.cfg.rto_max_ps);
+    }
+
+    pub(super) fn result_json(&self) -> Value {
+        let s = &self.s;
+        let dist = |v: &[u64]| {
+            let mut v = v.to_vec();
+            v.sort_unstable();
+            let q = |p: f64| if v.is_empty() { 0 } else { v[((v.len() - 1) as f64 * p).round() as usize] };
+            let mean = if v.is_empty() { 0.0 } else { v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64 };
+            json!({"count": v.len(), "mean_ps": mean, "min_ps": q(0.0), "p50_ps": q(0.5), "p99_ps": q(0.99), "max_ps": q(1.0)})
+        };
+        json!({
+            "connections": self.conns.len(),
+            "buffer_bytes": self.spec.buffer_bytes,
+            "writes": s.writes,
+            "writes_total": s.writes_total,
+            "writes_unfinished": self.unfinished(),
+            "bytes_written": s.bytes_written,
+            "bytes_acked": s.bytes_acked,
+            "segments": s.segments,
+            "transmissions": s.transmissions,
+            "fast_retransmits": s.fast_retransmits,
+            "retransmissions": s.retransmissions,
+            "timeouts": s.timeouts,
+            "acks": s.acks,
+            "dupacks": s.dupacks,
+            "window_limited": s.window_limited,
+            "blocks": s.blocks,
+            "nombuf": s.nombuf,
+            "max_bytes_over_window": s.max_over_window,
+            "write_time": dist(&s.write_ps),
+            "blocked_time": dist(&s.blocked_ps),
+            "hold_time": dist(&s.hold_ps),
+            "complete_ps": s.done_at,
+            "cwnd_bytes": self.conns.iter().map(|c| c.cwnd).collect::<Vec<_>>(),
+            "srtt_ps": self.conns.iter().map(|c| c.srtt.unwrap_or(0)).collect::<Vec<_>>(),
+        })
+    }
+
+    pub(super) fn reset_stats(&mut self) {
+        let (done_at, writes_total) = (self.s.done_at, self.s.writes_total);
+        self.s = Stats { done_at, writes_total, ..Stats::default() };
+    }
+}
+
+/// A pure ACK's acknowledgement number and window field, if `frame` is a TCP segment to `port`s.
+fn ack_of(frame: &[u8]) -> Option<(u16, u32, u16)> {
+    let eth = ethernet::Packet::new_checked(frame).ok()?;
+    if eth.ethertype() != ethernet::ETHERTYPE_IPV4 {
+        return None;
+    }
+    let ip = ipv4::Packet::new_checked(eth.payload()).ok()?;
+    if ip.protocol() != ipv4::PROTO_TCP {
+        return None;
+    }
+    let t = tcp::Packet::new_checked(ip.payload()).ok()?;
+    (t.flags() & tcp::FLAG_ACK != 0).then(|| (t.dst_port(), t.ack(), t.window()))
+}
+
+impl Kernel {
+    /// The writer thread's next unit: starts a write if none is in
+    /// progress, then puts one segment of it into the send queue (blocking
+    /// when the send buffer is full) and pushes what the window allows.
+    pub(super) fn write_step(&mut self, cx: &mut StackCx) {
+        let c = self.cfg.costs;
+        let now = cx.core.now();
+        let Some(w) = self.writer.as_mut() else { return };
+        if w.cur.is_none() {
+            let conn = (w.started % w.conns.len() as u64) as usize;
+            w.started += 1;
+            w.cur = Some(Cur { conn, off: 0, start: now, blocked_ps: 0, blocked_since: None });
+            self.c.syscalls += 1;
+            self.work.reset(Category::Syscall).instr(c.syscall_instr as u64);
+            self.exec(cx);
+            self.work.reset(Category::Proto).instr(c.tcp_sendmsg_instr as u64).read(self.at.sock).write(self.at.sock + 64);
+            self.exec(cx);
+        }
+        let w = self.writer.as_mut().unwrap();
+        let mut cur = w.cur.unwrap();
+        if let Some(since) = cur.blocked_since.take() {
+            cur.blocked_ps += now - since;
+        }
+        let truesize = self.cfg.skb_truesize_bytes as u64;
+        let (k, total) = (cur.conn, w.spec.buffer_bytes);
+        if !w.room(k, truesize) {
+            w.s.blocks += 1;
+            cur.blocked_since = Some(now);
+            w.cur = Some(cur);
+            w.blocked = true;
+            return;
+        }
+        let len = (total - cur.off).min(w.mss());
+        let user = w.user + k as u64 * w.stride + cur.off;
+        let Some((skb, buf)) = self.alloc_segment(cx) else {
+            let w = self.writer.as_mut().unwrap();
+            w.s.nombuf += 1;
+            cur.blocked_since = Some(now);
+            w.cur = Some(cur);
+            w.blocked = true;
+            return;
+        };
+        // sk_stream_alloc_skb and the copy from the user buffer into the segment's buffer.
+        let data = cx.mbufs.data_addr(buf);
+        self.work.reset(Category::Proto).instr(c.tcp_segment_instr as u64).write(self.at.sock + 64);
+        self.exec(cx);
+        self.work.reset(Category::Copy).copy_lines(user, data + TCP_HEADERS as u64, len, c.copy_instr_per_line as u64);
+        self.exec(cx);
+        self.set_data_ref(buf, 1);
+        let w = self.writer.as_mut().unwrap();
+        let conn = &mut w.conns[k];
+        conn.segs.push_back(Seg { seq: conn.write_seq, len: len as u32, skb, buf, sent: 0, sent_at: 0 });
+        conn.write_seq += len;
+        conn.wmem += truesize;
+        w.s.segments += 1;
+        w.s.bytes_written += len;
+        cur.off += len;
+        if cur.off == total {
+            // write() returns; with a copy the buffer may be reused at once.
+            let now = cx.core.now();
+            w.s.writes += 1;
+            w.s.writes_total += 1;
+            if w.s.write_ps.len() < MAX_SAMPLES {
+                w.s.write_ps.push(now - cur.start);
+                w.s.blocked_ps.push(cur.blocked_ps);
+                w.s.hold_ps.push(now - cur.start);
+            }
+            w.cur = None;
+        } else {
+            w.cur = Some(cur);
+        }
+        self.tcp_write_xmit(cx, k);
+    }
+
+    /// An skb and a page buffer for a new segment; None if either pool is empty.
+    fn alloc_segment(&mut self, cx: &mut StackCx) -> Option<(u32, u32)> {
+        let c = self.cfg.costs;
+        let skb = self.alloc_skb(cx)?;
+        self.ids2.clear();
+        self.touched.clear();
+        if !cx.mbufs.get_bulk(self.id, 1, &mut self.ids2, &mut self.touched) {
+            self.c.nombuf += 1;
+            self.ids.clear();
+            self.ids.push(skb);
+            self.ids2.clear();
+            self.free_skbs(cx);
+            return None;
+        }
+        let buf = self.ids2[0];
+        self.exec_touched(cx, Category::Mempool, c.buf_instr as u64);
+        Some((skb, buf))
+    }
+
+    /// One sk_buff from the slab, initialised; None if the slab is empty.
+    fn alloc_skb(&mut self, cx: &mut StackCx) -> Option<u32> {
+        self.ids.clear();
+        self.touched.clear();
+        if !self.skbs.get_bulk(0, 1, &mut self.ids, &mut self.touched) {
+            self.c.nombuf += 1;
+            return None;
+        }
+        self.work.reset(Category::Skb).instr(self.cfg.costs.skb_alloc_instr as u64);
+        for &a in &self.touched {
+            self.work.write(a);
+        }
+        let skb = self.ids[0];
+        for l in 0..SKB_LINES {
+            self.work.write(self.skbs.mbuf_addr(skb) + l * 64);
+        }
+        self.exec(cx);
+        Some(skb)
+    }
+
+    /// Sets the references to page buffer `buf` (the segment and its clones in flight).
+    fn set_data_ref(&mut self, buf: u32, n: u8) {
+        let i = buf as usize;
+        if i >= self.data_refs.len() {
+            self.data_refs.resize(i + 1, 0);
+        }
+        self.data_refs[i] = n;
+    }
+
+    /// Drops one reference to page buffer `buf`: true when it was the last.
+    pub(super) fn put_data_ref(&mut self, buf: u32) -> bool {
+        let r = &mut self.data_refs[buf as usize];
+        *r -= 1;
+        *r == 0
+    }
+
+    /// tcp_write_xmit: sends connection `k`'s unsent segments while the window allows.
+    fn tcp_write_xmit(&mut self, cx: &mut StackCx, k: usize) {
+        loop {
+            let w = self.writer.as_mut().unwrap();
+            let c = &w.conns[k];
+            let Some(seg) = c.segs.get(c.nxt).copied() else { return };
+            let wnd = c.cwnd.min(c.rwnd);
+            if c.in_flight() + seg.len as u64 > wnd {
+                w.s.window_limited += 1;
+                return;
+            }
+            let i = c.nxt;
+            if !self.tcp_transmit(cx, k, i) {
+                return;
+            }
+            let w = self.writer.as_mut().unwrap();
+            w.conns[k].nxt += 1;
+            let c = &w.conns[k];
+            w.s.max_over_window = w.s.max_over_window.max(c.in_flight().saturating_sub(c.cwnd.min(c.rwnd)));
+        }
+    }
+
+    /// tcp_transmit_skb: a clone of segment `i` of connection `k` through IP,
+    /// the qdisc and the driver. False if no skb could be had for the clone.
+    fn tcp_transmit(&mut self, cx: &mut StackCx, k: usize, i: usize) -> bool {
+        let Some(clone) = self.alloc_skb(cx) else {
+            self.writer.as_mut().unwrap().s.nombuf += 1;
+            return false;
+        };
+        let now = cx.core.now();
+        let w = self.writer.as_mut().unwrap();
+        let c = &mut w.conns[k];
+        let seg = &mut c.segs[i];
+        seg.sent = seg.sent.saturating_add(1);
+        seg.sent_at = now;
+        let (seq, len, buf, again) = (seg.seq, seg.len as usize, seg.buf, seg.sent > 1);
+        c.snd_max = c.snd_max.max(seq + len as u64);
+        w.s.retransmissions += again as u64;
+        if c.rto_at.is_none() {
+            c.rto_at = Some(now + c.rto);
+        }
+        w.s.transmissions += 1;
+        let hdr = c.hdr;
+        let frame = cx.frames.alloc((TCP_HEADERS + len + ethernet::FCS_LEN) as u32);
+        let b = cx.frames.data_mut(frame);
+        b[..TCP_HEADERS].copy_from_slice(&hdr);
+        let l3 = ethernet::HEADER_LEN;
+        let mut ip = ipv4::Packet::new_unchecked(&mut b[l3..]);
+        ip.set_total_len((ipv4::HEADER_LEN + tcp::HEADER_LEN + len) as u16);
+        ip.fill_checksum();
+        let mut t = tcp::Packet::new_unchecked(&mut b[l3 + ipv4::HEADER_LEN..]);
+        t.set_seq(seq as u32);
+        t.set_flags(tcp::FLAG_ACK | tcp::FLAG_PSH);
+        let data = cx.mbufs.data_addr(buf);
+        // The headers written in front of the payload.
+        self.work.reset(Category::Proto).instr(self.cfg.costs.tcp_xmit_instr as u64).read(self.at.sock).read(self.at.route).read(self.at.route + 64).write(data);
+        self.exec(cx);
+        self.data_refs[buf as usize] += 1;
+        self.queue_xmit(cx, Slot { mbuf: buf, frame, buf_addr: data }, clone | CLONE);
+        true
+    }
+
+    /// The ACKs of one NAPI poll (`rcvd`): tcp_ack for each, then what
+    /// their windows allow sent, and the writer woken if it waits for room.
+    pub(super) fn tcp_acks_in(&mut self, cx: &mut StackCx) {
+        let c = self.cfg.costs;
+        let rcvd = std::mem::take(&mut self.rcvd);
+        let t = cx.core.now();
+        let mut touched_conns = 0u64;
+        self.ids.clear();
+        self.ids2.clear();
+        let mut freed = std::mem::take(&mut self.writer.as_mut().unwrap().freed);
+        freed.clear();
+        for q in &rcvd {
+            self.work.reset(Category::Proto).instr((c.ip_rcv_instr + c.tcp_ack_rcv_instr) as u64).read(self.at.sock).write(self.at.sock + 64);
+            self.exec(cx);
+            let w = self.writer.as_mut().unwrap();
+            let k = ack_of(cx.frames.data(q.frame)).and_then(|(port, ack, wnd)| w.conns.iter().position(|c| c.sport == port).map(|k| (k, ack, wnd)));
+            let Some((k, ack32, wnd)) = k else {
+                self.c.no_ports += 1;
+                cx.frames.end(q.frame, Fate::NoSocket);
+                freed.push((q.skb, q.buf));
+                continue;
+            };
+            cx.out.consumed.push((t, q.frame));
+            freed.push((q.skb, q.buf));
+            touched_conns |= 1 << (k % 64);
+            self.tcp_ack(cx, k, ack32, wnd as u64, &mut freed);
+        }
+        self.rcvd = rcvd;
+        // The ACKs' own skbs and buffers, and the acknowledged segments'.
+        self.ids.clear();
+        self.ids2.clear();
+        let mut segs_freed = 0u64;
+        for &(skb, buf) in &freed {
+            self.ids.push(skb);
+            if buf != u32::MAX {
+                self.ids2.push(buf);
+            }
+            segs_freed += 1;
+        }
+        if segs_freed > 0 {
+            self.free_skbs(cx);
+        }
+        self.writer.as_mut().unwrap().freed = freed;
+        let n = self.writer.as_ref().unwrap().conns.len();
+        for k in (0..n).filter(|k| touched_conns & (1 << (k % 64)) != 0) {
+            self.tcp_write_xmit(cx, k);
+        }
+        let w = self.writer.as_mut().unwrap();
+        if w.blocked && w.cur.is_some_and(|cur| w.wakes(cur.conn)) {
+            w.blocked = false;
+            self.c.wakeups += 1;
+            self.place(Thread::App);
+            self.work.reset(Category::Sched).instr(c.wakeup_instr as u64).write(self.at.sock + 128);
+            self.exec(cx);
+        }
+    }
+
+    /// tcp_ack for connection `k`: `ack32` acknowledged with window field
+    /// `wnd`. Freed segments' (skb, buffer or `u32::MAX` while a clone
+    /// holds it) go to `freed`.
+    fn tcp_ack(&mut self, cx: &mut StackCx, k: usize, ack32: u32, wnd: u64, freed: &mut Vec<(u32, u32)>) {
+        let costs = self.cfg.costs;
+        let now = cx.core.now();
+        let truesize = self.cfg.skb_truesize_bytes as u64;
+        let w = self.writer.as_mut().unwrap();
+        let mss = w.mss();
+        w.s.acks += 1;
+        let c = &mut w.conns[k];
+        let ack = widen(c.snd_una, ack32);
+        c.rwnd = wnd << WINDOW_SHIFT;
+        if ack > c.snd_max || ack < c.snd_una {
+            return; // acknowledges nothing sent, or old: ignored
+        }
+        if ack == c.snd_una {
+            if c.in_flight() == 0 {
+                return; // a window update
+            }
+            w.s.dupacks += 1;
+            c.dupacks += 1;
+            if c.recover.is_some() {
+                c.cwnd += mss; // inflation for each segment that left the network
+            } else if c.dupacks == 3 {
+                // Fast retransmit, then fast recovery (RFC 6582).
+                c.ssthresh = (c.in_flight() / 2).max(2 * mss);
+                c.cwnd = c.ssthresh + 3 * mss;
+                c.recover = Some(c.snd_nxt());
+                w.s.fast_retransmits += 1;
+                self.tcp_retransmit_head(cx, k);
+            }
+            return;
+        }
+        // New data acknowledged: the segments wholly below `ack` leave the queue.
+        let acked = ack - c.snd_una;
+        c.snd_una = ack;
+        c.dupacks = 0;
+        let mut sample = None;
+        let mut n = 0;
+        while let Some(s) = c.segs.front() {
+            if s.seq + s.len as u64 > ack {
+                break;
+            }
+            let s = c.segs.pop_front().unwrap();
+            c.nxt = c.nxt.saturating_sub(1);
+            c.wmem -= truesize;
+            if s.sent == 1 {
+                sample = Some(now - s.sent_at); // Karn: never from a retransmitted segment
+            }
+            freed.push((s.skb, s.buf));
+            n += 1;
+        }
+        w.s.bytes_acked += acked;
+        match c.recover {
+            Some(r) if ack < r => {
+                // NewReno partial ACK: the next hole goes again; deflate by what was acknowledged.
+                c.cwnd = c.cwnd.saturating_sub(acked) + mss;
+            }
+            Some(_) => {
+                c.cwnd = c.ssthresh;
+                c.recover = None;
+            }
+            None if c.cwnd < c.ssthresh => c.cwnd += acked.min(2 * mss), // slow start (RFC 3465, L = 2)
+            None => c.cwnd += (mss * mss / c.cwnd).max(1),                 // congestion avoidance
+        }
+        let partial = c.recover.is_some();
+        c.rto_at = if c.snd_una < c.snd_nxt() { Some(now + c.rto) } else { None };
+        if c.snd_una == c.write_seq && c.segs.is_empty() {
+            w.s.done_at = now;
+        }
+        if let Some(r) = sample {
+            w.sample_rtt(k, r);
+        }
+        // A buffer a clone still holds is freed with the clone.
+        let start = freed.len() - n;
+        for i in start..freed.len() {
+            let buf = freed[i].1;
+            if !self.put_data_ref(buf) {
+                freed[i].1 = u32::MAX;
+            }
+        }
+        self.work.reset(Category::Proto).instr(n as u64 * costs.tcp_clean_instr as u64);
+        self.exec(cx);
+        if partial {
+            self.tcp_retransmit_head(cx, k);
+        }
+    }
+
+    /// Sends connection `k`'s first unacknowledged segment again.
+    fn tcp_retransmit_head(&mut self, cx: &mut StackCx, k: usize) {
+        let w = self.writer.as_mut().unwrap();
+        if w.conns[k].segs.is_empty() || w.conns[k].nxt == 0 {
+            return;
+        }
+        self.tcp_transmit(cx, k, 0);
+    }
+
+    /// Retransmission timers due at `now` (the timer softirq): each
+    /// expired connection's window falls to one segment and everything
+    /// unacknowledged is sent again as the window reopens (RFC 5681 §3.1,
+    /// RFC 6298 §5, with the timeout doubled).
+    pub(super) fn tcp_timers(&mut self, cx: &mut StackCx) {
+        let now = cx.core.now();
+        let n = self.writer.as_ref().map_or(0, |w| w.conns.len());
+        for k in 0..n {
+            let w = self.writer.as_mut().unwrap();
+            let mss = w.mss();
+            let max = w.cfg.rto_max_ps;
+            let c = &mut w.conns[k];
+            if !c.rto_at.is_some_and(|t| t <= now) {
+                continue;
+            }
+            w.s.timeouts += 1;
+            c.ssthresh = (c.in_flight() / 2).max(2 * mss);
+            c.cwnd = mss;
+            c.recover = None;
+            c.dupacks = 0;
+            c.nxt = 0;
+            c.rto = (c.rto * 2).min(max);
+            c.rto_at = None;
+            self.work.reset(Category::Proto).instr(self.cfg.costs.tcp_timer_instr as u64).read(self.at.sock);
+            self.exec(cx);
+            self.tcp_write_xmit(cx, k);
+            let w = self.writer.as_mut().unwrap();
+            let c = &mut w.conns[k];
+            if c.rto_at.is_none() && c.snd_una < c.write_seq {
+                c.rto_at = Some(cx.core.now() + c.rto);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writer() -> Writer {
+        let spec = WriterSpec { connections: 1, buffer_bytes: 10_000, writes: 1, dst_port: 5001, src_port: 40000 };
+        let m = ethernet::Mac([2, 0, 0, 0, 0, 2]);
+        Writer::new(spec, TcpSendConfig::default(), 0, Ps::MAX, (m, m, "10.0.0.2".parse().unwrap(), "10.0.0.1".parse().unwrap()))
+    }
+
+    #[test]
+    fn rto_follows_rfc_6298() {
+        let mut w = writer();
+        assert_eq!(w.conns[0].rto, 1_000_000_000_000, "1 s before any sample");
+        w.sample_rtt(0, 10_000_000);
+        // srtt 10 µs, rttvar 5 µs: 30 µs, held up by the 200 ms minimum.
+        assert_eq!((w.conns[0].srtt, w.conns[0].rttvar, w.conns[0].rto), (Some(10_000_000), 5_000_000, 200_000_000_000));
+        w.sample_rtt(0, 18_000_000);
+        assert_eq!((w.conns[0].srtt, w.conns[0].rttvar), (Some(11_000_000), 5_750_000));
+    }
+
+    #[test]
+    fn writer_wakes_when_a_third_is_free() {
+        let mut w = writer();
+        let cap = w.cfg.sndbuf_bytes;
+        w.conns[0].wmem = cap;
+        assert!(!w.wakes(0) && !w.room(0, 1));
+        w.conns[0].wmem = cap * 2 / 3;
+        assert!(w.wakes(0));
+        assert_eq!(w.conns[0].cwnd, 10 * 1460, "RFC 6928 initial window");
+    }
+}
