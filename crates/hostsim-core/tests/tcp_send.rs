@@ -57,3 +57,31 @@ fn losses_are_repaired_and_nothing_is_delivered_twice() {
     assert_eq!(u(&t["bytes_acked"]), 4_000_000, "{t}");
     assert_eq!(u(&s["beyond_window_segments"]), 0);
 }
+
+fn scheme(s: &str, rtt_us: u64) -> Value {
+    let mut c = cfg(6, 1_000_000, 0.0);
+    let h = c.host.as_mut().unwrap();
+    h.tx_scheme = serde_json::from_value(Value::String(s.into())).unwrap();
+    c.loadgen.tcp.as_mut().unwrap().rtt_ps = rtt_us * US;
+    run(&c).unwrap()
+}
+
+#[test]
+fn zerocopy_skips_the_copy_and_holds_the_buffer_until_acknowledged() {
+    let (copy, zc) = (scheme("copy", 10), scheme("zerocopy", 10));
+    let cpp = |r: &Value, k: &str| r["cpu"]["cycles_per_packet"][k].as_f64().unwrap();
+    assert!(cpp(&copy, "copy") > 100.0 && cpp(&zc, "copy") == 0.0, "{} {}", cpp(&copy, "copy"), cpp(&zc, "copy"));
+    for r in [&copy, &zc] {
+        assert_eq!(u(&r["loadgen"]["tcp"]["delivered_bytes_total"]), 6_000_000);
+    }
+    let (tc, tz) = (&copy["kernel"]["tcp_send"], &zc["kernel"]["tcp_send"]);
+    assert_eq!((u(&tz["completions"]), u(&tc["completions"])), (6, 0));
+    // A copy's buffer is free when write() returns; a zero-copy buffer when its last byte is acknowledged.
+    assert_eq!(tc["hold_time"]["mean_ps"], tc["write_time"]["mean_ps"]);
+    assert!(tz["hold_time"]["mean_ps"].as_f64() > tz["write_time"]["mean_ps"].as_f64());
+    // The holding time grows with the round trip for zero-copy only.
+    let (zc_far, copy_far) = (scheme("zerocopy", 1000), scheme("copy", 1000));
+    let hold = |r: &Value| r["kernel"]["tcp_send"]["hold_time"]["p50_ps"].as_u64().unwrap();
+    assert!(hold(&zc_far) > hold(&zc) + 900 * US, "{} {}", hold(&zc_far), hold(&zc));
+    assert!(hold(&copy_far) < hold(&copy) + 900 * US, "{} {}", hold(&copy_far), hold(&copy));
+}

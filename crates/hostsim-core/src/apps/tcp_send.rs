@@ -24,6 +24,10 @@ pub struct TcpSendConfig {
     pub connections: u32,
     /// Bytes per `write()`: the study's 3.6 MB application buffers (SPEC §1, study 4).
     pub buffer_bytes: u64,
+    /// Buffers per connection, written in turn (estimate: two, double
+    /// buffering). With `host.tx_scheme = zerocopy` a write waits until its
+    /// buffer's previous data is acknowledged and its completion read.
+    pub buffers: u32,
     /// Writes per core in all; 0 writes until `sim.duration` ends. (The
     /// study writes 1125 buffers, 4.06 GB; a run that long is a choice.)
     pub writes: u64,
@@ -34,7 +38,7 @@ pub struct TcpSendConfig {
 
 impl Default for TcpSendConfig {
     fn default() -> Self {
-        TcpSendConfig { connections: 1, buffer_bytes: 3_600_000, writes: 0, dst_port: 5001, src_port: 40000 }
+        TcpSendConfig { connections: 1, buffer_bytes: 3_600_000, buffers: 2, writes: 0, dst_port: 5001, src_port: 40000 }
     }
 }
 
@@ -47,6 +51,12 @@ impl TcpSendConfig {
         // Each core's buffers sit in 64 GiB of simulated addresses (`tcp_tx.rs`).
         if !(1..=256 << 20).contains(&self.buffer_bytes) {
             return bad("app.tcp_send.buffer_bytes", self.buffer_bytes, "1..=268435456 (256 MiB)");
+        }
+        if !(1..=64).contains(&self.buffers) {
+            return bad("app.tcp_send.buffers", self.buffers as u64, "1..=64");
+        }
+        if self.buffer_bytes.div_ceil(2 << 20) * (2 << 20) * self.buffers as u64 * self.connections as u64 > 64 << 30 {
+            return bad("app.tcp_send.buffer_bytes", self.buffer_bytes, "small enough that connections x buffers x buffer_bytes (2 MiB-aligned) fit in 64 GiB");
         }
         if self.src_port as u32 + self.connections * 64 > u16::MAX as u32 {
             return bad("app.tcp_send.src_port", self.src_port as u64, "low enough that 64 cores' connections fit below 65536");
@@ -88,6 +98,6 @@ impl App for TcpSend {
 
     fn writer(&self) -> Option<WriterSpec> {
         let c = &self.cfg;
-        Some(WriterSpec { connections: c.connections, buffer_bytes: c.buffer_bytes, writes: c.writes, dst_port: c.dst_port, src_port: c.src_port })
+        Some(WriterSpec { connections: c.connections, buffer_bytes: c.buffer_bytes, buffers: c.buffers, writes: c.writes, dst_port: c.dst_port, src_port: c.src_port })
     }
 }

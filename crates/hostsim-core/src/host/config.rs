@@ -14,6 +14,7 @@ use crate::error::{ConfigError, Result};
 use crate::mem::MemConfig;
 use crate::nic::NicConfig;
 use crate::pcie::PcieConfig;
+use crate::stack::kernel::config::TxScheme;
 pub use crate::stack::kernel::KernelConfig;
 pub use crate::stack::pmd::config::{PipelineConfig, PmdConfig, PmdCosts, RxSharing};
 use crate::nic::QueueModel;
@@ -52,6 +53,9 @@ pub struct HostConfig {
     /// one queue; each core transmits on a TX queue of its own.
     #[serde(default)]
     pub rx_sharing: RxSharing,
+    /// How a TCP sender's payload reaches the NIC (`--app tcp-send`).
+    #[serde(default)]
+    pub tx_scheme: TxScheme,
 }
 
 /// One queue pair served by one core.
@@ -91,6 +95,7 @@ impl HostConfig {
             bind: Vec::new(),
             pipeline: PipelineConfig::default(),
             rx_sharing: RxSharing::None,
+            tx_scheme: TxScheme::Copy,
         }
     }
 
@@ -151,6 +156,9 @@ impl HostConfig {
             self.kernel.validate()?;
             self.app.validate()?;
             self.pmd.mempool.validate()?;
+            if matches!(self.tx_scheme, TxScheme::Ioat | TxScheme::Nicmem) {
+                return Err(ConfigError::new("tx_scheme", self.tx_scheme.name().into(), "copy or zerocopy (ioat and nicmem are not modelled yet)").into());
+            }
             self.validate_topology()
         };
         all().map_err(|e| match e {

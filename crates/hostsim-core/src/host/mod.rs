@@ -255,7 +255,7 @@ impl Host {
                 }
                 let writer = app.writer().map(|spec| {
                     let port = &nic.ports[list[0].tx_port];
-                    WriterEnv { spec, tx_end: env.tx_end_ps, addrs: (port.mac, port.peer, port.ip, port.peer_ip) }
+                    WriterEnv { spec, scheme: cfg.tx_scheme, tx_end: env.tx_end_ps, addrs: (port.mac, port.peer, port.ip, port.peer_ip) }
                 });
                 CoreStack::Kernel(Box::new(Kernel::new(&cfg.kernel, cfg.pmd.costs, c, list, socket, writer)))
             } else if workers > 0 {

@@ -361,7 +361,8 @@ impl Port {
         while let Some(q) = self.next_tx_queue() {
             let tq = &self.txq[q];
             let pos = tq.sent;
-            let s = tq.ring.ring.slots[tq.ring.ring.slot(pos)];
+            let i = tq.ring.ring.slot(pos);
+            let (s, split) = (tq.ring.ring.slots[i], tq.ring.split[i]);
             let bytes = frames.frame_bytes(s.frame);
             if self.tx_fifo_used + bytes as u64 > self.params.tx_fifo_bytes {
                 if let (false, Some(&(leave, _))) = (self.tx_space_pending, self.tx_fifo.front()) {
@@ -374,7 +375,14 @@ impl Port {
             }
             let len = bytes - FCS_LEN as u32;
             let at = now + self.params.pcie_latency_ps;
-            let host = e.mem.device_read(s.buf_addr, len, at).saturating_sub(at);
+            let host = if split == 0 {
+                e.mem.device_read(s.buf_addr, len, at)
+            } else {
+                // Headers from the buffer, the payload from where it lives.
+                let h = (crate::wire::TCP_HEADERS as u32).min(len);
+                e.mem.device_read(s.buf_addr, h, at).max(e.mem.device_read(split, len - h, at))
+            }
+            .saturating_sub(at);
             let done = e.dev.pcie.dma_read(now, len, host, Kind::Payload);
             let ready = done.max(self.tx_last_ready).max(e.dev.tx_next);
             if e.dev.frame_interval_ps > 0 {

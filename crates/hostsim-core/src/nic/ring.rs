@@ -101,11 +101,16 @@ pub struct TxRing {
     pub done: u64,
     /// Mbufs freed by the driver up to here (exclusive).
     pub freed: u64,
+    /// Per slot, where the payload is when it is not behind the headers
+    /// (0: the frame is whole at the slot's address): the NIC reads the
+    /// Ethernet/IPv4/TCP headers from the slot's buffer and the rest from
+    /// here (a zero-copy send's user pages, one more gather entry).
+    pub split: Vec<u64>,
 }
 
 impl TxRing {
     pub fn new(base: u64, size: u32) -> Self {
-        TxRing { ring: Ring::new(base, vec![Slot::default(); size as usize]), tail: 0, done: 0, freed: 0 }
+        TxRing { ring: Ring::new(base, vec![Slot::default(); size as usize]), tail: 0, done: 0, freed: 0, split: vec![0; size as usize] }
     }
 
     /// Descriptors the driver may still write (one stays empty, as in DPDK).

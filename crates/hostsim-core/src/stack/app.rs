@@ -38,12 +38,16 @@ pub struct Socket {
 
 /// What a TCP-sending application (`tcp-send`) writes, per core: its
 /// connections (TCP source ports `src_port + core × connections + i` to
-/// `dst_port`), the size of each `write()`'s buffer, and how many writes in
-/// all (0: until `sim.duration` ends).
+/// `dst_port`), the size of each `write()`'s buffer and how many buffers
+/// each connection has, and how many writes in all (0: until
+/// `sim.duration` ends).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WriterSpec {
     pub connections: u32,
     pub buffer_bytes: u64,
+    /// Buffers per connection, used in turn (a zero-copy write's buffer
+    /// stays held until its completion arrives).
+    pub buffers: u32,
     pub writes: u64,
     pub dst_port: u16,
     pub src_port: u16,

@@ -52,6 +52,35 @@ pub struct KernelConfig {
     pub costs: KernelCosts,
 }
 
+/// How a TCP sender's payload reaches the NIC (`host.tx_scheme`; SPEC §1 study 4).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum TxScheme {
+    /// The CPU copies the payload from the application's buffer into the
+    /// socket's buffers; the NIC reads headers and payload from them.
+    #[default]
+    Copy,
+    /// A DMA copy engine copies instead of the CPU (not modelled yet).
+    Ioat,
+    /// MSG_ZEROCOPY: the application's pages are pinned and the NIC reads
+    /// the payload from them; the buffer is released by a completion once
+    /// its bytes are acknowledged.
+    Zerocopy,
+    /// The payload moves once into the NIC's own memory (not modelled yet).
+    Nicmem,
+}
+
+impl TxScheme {
+    pub fn name(self) -> &'static str {
+        match self {
+            TxScheme::Copy => "copy",
+            TxScheme::Ioat => "ioat",
+            TxScheme::Zerocopy => "zerocopy",
+            TxScheme::Nicmem => "nicmem",
+        }
+    }
+}
+
 /// The TCP sender's parameters (`host.kernel.tcp.*`).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -188,6 +217,15 @@ pub struct KernelCosts {
     /// A retransmission timeout (tcp_retransmit_timer, tcp_enter_loss).
     #[serde(default = "KernelCosts::default_tcp_timer_instr")]
     pub tcp_timer_instr: u32,
+    /// MSG_ZEROCOPY, per 4 KiB page of the application's buffer a segment
+    /// covers: pinning it (get_user_pages) and the skb fragment.
+    #[serde(default = "KernelCosts::default_zerocopy_page_instr")]
+    pub zerocopy_page_instr: u32,
+    /// MSG_ZEROCOPY, per completed write: the notification queued on the
+    /// socket's error queue, and the application's recvmsg(MSG_ERRQUEUE)
+    /// reading it (its system call is charged apart).
+    #[serde(default = "KernelCosts::default_zerocopy_completion_instr")]
+    pub zerocopy_completion_instr: u32,
 }
 
 impl KernelCosts {
@@ -207,6 +245,12 @@ impl KernelCosts {
         150
     }
     fn default_tcp_timer_instr() -> u32 {
+        1000
+    }
+    fn default_zerocopy_page_instr() -> u32 {
+        150
+    }
+    fn default_zerocopy_completion_instr() -> u32 {
         1000
     }
 }
@@ -243,6 +287,8 @@ impl Default for KernelCosts {
             tcp_ack_rcv_instr: Self::default_tcp_ack_rcv_instr(),
             tcp_clean_instr: Self::default_tcp_clean_instr(),
             tcp_timer_instr: Self::default_tcp_timer_instr(),
+            zerocopy_page_instr: Self::default_zerocopy_page_instr(),
+            zerocopy_completion_instr: Self::default_zerocopy_completion_instr(),
         }
     }
 }

@@ -242,6 +242,8 @@ pub struct Kernel {
     writer: Option<Box<tcp_tx::Writer>>,
     /// References to each page buffer a TCP segment holds (by mbuf).
     data_refs: Vec<u8>,
+    /// Zero-copy: where each frame's payload lives, by frame (0: behind its headers).
+    frame_split: Vec<u64>,
     c: Counters,
 }
 
@@ -250,6 +252,7 @@ pub struct Kernel {
 /// destination MAC, source IPv4, destination IPv4).
 pub struct WriterEnv {
     pub spec: super::app::WriterSpec,
+    pub scheme: config::TxScheme,
     pub tx_end: Ps,
     pub addrs: (crate::wire::ethernet::Mac, crate::wire::ethernet::Mac, std::net::Ipv4Addr, std::net::Ipv4Addr),
 }
@@ -288,8 +291,9 @@ impl Kernel {
             ids2: Vec::with_capacity(256),
             rcvd: Vec::with_capacity(256),
             burst_hist: vec![0; cfg.napi_budget as usize + 1],
-            writer: writer.map(|w| Box::new(tcp_tx::Writer::new(w.spec, cfg.tcp, id, w.tx_end, w.addrs))),
+            writer: writer.map(|w| Box::new(tcp_tx::Writer::new(w.spec, cfg.tcp, w.scheme, id, w.tx_end, w.addrs))),
             data_refs: Vec::new(),
+            frame_split: Vec::new(),
             c: Counters::default(),
         }
     }
@@ -703,6 +707,10 @@ impl Kernel {
         let pos = tx.tail;
         let i = tx.ring.slot(pos);
         tx.ring.slots[i] = slot;
+        tx.split[i] = match self.frame_split.get_mut(slot.frame as usize) {
+            Some(a) => std::mem::take(a),
+            None => 0,
+        };
         tx.tail += 1;
         let (desc, tail) = (tx.ring.desc_addr(pos), tx.tail);
         self.napi().tx_skbs.push_back(skb);

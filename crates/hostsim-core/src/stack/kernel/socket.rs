@@ -330,6 +330,9 @@ impl Kernel {
         } else {
             self.c.qdisc_drops += 1;
             cx.frames.end(slot.frame, Fate::Qdisc);
+            if let Some(a) = self.frame_split.get_mut(slot.frame as usize) {
+                *a = 0;
+            }
             if skb & super::tcp_tx::CLONE != 0 {
                 // A TCP segment's clone: the segment keeps its buffer for a retransmission.
                 let last = self.put_data_ref(slot.mbuf);

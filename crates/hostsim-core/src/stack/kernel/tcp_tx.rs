@@ -31,7 +31,7 @@ use std::collections::VecDeque;
 
 use serde_json::{json, Value};
 
-use super::config::TcpSendConfig;
+use super::config::{TcpSendConfig, TxScheme};
 use super::{Kernel, Thread, SKB_LINES};
 use crate::cpu::Category;
 use crate::engine::time::Ps;
@@ -61,6 +61,8 @@ struct Seg {
     len: u32,
     skb: u32,
     buf: u32,
+    /// Zero-copy: where the payload lives in the application's buffer (0: in `buf`).
+    user: u64,
     /// Times sent, and when last.
     sent: u8,
     sent_at: Ps,
@@ -107,6 +109,8 @@ impl Conn {
 #[derive(Debug, Clone, Copy)]
 struct Cur {
     conn: usize,
+    /// The buffer written (of the connection's `buffers`).
+    buf: usize,
     /// Bytes of the buffer already in the send queue.
     off: u64,
     start: Ps,
@@ -133,6 +137,9 @@ struct Stats {
     window_limited: u64,
     /// Writes that waited for send-buffer space, and buffer allocations that failed.
     blocks: u64,
+    /// Zero-copy: writes that waited for their buffer's completion, and completions.
+    buffer_waits: u64,
+    completions: u64,
     nombuf: u64,
     /// Bytes in flight beyond min(cwnd, rwnd) at a send: 0 unless the sender is broken.
     max_over_window: u64,
@@ -145,10 +152,23 @@ struct Stats {
     done_at: Ps,
 }
 
+/// A zero-copy write whose buffer is held until its last byte is acknowledged.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    conn: usize,
+    buf: usize,
+    end_seq: u64,
+    start: Ps,
+}
+
 /// The writer: its connections, the write in progress, its statistics.
 pub(super) struct Writer {
     spec: WriterSpec,
     cfg: TcpSendConfig,
+    scheme: TxScheme,
+    /// Zero-copy: writes whose buffers wait for their completion, and which buffers are held.
+    held: VecDeque<Held>,
+    busy: Vec<bool>,
     tx_end: Ps,
     conns: Vec<Conn>,
     cur: Option<Cur>,
@@ -166,7 +186,7 @@ pub(super) struct Writer {
 const MAX_SAMPLES: usize = 1 << 20;
 
 impl Writer {
-    pub(super) fn new(spec: WriterSpec, cfg: TcpSendConfig, core: usize, tx_end: Ps, addrs: (ethernet::Mac, ethernet::Mac, std::net::Ipv4Addr, std::net::Ipv4Addr)) -> Writer {
+    pub(super) fn new(spec: WriterSpec, cfg: TcpSendConfig, scheme: TxScheme, core: usize, tx_end: Ps, addrs: (ethernet::Mac, ethernet::Mac, std::net::Ipv4Addr, std::net::Ipv4Addr)) -> Writer {
         let (src_mac, dst_mac, src_ip, dst_ip) = addrs;
         let conns = (0..spec.connections)
             .map(|i| {
@@ -202,6 +222,9 @@ impl Writer {
         Writer {
             spec,
             cfg,
+            scheme,
+            held: VecDeque::new(),
+            busy: vec![false; (spec.connections * spec.buffers) as usize],
             tx_end,
             conns,
             cur: None,
@@ -223,6 +246,29 @@ impl Writer {
             n => self.started < n,
         };
         !self.blocked && (self.cur.is_some() || more)
+    }
+
+    /// The connection and buffer of write number `i`.
+    fn slot_of(&self, i: u64) -> (usize, usize) {
+        let n = self.conns.len() as u64;
+        ((i % n) as usize, ((i / n) % self.spec.buffers as u64) as usize)
+    }
+
+    /// The address of buffer `b` of connection `k`.
+    fn user_buf(&self, k: usize, b: usize) -> u64 {
+        self.user + (k * self.spec.buffers as usize + b) as u64 * self.stride
+    }
+
+    /// May the blocked thread go on: room in its connection's send buffer
+    /// for the write in progress, or the next write's buffer released?
+    fn may_resume(&self) -> bool {
+        match self.cur {
+            Some(cur) => self.wakes(cur.conn),
+            None => {
+                let (k, b) = self.slot_of(self.started);
+                !self.busy[k * self.spec.buffers as usize + b]
+            }
+        }
     }
 
     /// Writes asked for and not completed (0 when no number was given).
@@ -293,6 +339,10 @@ impl Writer {
             "dupacks": s.dupacks,
             "window_limited": s.window_limited,
             "blocks": s.blocks,
+            "tx_scheme": self.scheme.name(),
+            "buffers": self.spec.buffers,
+            "buffer_waits": s.buffer_waits,
+            "completions": s.completions,
             "nombuf": s.nombuf,
             "max_bytes_over_window": s.max_over_window,
             "write_time": dist(&s.write_ps),
@@ -333,9 +383,15 @@ impl Kernel {
         let now = cx.core.now();
         let Some(w) = self.writer.as_mut() else { return };
         if w.cur.is_none() {
-            let conn = (w.started % w.conns.len() as u64) as usize;
+            let (conn, buf) = w.slot_of(w.started);
+            if w.busy[conn * w.spec.buffers as usize + buf] {
+                // Zero-copy: the buffer is still the kernel's; wait for its completion.
+                w.s.buffer_waits += 1;
+                w.blocked = true;
+                return;
+            }
             w.started += 1;
-            w.cur = Some(Cur { conn, off: 0, start: now, blocked_ps: 0, blocked_since: None });
+            w.cur = Some(Cur { conn, buf, off: 0, start: now, blocked_ps: 0, blocked_since: None });
             self.c.syscalls += 1;
             self.work.reset(Category::Syscall).instr(c.syscall_instr as u64);
             self.exec(cx);
@@ -357,7 +413,8 @@ impl Kernel {
             return;
         }
         let len = (total - cur.off).min(w.mss());
-        let user = w.user + k as u64 * w.stride + cur.off;
+        let user = w.user_buf(k, cur.buf) + cur.off;
+        let zerocopy = w.scheme == TxScheme::Zerocopy;
         let Some((skb, buf)) = self.alloc_segment(cx) else {
             let w = self.writer.as_mut().unwrap();
             w.s.nombuf += 1;
@@ -366,30 +423,45 @@ impl Kernel {
             w.blocked = true;
             return;
         };
-        // sk_stream_alloc_skb and the copy from the user buffer into the segment's buffer.
+        // sk_stream_alloc_skb, then the payload: copied from the user buffer
+        // into the segment's buffer, or (zero-copy) its pages pinned and
+        // attached as a fragment.
         let data = cx.mbufs.data_addr(buf);
         self.work.reset(Category::Proto).instr(c.tcp_segment_instr as u64).write(self.at.sock + 64);
         self.exec(cx);
-        self.work.reset(Category::Copy).copy_lines(user, data + TCP_HEADERS as u64, len, c.copy_instr_per_line as u64);
+        if zerocopy {
+            let pages = (user + len - 1) / 4096 - user / 4096 + 1;
+            self.work.reset(Category::Proto).instr(pages * c.zerocopy_page_instr as u64);
+        } else {
+            self.work.reset(Category::Copy).copy_lines(user, data + TCP_HEADERS as u64, len, c.copy_instr_per_line as u64);
+        }
         self.exec(cx);
         self.set_data_ref(buf, 1);
         let w = self.writer.as_mut().unwrap();
         let conn = &mut w.conns[k];
-        conn.segs.push_back(Seg { seq: conn.write_seq, len: len as u32, skb, buf, sent: 0, sent_at: 0 });
+        conn.segs.push_back(Seg { seq: conn.write_seq, len: len as u32, skb, buf, user: if zerocopy { user } else { 0 }, sent: 0, sent_at: 0 });
         conn.write_seq += len;
         conn.wmem += truesize;
         w.s.segments += 1;
         w.s.bytes_written += len;
         cur.off += len;
         if cur.off == total {
-            // write() returns; with a copy the buffer may be reused at once.
+            // write() returns; with a copy the buffer may be reused at once,
+            // with zero-copy once its completion is read.
             let now = cx.core.now();
             w.s.writes += 1;
             w.s.writes_total += 1;
             if w.s.write_ps.len() < MAX_SAMPLES {
                 w.s.write_ps.push(now - cur.start);
                 w.s.blocked_ps.push(cur.blocked_ps);
-                w.s.hold_ps.push(now - cur.start);
+                if !zerocopy {
+                    w.s.hold_ps.push(now - cur.start);
+                }
+            }
+            if zerocopy {
+                let end_seq = w.conns[k].write_seq;
+                w.busy[k * w.spec.buffers as usize + cur.buf] = true;
+                w.held.push_back(Held { conn: k, buf: cur.buf, end_seq, start: cur.start });
             }
             w.cur = None;
         } else {
@@ -488,7 +560,7 @@ impl Kernel {
         let seg = &mut c.segs[i];
         seg.sent = seg.sent.saturating_add(1);
         seg.sent_at = now;
-        let (seq, len, buf, again) = (seg.seq, seg.len as usize, seg.buf, seg.sent > 1);
+        let (seq, len, buf, again, user) = (seg.seq, seg.len as usize, seg.buf, seg.sent > 1, seg.user);
         c.snd_max = c.snd_max.max(seq + len as u64);
         w.s.retransmissions += again as u64;
         if c.rto_at.is_none() {
@@ -511,6 +583,14 @@ impl Kernel {
         self.work.reset(Category::Proto).instr(self.cfg.costs.tcp_xmit_instr as u64).read(self.at.sock).read(self.at.route).read(self.at.route + 64).write(data);
         self.exec(cx);
         self.data_refs[buf as usize] += 1;
+        if user != 0 {
+            // The NIC gathers the payload from the application's pages.
+            let f = frame as usize;
+            if f >= self.frame_split.len() {
+                self.frame_split.resize(f + 1, 0);
+            }
+            self.frame_split[f] = user;
+        }
         self.queue_xmit(cx, Slot { mbuf: buf, frame, buf_addr: data }, clone | CLONE);
         true
     }
@@ -563,7 +643,7 @@ impl Kernel {
             self.tcp_write_xmit(cx, k);
         }
         let w = self.writer.as_mut().unwrap();
-        if w.blocked && w.cur.is_some_and(|cur| w.wakes(cur.conn)) {
+        if w.blocked && w.may_resume() {
             w.blocked = false;
             self.c.wakeups += 1;
             self.place(Thread::App);
@@ -646,6 +726,32 @@ impl Kernel {
         if let Some(r) = sample {
             w.sample_rtt(k, r);
         }
+        // Zero-copy: writes now wholly acknowledged complete; the
+        // notification is queued and the application reads it.
+        let snd_una = w.conns[k].snd_una;
+        let mut done = 0u64;
+        let mut i = 0;
+        while i < w.held.len() {
+            let h = w.held[i];
+            if h.conn == k && h.end_seq <= snd_una {
+                w.held.remove(i);
+                w.busy[k * w.spec.buffers as usize + h.buf] = false;
+                w.s.completions += 1;
+                if w.s.hold_ps.len() < MAX_SAMPLES {
+                    w.s.hold_ps.push(now - h.start);
+                }
+                done += 1;
+            } else {
+                i += 1;
+            }
+        }
+        if done > 0 {
+            self.c.syscalls += done;
+            self.work.reset(Category::Syscall).instr(done * costs.syscall_instr as u64);
+            self.exec(cx);
+            self.work.reset(Category::Proto).instr(done * costs.zerocopy_completion_instr as u64).read(self.at.sock).write(self.at.sock + 64);
+            self.exec(cx);
+        }
         // A buffer a clone still holds is freed with the clone.
         let start = freed.len() - n;
         for i in start..freed.len() {
@@ -710,9 +816,9 @@ mod tests {
     use super::*;
 
     fn writer() -> Writer {
-        let spec = WriterSpec { connections: 1, buffer_bytes: 10_000, writes: 1, dst_port: 5001, src_port: 40000 };
+        let spec = WriterSpec { connections: 1, buffer_bytes: 10_000, buffers: 2, writes: 1, dst_port: 5001, src_port: 40000 };
         let m = ethernet::Mac([2, 0, 0, 0, 0, 2]);
-        Writer::new(spec, TcpSendConfig::default(), 0, Ps::MAX, (m, m, "10.0.0.2".parse().unwrap(), "10.0.0.1".parse().unwrap()))
+        Writer::new(spec, TcpSendConfig::default(), TxScheme::Copy, 0, Ps::MAX, (m, m, "10.0.0.2".parse().unwrap(), "10.0.0.1".parse().unwrap()))
     }
 
     #[test]
