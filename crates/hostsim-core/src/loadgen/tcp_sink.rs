@@ -24,7 +24,7 @@ use serde_json::{json, Value};
 use super::config::{TcpSinkConfig, TCP_WINDOW_SHIFT};
 use crate::engine::time::Ps;
 use crate::engine::SimRng;
-use crate::wire::{ethernet, ipv4, tcp, TCP_HEADERS};
+use crate::wire::{tcp, TCP_HEADERS};
 
 /// One connection's receive state.
 struct Conn {
@@ -240,21 +240,13 @@ pub fn widen(near: u64, seq32: u32) -> u64 {
 
 /// (source port, sequence number, payload length) of an Ethernet/IPv4/TCP frame.
 fn segment(frame: &[u8]) -> Option<(u16, u32, usize)> {
-    let eth = ethernet::Packet::new_checked(frame).ok()?;
-    if eth.ethertype() != ethernet::ETHERTYPE_IPV4 {
-        return None;
-    }
-    let ip = ipv4::Packet::new_checked(eth.payload()).ok()?;
-    if ip.protocol() != ipv4::PROTO_TCP {
-        return None;
-    }
-    let t = tcp::Packet::new_checked(ip.payload()).ok()?;
-    Some((t.src_port(), t.seq(), t.payload().len()))
+    tcp::in_frame(frame, |t| (t.src_port(), t.seq(), t.payload().len()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::{ethernet, ipv4};
 
     fn seg(seq: u32, len: usize) -> Vec<u8> {
         let mut f = vec![0u8; TCP_HEADERS + len];

@@ -123,6 +123,20 @@ pub fn write_ack(buf: &mut [u8], seg: &[u8; super::TCP_HEADERS], ack: u32, windo
     Packet::new_unchecked(&mut buf[l4..]).emit(sport, dport, seq, ack, FLAG_ACK, window);
 }
 
+/// `f` of the TCP segment in `frame` (Ethernet, no FCS), if it is IPv4/TCP.
+pub fn in_frame<R>(frame: &[u8], f: impl FnOnce(&Packet<&[u8]>) -> R) -> Option<R> {
+    use super::{ethernet, ipv4};
+    let eth = ethernet::Packet::new_checked(frame).ok()?;
+    if eth.ethertype() != ethernet::ETHERTYPE_IPV4 {
+        return None;
+    }
+    let ip = ipv4::Packet::new_checked(eth.payload()).ok()?;
+    if ip.protocol() != ipv4::PROTO_TCP {
+        return None;
+    }
+    Some(f(&Packet::new_checked(ip.payload()).ok()?))
+}
+
 /// Is `frame` (Ethernet, no FCS) an IPv4/TCP segment with no payload and the ACK flag?
 pub fn is_pure_ack(frame: &[u8]) -> bool {
     let l3 = super::ethernet::HEADER_LEN;

@@ -3,7 +3,7 @@
 //! recv, sendto) with their copies, pure ACKs, and the transmit path
 //! through the qdisc to the driver.
 
-use super::{Kernel, Queued, Thread, SKB_LINES};
+use super::{Kernel, Queued, Thread};
 use crate::cpu::Category;
 use crate::framebuf::{Fate, FrameId};
 use crate::nic::Slot;
@@ -282,37 +282,14 @@ impl Kernel {
     /// An skb and a data buffer (with its address) for a packet to send;
     /// None (the frame dropped and counted) if either pool is empty.
     fn alloc_tx(&mut self, cx: &mut StackCx, frame: FrameId) -> Option<(u32, u32, u64)> {
-        let c = self.cfg.costs;
-        self.ids.clear();
-        self.ids2.clear();
-        self.touched.clear();
-        if !self.skbs.get_bulk(0, 1, &mut self.ids, &mut self.touched) {
-            self.c.nombuf += 1;
-            self.c.qdisc_drops += 1;
-            cx.frames.end(frame, Fate::Qdisc);
-            return None;
+        match self.alloc_segment(cx) {
+            Some((skb, buf)) => Some((skb, buf, cx.mbufs.data_addr(buf))),
+            None => {
+                self.c.qdisc_drops += 1;
+                cx.frames.end(frame, Fate::Qdisc);
+                None
+            }
         }
-        self.work.reset(Category::Skb).instr(c.skb_alloc_instr as u64);
-        for &a in &self.touched {
-            self.work.write(a);
-        }
-        let skb = self.ids[0];
-        for l in 0..SKB_LINES {
-            self.work.write(self.skbs.mbuf_addr(skb) + l * 64);
-        }
-        self.exec(cx);
-        self.touched.clear();
-        if !cx.mbufs.get_bulk(self.id, 1, &mut self.ids2, &mut self.touched) {
-            self.c.nombuf += 1;
-            self.c.qdisc_drops += 1;
-            cx.frames.end(frame, Fate::Qdisc);
-            self.ids2.clear();
-            self.free_skbs(cx);
-            return None;
-        }
-        let buf = self.ids2[0];
-        self.exec_touched(cx, Category::Mempool, c.buf_instr as u64);
-        Some((skb, buf, cx.mbufs.data_addr(buf)))
     }
 
     /// The qdisc (with its lock), then the driver, or the qdisc's backlog

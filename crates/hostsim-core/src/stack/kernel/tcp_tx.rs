@@ -360,18 +360,9 @@ impl Writer {
     }
 }
 
-/// A pure ACK's acknowledgement number and window field, if `frame` is a TCP segment to `port`s.
+/// The destination port, acknowledgement number and window field of a TCP segment with the ACK flag.
 fn ack_of(frame: &[u8]) -> Option<(u16, u32, u16)> {
-    let eth = ethernet::Packet::new_checked(frame).ok()?;
-    if eth.ethertype() != ethernet::ETHERTYPE_IPV4 {
-        return None;
-    }
-    let ip = ipv4::Packet::new_checked(eth.payload()).ok()?;
-    if ip.protocol() != ipv4::PROTO_TCP {
-        return None;
-    }
-    let t = tcp::Packet::new_checked(ip.payload()).ok()?;
-    (t.flags() & tcp::FLAG_ACK != 0).then(|| (t.dst_port(), t.ack(), t.window()))
+    tcp::in_frame(frame, |t| (t.flags() & tcp::FLAG_ACK != 0).then(|| (t.dst_port(), t.ack(), t.window())))?
 }
 
 impl Kernel {
@@ -471,7 +462,7 @@ impl Kernel {
     }
 
     /// An skb and a page buffer for a new segment; None if either pool is empty.
-    fn alloc_segment(&mut self, cx: &mut StackCx) -> Option<(u32, u32)> {
+    pub(super) fn alloc_segment(&mut self, cx: &mut StackCx) -> Option<(u32, u32)> {
         let c = self.cfg.costs;
         let skb = self.alloc_skb(cx)?;
         self.ids2.clear();
