@@ -40,7 +40,8 @@ struct Conn {
     pending: u32,
     /// The delayed-ACK timer.
     delack_at: Option<Ps>,
-    /// The highest acknowledgement sent (for the window check).
+    /// The highest acknowledgement that has left (the sender can know no
+    /// later one: the window check counts from it).
     acked: u64,
     /// Bytes delivered in order, in all and inside the measured window.
     delivered: u64,
@@ -164,7 +165,6 @@ impl TcpSink {
         let c = &mut self.conns[k];
         c.pending = 0;
         c.delack_at = None;
-        c.acked = c.acked.max(c.rcv_nxt);
         let at = t + self.hold_ps;
         // Due times come in order, but for delayed-ACK timers: keep the queue sorted.
         let i = self.due.partition_point(|d| d.0 <= at);
@@ -193,6 +193,8 @@ impl TcpSink {
         }
         let (_, k, ack) = self.due.pop_front()?;
         self.c.acks += 1;
+        let c = &mut self.conns[k];
+        c.acked = c.acked.max(ack);
         Some((k, ack))
     }
 

@@ -48,7 +48,7 @@ pub struct KernelConfig {
     pub recv_bytes: u32,
     /// The TCP sender (`--app tcp-send`, `tcp_tx.rs`).
     #[serde(default)]
-    pub tcp: TcpSendConfig,
+    pub tcp: TcpConfig,
     pub costs: KernelCosts,
 }
 
@@ -84,7 +84,7 @@ impl TxScheme {
 /// The TCP sender's parameters (`host.kernel.tcp.*`).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
-pub struct TcpSendConfig {
+pub struct TcpConfig {
     /// Payload bytes per segment: the Ethernet MTU of 1500 B (RFC 894)
     /// less 20 B of IPv4 and 20 B of TCP header (no options are sent).
     pub mss_bytes: u32,
@@ -104,9 +104,9 @@ pub struct TcpSendConfig {
     pub sndbuf_bytes: u64,
 }
 
-impl Default for TcpSendConfig {
+impl Default for TcpConfig {
     fn default() -> Self {
-        TcpSendConfig {
+        TcpConfig {
             mss_bytes: 1460,
             init_cwnd_segments: 10,
             rto_min_ps: 200_000_000_000,
@@ -131,7 +131,7 @@ impl Default for KernelConfig {
             tcp_rcvbuf_bytes: 6 << 20,
             gro_max_bytes: 65536,
             recv_bytes: 128 << 10,
-            tcp: TcpSendConfig::default(),
+            tcp: TcpConfig::default(),
             costs: KernelCosts::default(),
         }
     }

@@ -54,12 +54,13 @@ pub mod config;
 mod forward;
 mod socket;
 mod tcp_tx;
+mod tcp_writer;
 
 use std::collections::VecDeque;
 
 use serde_json::{json, Value};
 
-pub use config::{KernelConfig, KernelCosts, TcpSendConfig};
+pub use config::{KernelConfig, KernelCosts, TcpConfig};
 
 use super::app::{App, Socket, Transport};
 use super::mempool::{Mempool, MempoolConfig};
@@ -239,7 +240,7 @@ pub struct Kernel {
     /// Packets per NAPI poll.
     burst_hist: Vec<u64>,
     /// A TCP-sending application's writer (`tcp_tx.rs`).
-    writer: Option<Box<tcp_tx::Writer>>,
+    writer: Option<Box<tcp_writer::Writer>>,
     /// References to each page buffer a TCP segment holds (by mbuf).
     data_refs: Vec<u8>,
     /// Zero-copy: where each frame's payload lives, by frame (0: behind its headers).
@@ -291,7 +292,7 @@ impl Kernel {
             ids2: Vec::with_capacity(256),
             rcvd: Vec::with_capacity(256),
             burst_hist: vec![0; cfg.napi_budget as usize + 1],
-            writer: writer.map(|w| Box::new(tcp_tx::Writer::new(w.spec, cfg.tcp, w.scheme, id, w.tx_end, w.addrs))),
+            writer: writer.map(|w| Box::new(tcp_writer::Writer::new(w.spec, cfg.tcp, w.scheme, id, w.tx_end, w.addrs))),
             data_refs: Vec::new(),
             frame_split: Vec::new(),
             c: Counters::default(),

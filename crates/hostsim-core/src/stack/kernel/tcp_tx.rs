@@ -27,18 +27,13 @@
 //! backlog while the writer holds the socket lock); one blocking writer
 //! thread per core, which writes its buffers to its connections in turn.
 
-use std::collections::VecDeque;
-
-use serde_json::{json, Value};
-
-use super::config::{TcpSendConfig, TxScheme};
+use super::config::TxScheme;
+use super::tcp_writer::{Cur, Held, Seg, MAX_SAMPLES};
 use super::{Kernel, Thread, SKB_LINES};
 use crate::cpu::Category;
-use crate::engine::time::Ps;
 use crate::framebuf::Fate;
 use crate::loadgen::tcp_sink::widen;
 use crate::nic::Slot;
-use crate::stack::app::WriterSpec;
 use crate::stack::StackCx;
 use crate::wire::{ethernet, ipv4, tcp, TCP_HEADERS};
 
@@ -48,317 +43,6 @@ pub(super) const CLONE: u32 = 1 << 31;
 
 /// The window scale of the receiver's ACKs (`loadgen.tcp`): 2^7.
 const WINDOW_SHIFT: u32 = crate::loadgen::config::TCP_WINDOW_SHIFT;
-
-/// Where the writer's buffers live: 64 GiB per core above this address,
-/// each connection's buffer at a 2 MiB-aligned stride.
-const USER_BUF_BASE: u64 = 0x80_0000_0000;
-const USER_BUF_PER_CORE: u64 = 0x10_0000_0000;
-
-/// One segment in the retransmission queue.
-#[derive(Debug, Clone, Copy)]
-struct Seg {
-    seq: u64,
-    len: u32,
-    skb: u32,
-    buf: u32,
-    /// Zero-copy: where the payload lives in the application's buffer (0: in `buf`).
-    user: u64,
-    /// Times sent, and when last.
-    sent: u8,
-    sent_at: Ps,
-}
-
-/// One connection's send state (sequence numbers 64-bit; the wire carries the low 32 bits).
-struct Conn {
-    sport: u16,
-    /// Ethernet/IPv4/TCP headers of its segments (sequence number and lengths set per segment).
-    hdr: [u8; TCP_HEADERS],
-    snd_una: u64,
-    /// The highest sequence number sent (an ACK beyond it is bogus).
-    snd_max: u64,
-    /// The end of the data written.
-    write_seq: u64,
-    /// Unacknowledged and unsent segments, from `snd_una`; `nxt` is the first unsent.
-    segs: VecDeque<Seg>,
-    nxt: usize,
-    cwnd: u64,
-    ssthresh: u64,
-    /// The peer's window.
-    rwnd: u64,
-    dupacks: u32,
-    /// NewReno: in fast recovery until this is acknowledged.
-    recover: Option<u64>,
-    srtt: Option<Ps>,
-    rttvar: Ps,
-    rto: Ps,
-    rto_at: Option<Ps>,
-    /// Send-buffer bytes queued (skb truesize).
-    wmem: u64,
-}
-
-impl Conn {
-    fn snd_nxt(&self) -> u64 {
-        self.segs.get(self.nxt).map_or(self.write_seq, |s| s.seq)
-    }
-    fn in_flight(&self) -> u64 {
-        self.snd_nxt() - self.snd_una
-    }
-}
-
-/// The write in progress.
-#[derive(Debug, Clone, Copy)]
-struct Cur {
-    conn: usize,
-    /// The buffer written (of the connection's `buffers`).
-    buf: usize,
-    /// Bytes of the buffer already in the send queue.
-    off: u64,
-    start: Ps,
-    blocked_ps: Ps,
-    blocked_since: Option<Ps>,
-}
-
-#[derive(Debug, Default, Clone)]
-struct Stats {
-    /// Writes completed over the whole run (not reset at warm-up).
-    writes_total: u64,
-    writes: u64,
-    bytes_written: u64,
-    bytes_acked: u64,
-    segments: u64,
-    transmissions: u64,
-    fast_retransmits: u64,
-    /// Segments sent more than once.
-    retransmissions: u64,
-    timeouts: u64,
-    acks: u64,
-    dupacks: u64,
-    /// Sends that found the window closed (cwnd or the peer's).
-    window_limited: u64,
-    /// Writes that waited for send-buffer space, and buffer allocations that failed.
-    blocks: u64,
-    /// Zero-copy: writes that waited for their buffer's completion, and completions.
-    buffer_waits: u64,
-    completions: u64,
-    nombuf: u64,
-    /// Bytes in flight beyond min(cwnd, rwnd) at a send: 0 unless the sender is broken.
-    max_over_window: u64,
-    /// Per write (ps): time inside `write()`, time blocked in it, and how
-    /// long its buffer was held (until it may be reused).
-    write_ps: Vec<u64>,
-    blocked_ps: Vec<u64>,
-    hold_ps: Vec<u64>,
-    /// When the last byte written was acknowledged.
-    done_at: Ps,
-}
-
-/// A zero-copy write whose buffer is held until its last byte is acknowledged.
-#[derive(Debug, Clone, Copy)]
-struct Held {
-    conn: usize,
-    buf: usize,
-    end_seq: u64,
-    start: Ps,
-}
-
-/// The writer: its connections, the write in progress, its statistics.
-pub(super) struct Writer {
-    spec: WriterSpec,
-    cfg: TcpSendConfig,
-    scheme: TxScheme,
-    /// Zero-copy: writes whose buffers wait for their completion, and which buffers are held.
-    held: VecDeque<Held>,
-    busy: Vec<bool>,
-    tx_end: Ps,
-    conns: Vec<Conn>,
-    cur: Option<Cur>,
-    blocked: bool,
-    /// Writes started, and the base address of the user buffers.
-    started: u64,
-    user: u64,
-    stride: u64,
-    /// Scratch: (skb, buffer) pairs an ACK frees.
-    freed: Vec<(u32, u32)>,
-    s: Stats,
-}
-
-/// Writes kept for the result's distributions (a long run keeps the first).
-const MAX_SAMPLES: usize = 1 << 20;
-
-impl Writer {
-    pub(super) fn new(spec: WriterSpec, cfg: TcpSendConfig, scheme: TxScheme, core: usize, tx_end: Ps, addrs: (ethernet::Mac, ethernet::Mac, std::net::Ipv4Addr, std::net::Ipv4Addr)) -> Writer {
-        let (src_mac, dst_mac, src_ip, dst_ip) = addrs;
-        let conns = (0..spec.connections)
-            .map(|i| {
-                let sport = spec.src_port.wrapping_add((core as u32 * spec.connections + i) as u16);
-                let mut hdr = [0u8; TCP_HEADERS];
-                ethernet::Repr { dst: dst_mac, src: src_mac, ethertype: ethernet::ETHERTYPE_IPV4 }.emit(&mut ethernet::Packet::new_unchecked(&mut hdr[..]));
-                let l3 = ethernet::HEADER_LEN;
-                ipv4::Repr { src: src_ip, dst: dst_ip, protocol: ipv4::PROTO_TCP, payload_len: tcp::HEADER_LEN, ttl: 64 }
-                    .emit(&mut ipv4::Packet::new_unchecked(&mut hdr[l3..]));
-                tcp::Packet::new_unchecked(&mut hdr[l3 + ipv4::HEADER_LEN..]).emit(sport, spec.dst_port, 0, 0, tcp::FLAG_ACK, 65535);
-                Conn {
-                    sport,
-                    hdr,
-                    snd_una: 0,
-                    snd_max: 0,
-                    write_seq: 0,
-                    segs: VecDeque::new(),
-                    nxt: 0,
-                    cwnd: cfg.init_cwnd_segments as u64 * cfg.mss_bytes as u64,
-                    ssthresh: u64::MAX,
-                    // Until the first ACK: the initial window (RFC 7323 scaling is not yet agreed).
-                    rwnd: 65535,
-                    dupacks: 0,
-                    recover: None,
-                    srtt: None,
-                    rttvar: 0,
-                    rto: cfg.rto_init_ps,
-                    rto_at: None,
-                    wmem: 0,
-                }
-            })
-            .collect();
-        Writer {
-            spec,
-            cfg,
-            scheme,
-            held: VecDeque::new(),
-            busy: vec![false; (spec.connections * spec.buffers) as usize],
-            tx_end,
-            conns,
-            cur: None,
-            blocked: false,
-            started: 0,
-            user: USER_BUF_BASE + core as u64 * USER_BUF_PER_CORE,
-            stride: spec.buffer_bytes.div_ceil(2 << 20) * (2 << 20),
-            freed: Vec::with_capacity(256),
-            s: Stats::default(),
-        }
-    }
-
-    /// Has the thread something to do at `now`? A given number of writes
-    /// is written whatever the time; with none given, no write starts
-    /// after transmission ends.
-    pub(super) fn runnable(&self, now: Ps) -> bool {
-        let more = match self.spec.writes {
-            0 => now < self.tx_end,
-            n => self.started < n,
-        };
-        !self.blocked && (self.cur.is_some() || more)
-    }
-
-    /// The connection and buffer of write number `i`.
-    fn slot_of(&self, i: u64) -> (usize, usize) {
-        let n = self.conns.len() as u64;
-        ((i % n) as usize, ((i / n) % self.spec.buffers as u64) as usize)
-    }
-
-    /// The address of buffer `b` of connection `k`.
-    fn user_buf(&self, k: usize, b: usize) -> u64 {
-        self.user + (k * self.spec.buffers as usize + b) as u64 * self.stride
-    }
-
-    /// May the blocked thread go on: room in its connection's send buffer
-    /// for the write in progress, or the next write's buffer released?
-    fn may_resume(&self) -> bool {
-        match self.cur {
-            Some(cur) => self.wakes(cur.conn),
-            None => {
-                let (k, b) = self.slot_of(self.started);
-                !self.busy[k * self.spec.buffers as usize + b]
-            }
-        }
-    }
-
-    /// Writes asked for and not completed (0 when no number was given).
-    pub(super) fn unfinished(&self) -> u64 {
-        self.spec.writes.saturating_sub(self.s.writes_total)
-    }
-
-    /// The earliest retransmission timer.
-    pub(super) fn next_timer(&self) -> Option<Ps> {
-        self.conns.iter().filter_map(|c| c.rto_at).min()
-    }
-
-    fn mss(&self) -> u64 {
-        self.cfg.mss_bytes as u64
-    }
-
-    /// Is there room for a segment in connection `k`'s send buffer?
-    fn room(&self, k: usize, truesize: u64) -> bool {
-        self.conns[k].wmem + truesize <= self.cfg.sndbuf_bytes
-    }
-
-    /// `sk_stream_write_space`: a blocked writer wakes when its
-    /// connection's free space is at least half of what is queued.
-    fn wakes(&self, k: usize) -> bool {
-        let c = &self.conns[k];
-        self.cfg.sndbuf_bytes.saturating_sub(c.wmem) >= c.wmem / 2
-    }
-
-    /// RFC 6298 §2: a new round-trip sample.
-    fn sample_rtt(&mut self, k: usize, r: Ps) {
-        let c = &mut self.conns[k];
-        match c.srtt {
-            None => {
-                c.srtt = Some(r);
-                c.rttvar = r / 2;
-            }
-            Some(s) => {
-                c.rttvar = (3 * c.rttvar + s.abs_diff(r)) / 4;
-                c.srtt = Some((7 * s + r) / 8);
-            }
-        }
-        c.rto = (c.srtt.unwrap_or(r) + 4 * c.rttvar).clamp(self.cfg.rto_min_ps, self.cfg.rto_max_ps);
-    }
-
-    pub(super) fn result_json(&self) -> Value {
-        let s = &self.s;
-        let dist = |v: &[u64]| {
-            let mut v = v.to_vec();
-            v.sort_unstable();
-            let q = |p: f64| if v.is_empty() { 0 } else { v[((v.len() - 1) as f64 * p).round() as usize] };
-            let mean = if v.is_empty() { 0.0 } else { v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64 };
-            json!({"count": v.len(), "mean_ps": mean, "min_ps": q(0.0), "p50_ps": q(0.5), "p99_ps": q(0.99), "max_ps": q(1.0)})
-        };
-        json!({
-            "connections": self.conns.len(),
-            "buffer_bytes": self.spec.buffer_bytes,
-            "writes": s.writes,
-            "writes_total": s.writes_total,
-            "writes_unfinished": self.unfinished(),
-            "bytes_written": s.bytes_written,
-            "bytes_acked": s.bytes_acked,
-            "segments": s.segments,
-            "transmissions": s.transmissions,
-            "fast_retransmits": s.fast_retransmits,
-            "retransmissions": s.retransmissions,
-            "timeouts": s.timeouts,
-            "acks": s.acks,
-            "dupacks": s.dupacks,
-            "window_limited": s.window_limited,
-            "blocks": s.blocks,
-            "tx_scheme": self.scheme.name(),
-            "buffers": self.spec.buffers,
-            "buffer_waits": s.buffer_waits,
-            "completions": s.completions,
-            "nombuf": s.nombuf,
-            "max_bytes_over_window": s.max_over_window,
-            "write_time": dist(&s.write_ps),
-            "blocked_time": dist(&s.blocked_ps),
-            "hold_time": dist(&s.hold_ps),
-            "complete_ps": s.done_at,
-            "cwnd_bytes": self.conns.iter().map(|c| c.cwnd).collect::<Vec<_>>(),
-            "srtt_ps": self.conns.iter().map(|c| c.srtt.unwrap_or(0)).collect::<Vec<_>>(),
-        })
-    }
-
-    pub(super) fn reset_stats(&mut self) {
-        let (done_at, writes_total) = (self.s.done_at, self.s.writes_total);
-        self.s = Stats { done_at, writes_total, ..Stats::default() };
-    }
-}
 
 /// The destination port, acknowledgement number and window field of a TCP segment with the ACK flag.
 fn ack_of(frame: &[u8]) -> Option<(u16, u32, u16)> {
@@ -531,10 +215,7 @@ impl Kernel {
             if !self.tcp_transmit(cx, k, i) {
                 return;
             }
-            let w = self.writer.as_mut().unwrap();
-            w.conns[k].nxt += 1;
-            let c = &w.conns[k];
-            w.s.max_over_window = w.s.max_over_window.max(c.in_flight().saturating_sub(c.cwnd.min(c.rwnd)));
+            self.writer.as_mut().unwrap().conns[k].nxt += 1;
         }
     }
 
@@ -592,9 +273,6 @@ impl Kernel {
         let c = self.cfg.costs;
         let rcvd = std::mem::take(&mut self.rcvd);
         let t = cx.core.now();
-        let mut touched_conns = 0u64;
-        self.ids.clear();
-        self.ids2.clear();
         let mut freed = std::mem::take(&mut self.writer.as_mut().unwrap().freed);
         freed.clear();
         for q in &rcvd {
@@ -610,28 +288,24 @@ impl Kernel {
             };
             cx.out.consumed.push((t, q.frame));
             freed.push((q.skb, q.buf));
-            touched_conns |= 1 << (k % 64);
+            w.acked[k] = true;
             self.tcp_ack(cx, k, ack32, wnd as u64, &mut freed);
         }
         self.rcvd = rcvd;
         // The ACKs' own skbs and buffers, and the acknowledged segments'.
         self.ids.clear();
         self.ids2.clear();
-        let mut segs_freed = 0u64;
-        for &(skb, buf) in &freed {
-            self.ids.push(skb);
-            if buf != u32::MAX {
-                self.ids2.push(buf);
-            }
-            segs_freed += 1;
-        }
-        if segs_freed > 0 {
+        self.ids.extend(freed.iter().map(|f| f.0));
+        self.ids2.extend(freed.iter().map(|f| f.1).filter(|&b| b != u32::MAX));
+        if !self.ids.is_empty() {
             self.free_skbs(cx);
         }
         self.writer.as_mut().unwrap().freed = freed;
-        let n = self.writer.as_ref().unwrap().conns.len();
-        for k in (0..n).filter(|k| touched_conns & (1 << (k % 64)) != 0) {
-            self.tcp_write_xmit(cx, k);
+        // tcp_data_snd_check: what the new windows allow, on each connection that heard.
+        for k in 0..self.writer.as_ref().unwrap().conns.len() {
+            if std::mem::take(&mut self.writer.as_mut().unwrap().acked[k]) {
+                self.tcp_write_xmit(cx, k);
+            }
         }
         let w = self.writer.as_mut().unwrap();
         if w.blocked && w.may_resume() {
@@ -802,35 +476,3 @@ impl Kernel {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn writer() -> Writer {
-        let spec = WriterSpec { connections: 1, buffer_bytes: 10_000, buffers: 2, writes: 1, dst_port: 5001, src_port: 40000 };
-        let m = ethernet::Mac([2, 0, 0, 0, 0, 2]);
-        Writer::new(spec, TcpSendConfig::default(), TxScheme::Copy, 0, Ps::MAX, (m, m, "10.0.0.2".parse().unwrap(), "10.0.0.1".parse().unwrap()))
-    }
-
-    #[test]
-    fn rto_follows_rfc_6298() {
-        let mut w = writer();
-        assert_eq!(w.conns[0].rto, 1_000_000_000_000, "1 s before any sample");
-        w.sample_rtt(0, 10_000_000);
-        // srtt 10 µs, rttvar 5 µs: 30 µs, held up by the 200 ms minimum.
-        assert_eq!((w.conns[0].srtt, w.conns[0].rttvar, w.conns[0].rto), (Some(10_000_000), 5_000_000, 200_000_000_000));
-        w.sample_rtt(0, 18_000_000);
-        assert_eq!((w.conns[0].srtt, w.conns[0].rttvar), (Some(11_000_000), 5_750_000));
-    }
-
-    #[test]
-    fn writer_wakes_when_a_third_is_free() {
-        let mut w = writer();
-        let cap = w.cfg.sndbuf_bytes;
-        w.conns[0].wmem = cap;
-        assert!(!w.wakes(0) && !w.room(0, 1));
-        w.conns[0].wmem = cap * 2 / 3;
-        assert!(w.wakes(0));
-        assert_eq!(w.conns[0].cwnd, 10 * 1460, "RFC 6928 initial window");
-    }
-}
