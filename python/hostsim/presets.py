@@ -147,11 +147,16 @@ _PRESETS: List[Preset] = [
     ),
     Preset(
         "xeon-6226r-fpga",
-        "2.9 GHz Xeon, 384 GiB DDR4, 100 GbE NIC with 4 x 16 GiB on-board DDR4 on PCIe 3.0 x16",
+        "2.9 GHz 16-core Xeon Gold 6226R, 384 GiB DDR4, 100 GbE NIC with 4 x 16 GiB on-board DDR4 "
+        "(not modelled) on PCIe 3.0 x16",
         _link("100Gbps", "1us"),
         {
+            "core": _m("Intel Xeon Gold 6226R (Cascade Lake-SP)", PQC + " §7"),
+            "cores": _m(16, PQC + " §7"),
             "frequency": _m("2.9GHz"),
+            "llc": _m({"size": "22MiB", "assoc": 11}, PQC + " §7"),
             "dram": _m({"type": "DDR4", "size": "384GiB", "peak_bandwidth": "140.8GB/s"}),
+            "dram_channels": _m({"type": "DDR4-2933", "channels": 6}, PQC + " §7"),
             "pcie": _m("PCIe 3.0 x16"),
             "nic": _m("100 GbE FPGA NIC"),
             "nic_memory": _m({"type": "DDR4-2400", "banks": 4, "bank_size": "16GiB"}),

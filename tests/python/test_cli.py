@@ -118,6 +118,7 @@ def test_presets_lists_all_with_descriptions(cli):
     assert names == ["altra", "a72-quad", "xeon-e3-1230v2", "xeon-e3-1230v2-x540", "i9-7940x-cx5", "xeon-6226r-fpga"]
     assert all(len(line.split()) > 3 for line in lines)
     assert "(default)" in lines[0]
+    assert all(line.endswith("[host model]") for line in lines), "every preset has a host model"
 
 
 BAD = [

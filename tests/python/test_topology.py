@@ -109,7 +109,8 @@ def test_uni_traffic_sends_from_the_first_port_of_each_pair():
 
 def test_presets_carry_their_machines_ports_and_cores():
     for preset, cores, ports in [("altra", 80, 1), ("a72-quad", 4, 4), ("xeon-e3-1230v2", 4, 2),
-                                 ("xeon-e3-1230v2-x540", 4, 2), ("i9-7940x-cx5", 14, 2)]:
+                                 ("xeon-e3-1230v2-x540", 4, 2), ("i9-7940x-cx5", 14, 2),
+                                 ("xeon-6226r-fpga", 16, 1)]:
         h = resolve({"app": "testpmd", "preset": preset})["host"]
         assert h["cpu"]["cores"] == cores, preset
         assert h["nic"]["nics"] * h["nic"]["ports_per_nic"] == ports, preset

@@ -131,6 +131,29 @@ impl CoreConfig {
         }
     }
 
+    /// Intel Cascade Lake-SP at 2.9 GHz (Xeon Gold 6226R, SPEC §4
+    /// `xeon-6226r-fpga`). Cascade Lake keeps Skylake-SP's core unchanged,
+    /// so the core's fields are the Skylake ones above.
+    pub fn cascade_lake_2_9ghz() -> Self {
+        CoreConfig {
+            // SPEC §4: 2.9 GHz (the Gold 6226R's base clock; docs/reference/
+            // ports-queues-cores.md §7) [V].
+            freq_hz: 2_900_000_000,
+            // 4-wide allocation and retirement, as Skylake (Intel optimization manual) [R, a sister chip].
+            issue_width: 4,
+            // Estimate: 0.5 (IPC 2), as the other cores; not measured.
+            base_cpi: 0.5,
+            // Out-of-order, as Skylake (Intel optimization manual) [R, a sister chip].
+            out_of_order: true,
+            // Skylake's ROB: 224 entries (Intel optimization manual) [R, a sister chip].
+            rob_entries: 224,
+            // params §11: ~12 L1 line-fill buffers on Skylake [V, a sister chip].
+            l1d_mshrs: 12,
+            // 16 cores (Intel's Gold 6226R spec; docs/reference/ports-queues-cores.md §7) [V].
+            cores: 16,
+        }
+    }
+
     /// The same core made in-order (for comparisons such as issue 3 acceptance 2).
     pub fn in_order(mut self) -> Self {
         self.out_of_order = false;
@@ -178,7 +201,7 @@ mod tests {
 
     #[test]
     fn presets_are_valid_and_keep_spec_numbers() {
-        for c in [CoreConfig::altra(), CoreConfig::a72(), CoreConfig::ivy_bridge_3_3ghz()] {
+        for c in [CoreConfig::altra(), CoreConfig::a72(), CoreConfig::ivy_bridge_3_3ghz(), CoreConfig::skylake_x_3_1ghz(), CoreConfig::cascade_lake_2_9ghz()] {
             c.validate().unwrap();
         }
         let a = CoreConfig::altra();
@@ -187,6 +210,8 @@ mod tests {
         assert_eq!((b.freq_hz, b.issue_width, b.rob_entries, b.l1d_mshrs), (2_000_000_000, 3, 384, 6));
         let i = CoreConfig::ivy_bridge_3_3ghz();
         assert_eq!((i.freq_hz, i.issue_width, i.rob_entries, i.l1d_mshrs), (3_300_000_000, 4, 168, 10));
+        let c = CoreConfig::cascade_lake_2_9ghz();
+        assert_eq!((c.freq_hz, c.cores), (2_900_000_000, 16));
         assert!(!CoreConfig::altra().in_order().out_of_order);
     }
 

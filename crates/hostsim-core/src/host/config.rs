@@ -75,7 +75,7 @@ fn one() -> u32 {
 pub const MAX_QUEUE_PAIRS: u32 = 128;
 
 /// Names of the host presets.
-pub const HOST_PRESETS: &[&str] = &["altra", "a72-quad", "xeon-e3-1230v2", "xeon-e3-1230v2-x540", "i9-7940x-cx5"];
+pub const HOST_PRESETS: &[&str] = &["altra", "a72-quad", "xeon-e3-1230v2", "xeon-e3-1230v2-x540", "i9-7940x-cx5", "xeon-6226r-fpga"];
 
 impl HostConfig {
     /// A host of these parts with the default driver, kernel and
@@ -139,6 +139,21 @@ impl HostConfig {
                 // Its receive queues are ConnectX-style (work queue, completion
                 // queue, doorbell record; `nic::queue`), as mlx5 drives them.
                 NicConfig { ports_per_nic: 2, queue_model: QueueModel::Connectx, ..NicConfig::nic_100g() },
+            )),
+            // SPEC §4: a 2.9 GHz Xeon (Gold 6226R, Cascade Lake-SP) with 140.8 GB/s
+            // of DDR4, a 100 GbE NIC on PCIe 3.0 x16.
+            "xeon-6226r-fpga" => Ok(Self::of(
+                CoreConfig::cascade_lake_2_9ghz(),
+                MemConfig::xeon_6226r(),
+                // SPEC §4: PCIe 3.0 x16 (the link's fields: see PcieConfig::gen3_x16).
+                PcieConfig::gen3_x16(),
+                // SPEC §4: one 100 GbE NIC; a single port (estimate: SPEC names one
+                // 100 GbE NIC). Its queues are modelled ixgbe-style (descriptors
+                // written back in place, an MMIO tail doorbell; estimate: the FPGA
+                // NIC's queue design is not described), with the 100 GbE sizes of
+                // NicConfig::nic_100g (estimates, cited there). The card's
+                // 4 × 16 GiB on-board DDR4-2400 (SPEC §4) is not modelled yet.
+                NicConfig { ports_per_nic: 1, queue_model: QueueModel::Ixgbe, ..NicConfig::nic_100g() },
             )),
             other => Err(ConfigError::new("preset", other.to_string(), &format!("one of {}", HOST_PRESETS.join(", "))).into()),
         }
@@ -347,6 +362,24 @@ mod tests {
             HostConfig::preset(p).unwrap().validate().unwrap();
         }
         assert!(HostConfig::preset("vax").unwrap_err().to_string().starts_with("preset"));
+    }
+
+    #[test]
+    fn xeon_6226r_keeps_its_spec_numbers() {
+        let h = HostConfig::preset("xeon-6226r-fpga").unwrap();
+        h.validate().unwrap();
+        // SPEC §4: 2.9 GHz, 140.8 GB/s of DRAM (six DDR4-2933 channels), PCIe 3.0 x16.
+        assert_eq!((h.cpu.freq_hz, h.cpu.cores), (2_900_000_000, 16));
+        let d = &h.mem.dram;
+        assert_eq!(d.channels, 6);
+        let peak = d.channels as u64 * d.channel_bandwidth_bytes_per_s;
+        assert!((140_799_000_000..=140_801_000_000).contains(&peak), "{peak}");
+        // 22 MiB of non-inclusive LLC, 11-way, DDIO on 2 of its ways.
+        let llc = &h.mem.llc;
+        assert_eq!((llc.size_bytes, llc.ways, llc.dca.enabled, llc.dca.ways), (22 * 1024 * 1024, 11, true, 2));
+        assert_eq!(llc.inclusion, crate::mem::config::Inclusion::NonInclusive);
+        assert_eq!((h.pcie.gen, h.pcie.lanes), (3, 16));
+        assert_eq!((h.nic.nics, h.nic.ports_per_nic, h.nic.queue_model), (1, 1, QueueModel::Ixgbe));
     }
 
     #[test]

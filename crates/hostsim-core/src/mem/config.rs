@@ -240,6 +240,59 @@ impl MemConfig {
         }
     }
 
+    /// The `xeon-6226r-fpga` preset (SPEC §4): a 16-core Xeon Gold 6226R
+    /// (Cascade Lake-SP) at 2.9 GHz with six channels of DDR4-2933. Cascade
+    /// Lake keeps Skylake-SP's caches, so the cache rows are the SKX ones of
+    /// params.md, as in `skylake_x_14`. Only host memory is modelled: the
+    /// NIC's on-board DDR4 (SPEC §4) is not part of the memory model yet.
+    pub fn xeon_6226r() -> MemConfig {
+        MemConfig {
+            l1d: CacheConfig {
+                size_bytes: 32 * KIB, // params §5 "SKX L1D" 32 KB [V, a sister chip]
+                ways: 8,              // params §5 "SKX L1D" 8-way [V, a sister chip]
+                latency_cycles: 4,    // params §5 "SKX L1D" 4 cycles [V, a sister chip]; "Cascade Lake SP" row ≈ 4 [NS/R]
+                mshrs: 12,            // params §11: ~12 L1 line-fill buffers on Skylake [V, a sister chip]
+            },
+            l2: CacheConfig {
+                size_bytes: MIB, // params §5 "SKX L2 (MLC)" 1 MB [V, a sister chip]
+                ways: 16,        // params §5 "SKX L2 (MLC)" 16-way [V, a sister chip]
+                // params §5 "SKX L2": 11–13 cycles measured [V, a sister chip];
+                // the "Cascade Lake SP" row and Intel's manual say ≈ 14 [R].
+                latency_cycles: 13,
+                mshrs: 16, // params §11: 16 L2 superqueue entries (Skylake) [V, a sister chip]
+            },
+            llc: LlcConfig {
+                // 22 MiB = 16 slices × 1.375 MiB (params §5 "SKX L3" 1.375 MB/core
+                // [V, a sister chip]; Intel's 6226R spec 22 MB, docs/reference/
+                // ports-queues-cores.md §7 [V]).
+                size_bytes: 16 * 1408 * KIB,
+                ways: 11, // params §5 "SKX L3" 11-way [V, a sister chip]
+                // params §5 "SKX L3 (LLC) ~77 cycles" (AnandTech) [V, a sister
+                // chip]; the "Cascade Lake SP" row says ≈ 50–70 [NS/R].
+                latency_cycles: 77,
+                inclusion: Inclusion::NonInclusive, // params §5 "SKX L3 … non-inclusive" [V, a sister chip]
+                // params §3 "Default value (Skylake-SP Xeon Gold 6140)" 0x600 = 2 of 11 ways [V, a sister chip].
+                dca: DcaConfig { enabled: true, ways: 2 },
+            },
+            dram: DramConfig {
+                // Six DDR4 channels per socket (params §4 "Channels per socket"
+                // SKX/CLX [R]; docs/reference/ports-queues-cores.md §7 [V]).
+                channels: 6,
+                // SPEC §4 140.8 GB/s system peak ÷ 6 channels = 23.47 GB/s, i.e.
+                // DDR4-2933 (2933⅓ MT/s × 8 B; params §4 table "DDR4-2933"
+                // 23.5 GB/s per channel, 140.8 for 6 [C]).
+                channel_bandwidth_bytes_per_s: 23_466_666_667,
+                // params §4 "Skylake-SP local DRAM idle latency ~80–90 ns" [NS] and
+                // §5 "Cascade Lake SP … DRAM ≈ 80–90 ns" [NS/R]: estimate 85 ns.
+                idle_latency_ps: 85_000,
+            },
+            // A line modified in another core's cache: 48 ns measured on a
+            // 16-core Xeon Gold 6242, Cascade Lake (docs/reference/
+            // ports-queues-cores.md §3) [V, a sister chip]: 139 cycles at 2.9 GHz.
+            transfer_cycles: 139,
+        }
+    }
+
     /// Checks the geometry and ranges; the error names the field.
     pub fn validate(&self) -> Result<()> {
         check_cache("mem.l1d", self.l1d.size_bytes, self.l1d.ways)?;
@@ -311,7 +364,7 @@ mod tests {
 
     #[test]
     fn presets_validate_and_round_trip() {
-        for c in [MemConfig::altra(), MemConfig::xeon_e3_1230v2(), MemConfig::skylake_x_14()] {
+        for c in [MemConfig::altra(), MemConfig::xeon_e3_1230v2(), MemConfig::skylake_x_14(), MemConfig::xeon_6226r()] {
             c.validate().unwrap();
             let text = serde_json::to_string(&c).unwrap();
             let back: MemConfig = serde_json::from_str(&text).unwrap();
