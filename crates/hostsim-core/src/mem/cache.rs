@@ -31,6 +31,8 @@ pub mod flag {
     pub const DEV_DIRTY: u8 = 4;
     /// LLC: written by the device and not yet touched by a core.
     pub const DEV_UNREAD: u8 = 8;
+    /// LLC, with `DEV_DIRTY`: the device was the copy engine, not a NIC.
+    pub const ENGINE: u8 = 16;
 }
 
 const EMPTY: u64 = u64::MAX;

@@ -23,7 +23,7 @@
 
 use crate::engine::time::Ps;
 
-use super::cache::{flag, lines};
+use super::cache::{flag, lines, LINE_BYTES};
 use super::dram::Agent;
 use super::hierarchy::MemSystem;
 
@@ -31,25 +31,38 @@ use super::hierarchy::MemSystem;
 const DEVICE_WRITTEN: u8 = flag::DIRTY | flag::DEV_DIRTY | flag::DEV_UNREAD;
 
 impl MemSystem {
-    /// The device writes `len` bytes at `addr` at `now`; returns when the
+    /// A NIC writes `len` bytes at `addr` at `now`; returns when the
     /// last line is globally visible.
     pub fn device_write(&mut self, addr: u64, len: u32, now: Ps) -> Ps {
+        self.device_write_by(Agent::Device, addr, len, now)
+    }
+
+    /// A NIC reads `len` bytes at `addr` at `now`; returns when the last line has arrived.
+    pub fn device_read(&mut self, addr: u64, len: u32, now: Ps) -> Ps {
+        self.device_read_by(Agent::Device, addr, len, now)
+    }
+
+    /// A device write by `agent` (a NIC or the copy engine, which write
+    /// through DCA alike); see [`MemSystem::device_write`].
+    pub fn device_write_by(&mut self, agent: Agent, addr: u64, len: u32, now: Ps) -> Ps {
         let mut done = now;
+        let written = DEVICE_WRITTEN | if agent == Agent::Engine { flag::ENGINE } else { 0 };
         for line in lines(addr, len as u64) {
+            self.c.traffic[agent.index()].write_bytes += LINE_BYTES;
             self.snoop(None, line, true);
             let t = if !self.dca_enabled {
                 self.llc.invalidate(line);
-                now + self.dram.write(line, now, Agent::Device)
+                now + self.dram.write(line, now, agent)
             } else if let Some(s) = self.llc.lookup(line) {
                 self.c.llc.device_hits += 1;
                 self.c.dca_updates += 1;
                 let f = self.llc.flags(s);
-                self.llc.set_flags(s, f | DEVICE_WRITTEN);
+                self.llc.set_flags(s, (f & !flag::ENGINE) | written);
                 now + self.device_llc_ps
             } else {
                 self.c.llc.device_misses += 1;
                 self.c.dca_allocs += 1;
-                self.llc_fill(line, DEVICE_WRITTEN, self.dca_mask, now);
+                self.llc_fill(line, written, self.dca_mask, now);
                 now + self.device_llc_ps
             };
             done = done.max(t);
@@ -57,11 +70,11 @@ impl MemSystem {
         done
     }
 
-    /// The device reads `len` bytes at `addr` at `now`; returns when the
-    /// last line has arrived.
-    pub fn device_read(&mut self, addr: u64, len: u32, now: Ps) -> Ps {
+    /// A device read by `agent`; see [`MemSystem::device_read`].
+    pub fn device_read_by(&mut self, agent: Agent, addr: u64, len: u32, now: Ps) -> Ps {
         let mut done = now;
         for line in lines(addr, len as u64) {
+            self.c.traffic[agent.index()].read_bytes += LINE_BYTES;
             let t = if self.dirty_in_a_core(line) {
                 self.c.coherence_transfers += 1;
                 now + self.device_transfer_ps
@@ -70,7 +83,7 @@ impl MemSystem {
                 now + self.device_llc_ps
             } else {
                 self.c.llc.device_misses += 1;
-                now + self.dram.read(line, now, Agent::Device)
+                now + self.dram.read(line, now, agent)
             };
             done = done.max(t);
         }

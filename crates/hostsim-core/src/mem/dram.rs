@@ -27,7 +27,16 @@ use super::config::DramConfig;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
     Core,
+    /// A NIC's DMA.
     Device,
+    /// The chipset's DMA copy engine (I/OAT, `dma/`).
+    Engine,
+}
+
+impl Agent {
+    pub(super) fn index(self) -> usize {
+        self as usize
+    }
 }
 
 /// When a channel becomes free: `ps` + `rem` / bandwidth picoseconds.
@@ -44,6 +53,8 @@ pub struct DramCounters {
     pub bytes_read_device: u64,
     pub bytes_written_core: u64,
     pub bytes_written_device: u64,
+    pub bytes_read_engine: u64,
+    pub bytes_written_engine: u64,
     /// Sum over requests of the time spent waiting for a busy channel (ps).
     pub queue_wait_ps: u64,
 }
@@ -116,6 +127,7 @@ impl Dram {
         match agent {
             Agent::Core => self.counters.bytes_read_core += LINE_BYTES,
             Agent::Device => self.counters.bytes_read_device += LINE_BYTES,
+            Agent::Engine => self.counters.bytes_read_engine += LINE_BYTES,
         }
         self.idle_latency_ps + self.occupy(addr, now)
     }
@@ -125,6 +137,7 @@ impl Dram {
         match agent {
             Agent::Core => self.counters.bytes_written_core += LINE_BYTES,
             Agent::Device => self.counters.bytes_written_device += LINE_BYTES,
+            Agent::Engine => self.counters.bytes_written_engine += LINE_BYTES,
         }
         self.idle_latency_ps + self.occupy(addr, now)
     }
@@ -150,6 +163,8 @@ impl Dram {
             "bytes_read_device": c.bytes_read_device,
             "bytes_written_core": c.bytes_written_core,
             "bytes_written_device": c.bytes_written_device,
+            "bytes_read_engine": c.bytes_read_engine,
+            "bytes_written_engine": c.bytes_written_engine,
             "queue_wait_ps": c.queue_wait_ps,
             "busy_ps": self.busy_ps(),
         })
@@ -168,6 +183,8 @@ impl HasStats for Dram {
             "Byte",
             "Bytes written to DRAM: device writes without DCA and write-backs of device-written lines",
         );
+        s.add("bytes_read_engine", c.bytes_read_engine as f64, "Byte", "Bytes read from DRAM by the copy engine");
+        s.add("bytes_written_engine", c.bytes_written_engine as f64, "Byte", "Bytes written to DRAM: write-backs of lines the copy engine wrote");
         s.add("queue_wait_ps", c.queue_wait_ps as f64, "Picosecond", "Summed time requests waited for a busy channel");
         s.add("busy_ps", self.busy_ps() as f64, "Picosecond", "Summed time channels spent transferring lines");
     }

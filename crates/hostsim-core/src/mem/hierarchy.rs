@@ -27,7 +27,7 @@
 use crate::engine::time::Ps;
 use crate::error::{ConfigError, Result};
 
-use super::cache::{flag, Cache, Victim};
+use super::cache::{flag, Cache, Victim, LINE_BYTES};
 use super::config::{Inclusion, MemConfig};
 use super::dram::{Agent, Dram};
 use super::filter::SnoopFilter;
@@ -82,6 +82,17 @@ pub struct MemCounters {
     pub dca_updates: u64,
     /// Device-written lines evicted from the LLC before any core touched them.
     pub dca_leaks: u64,
+    /// Bytes each agent moved to and from the shared memory system (the
+    /// LLC or DRAM), by [`Agent`]: cores' L2 misses and dirty L2 victims,
+    /// the devices' reads and writes.
+    pub traffic: [Traffic; 3],
+}
+
+/// Bytes an agent read from and wrote to the shared memory system.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Traffic {
+    pub read_bytes: u64,
+    pub write_bytes: u64,
 }
 
 /// Per-core latencies, converted to picoseconds once.
@@ -260,6 +271,7 @@ impl MemSystem {
     /// Serves an L2 miss from another core, the LLC or DRAM.
     /// Returns the level, the latency and the `EXCL` bit for the new private copy.
     fn fetch_shared(&mut self, core: usize, addr: u64, write: bool, now: Ps) -> (Level, Ps, u8) {
+        self.c.traffic[Agent::Core.index()].read_bytes += LINE_BYTES;
         let (found, dirty) = if self.l1.len() > 1 { self.snoop(Some(core), addr, write) } else { (false, false) };
         let transfer = if write { found } else { dirty };
         let excl = if write || !found { flag::EXCL } else { 0 };
@@ -295,6 +307,7 @@ impl MemSystem {
             self.c.l2[core].evictions += 1;
             if v.dirty() {
                 self.c.l2[core].writebacks += 1;
+                self.c.traffic[Agent::Core.index()].write_bytes += LINE_BYTES;
             }
             if v.dirty() || !self.inclusive {
                 self.llc_put(v, now);
@@ -327,7 +340,7 @@ impl MemSystem {
         let dirty = v.flags & flag::DIRTY;
         if let Some(s) = self.llc.lookup(v.addr) {
             let f = self.llc.flags(s);
-            let f = if dirty != 0 { (f | flag::DIRTY) & !flag::DEV_DIRTY } else { f };
+            let f = if dirty != 0 { (f | flag::DIRTY) & !(flag::DEV_DIRTY | flag::ENGINE) } else { f };
             self.llc.set_flags(s, f);
         } else {
             if !self.inclusive {
@@ -363,7 +376,11 @@ impl MemSystem {
         }
         if v.dirty() || core_dirty {
             self.c.llc.writebacks += 1;
-            let agent = if v.flags & flag::DEV_DIRTY != 0 && !core_dirty { Agent::Device } else { Agent::Core };
+            let agent = match (v.flags & flag::DEV_DIRTY != 0 && !core_dirty, v.flags & flag::ENGINE != 0) {
+                (false, _) => Agent::Core,
+                (true, false) => Agent::Device,
+                (true, true) => Agent::Engine,
+            };
             self.dram.write(v.addr, now, agent);
         }
     }

@@ -24,4 +24,4 @@ mod stats;
 pub use cache::{lines, Cache, LINE_BYTES};
 pub use config::{CacheConfig, DcaConfig, DramConfig, Inclusion, LlcConfig, MemConfig};
 pub use dram::{Agent, Dram, DramCounters};
-pub use hierarchy::{Access, Level, LevelCounters, MemCounters, MemSystem};
+pub use hierarchy::{Access, Level, LevelCounters, MemCounters, MemSystem, Traffic};

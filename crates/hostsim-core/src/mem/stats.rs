@@ -11,7 +11,8 @@ use serde_json::{json, Value};
 
 use crate::engine::stats::{HasStats, StatSink};
 
-use super::hierarchy::{LevelCounters, MemSystem};
+use super::dram::Agent;
+use super::hierarchy::{LevelCounters, MemSystem, Traffic};
 
 fn report_level(s: &mut StatSink<'_>, c: &LevelCounters, device: bool) {
     s.count("hits", c.hits, "Core accesses that hit");
@@ -39,6 +40,12 @@ fn sum(levels: &[LevelCounters]) -> LevelCounters {
     })
 }
 
+/// Bytes each agent moved to and from the LLC and DRAM.
+fn traffic_json(t: &[Traffic; 3]) -> Value {
+    let one = |t: &Traffic| json!({ "read_bytes": t.read_bytes, "write_bytes": t.write_bytes });
+    json!({ "core": one(&t[Agent::Core.index()]), "nic": one(&t[Agent::Device.index()]), "engine": one(&t[Agent::Engine.index()]) })
+}
+
 impl MemSystem {
     /// The `mem` object of the JSON result.
     pub fn result_json(&self) -> Value {
@@ -59,6 +66,7 @@ impl MemSystem {
             "dca_updates": c.dca_updates,
             "dca_leaks": c.dca_leaks,
             "coherence_transfers": c.coherence_transfers,
+            "traffic": traffic_json(&c.traffic),
             "per_core": per_core,
         })
     }
@@ -80,6 +88,13 @@ impl HasStats for MemSystem {
         s.count("dca_updates", c.dca_updates, "Device writes that updated a line already in the LLC");
         s.count("dca_leaks", c.dca_leaks, "Device-written lines evicted from the LLC before a core touched them");
         s.count("coherence_transfers", c.coherence_transfers, "Lines taken from or invalidated in another agent's cache");
+        for (name, a) in [("core", Agent::Core), ("nic", Agent::Device), ("engine", Agent::Engine)] {
+            let t = c.traffic[a.index()];
+            let mut tr = s.scope("traffic");
+            let mut s = tr.scope(name);
+            s.count("read_bytes", t.read_bytes, "Bytes read from the LLC or DRAM (core: L2 misses)");
+            s.count("write_bytes", t.write_bytes, "Bytes written to the LLC or DRAM (core: dirty L2 victims)");
+        }
     }
 
     fn reset_stats(&mut self) {
