@@ -3,7 +3,7 @@
 Each top-level module of ``crates/hostsim-core/src`` has a rank; code (not
 comments, not ``#[cfg(test)]`` items) may name only modules of a lower
 rank: engine, error ← wire ← framebuf ← link, pcie, mem, cpu ← loadgen,
-dev, kvs, nic (none of these four uses another) ← stack ← apps ← host ←
+dev, dma, kvs, nic (none of these five uses another) ← stack ← apps ← host ←
 config ← system. So there is no import cycle, and ``host`` — the wiring —
 is imported by nothing but the system builder and the config.
 """
@@ -27,6 +27,7 @@ RANK: Dict[str, int] = {
     "cpu": 3,
     "loadgen": 4,
     "dev": 4,
+    "dma": 4,
     "kvs": 4,
     "nic": 4,
     "stack": 5,

@@ -159,6 +159,24 @@ impl SimConfig {
         }
         if self.app == "tcp-send" {
             check(self.loadgen.tcp.is_some(), "loadgen.tcp", "none", "set with app tcp-send (its connections need a receiver)")?;
+            if let Some(h) = &self.host {
+                // Each queued segment holds an skb and a page buffer; full send
+                // buffers must leave the RX rings theirs, or no ACK gets in.
+                let k = &h.kernel;
+                let per_conn = k.tcp.sndbuf_bytes.div_ceil(k.skb_truesize_bytes as u64);
+                let segs = per_conn * h.app.tcp_send.connections as u64 * h.cores as u64;
+                let rx = h.pmd.rxd as u64 * h.ports as u64 * h.queues as u64;
+                let pool = (h.pmd.mempool.mbufs as u64).min(k.skbs as u64);
+                let fits = (pool.saturating_sub(rx) / 2 / (h.app.tcp_send.connections as u64 * h.cores as u64).max(1)) * k.skb_truesize_bytes as u64;
+                check(
+                    2 * segs + rx <= pool,
+                    "host.kernel.tcp.sndbuf_bytes",
+                    k.tcp.sndbuf_bytes,
+                    &format!(
+                        "at most {fits} here: full send buffers ({segs} segments, each an skb and a page buffer, and as many clones in flight) and the RX rings ({rx}) must fit host.pmd.mempool.mbufs and host.kernel.skbs ({pool})"
+                    ),
+                )?;
+            }
         }
         if self.loadgen.traffic == Traffic::Mesh {
             check(ports >= 2, "loadgen.traffic", "mesh", &format!("bidir or uni with one port (mesh needs host.ports >= 2; here {ports})"))?;

@@ -11,6 +11,7 @@ pub mod check;
 pub mod config;
 pub mod cpu;
 pub mod dev;
+pub mod dma;
 pub mod engine;
 pub mod error;
 pub mod framebuf;

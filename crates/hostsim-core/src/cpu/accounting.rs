@@ -51,10 +51,13 @@ pub enum Category {
     /// The per-entry work on a receive queue's software ring and work queue:
     /// taking the mbuf of an entry and posting a fresh buffer in its place.
     Buffer,
+    /// Completion handling of a transmit that finishes later: zero-copy
+    /// notifications, polls of a copy engine's or a card transfer's status.
+    Completion,
 }
 
 impl Category {
-    pub const COUNT: usize = 16;
+    pub const COUNT: usize = 17;
     pub const ALL: [Category; Category::COUNT] = [
         Category::Rx,
         Category::Tx,
@@ -72,6 +75,7 @@ impl Category {
         Category::Cas,
         Category::Join,
         Category::Buffer,
+        Category::Completion,
     ];
 
     /// Lower-case name used in stats and JSON (`rx`, `mempool`, …).
@@ -93,6 +97,7 @@ impl Category {
             Category::Cas => "cas",
             Category::Join => "join",
             Category::Buffer => "buffer",
+            Category::Completion => "completion",
         }
     }
 

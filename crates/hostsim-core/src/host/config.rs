@@ -12,6 +12,8 @@ pub use crate::apps::config::{AppConfig, ForwardMode, KvsAppConfig};
 use crate::cpu::CoreConfig;
 use crate::error::{ConfigError, Result};
 use crate::mem::MemConfig;
+use crate::dma::CopyEngineConfig;
+use crate::nic::memory::NicMemoryConfig;
 use crate::nic::NicConfig;
 use crate::pcie::PcieConfig;
 use crate::stack::kernel::config::TxScheme;
@@ -56,6 +58,9 @@ pub struct HostConfig {
     /// How a TCP sender's payload reaches the NIC (`--app tcp-send`).
     #[serde(default)]
     pub tx_scheme: TxScheme,
+    /// The chipset's DMA copy engine (`tx_scheme = ioat`).
+    #[serde(default)]
+    pub copy_engine: CopyEngineConfig,
 }
 
 /// One queue pair served by one core.
@@ -96,6 +101,7 @@ impl HostConfig {
             pipeline: PipelineConfig::default(),
             rx_sharing: RxSharing::None,
             tx_scheme: TxScheme::Copy,
+            copy_engine: CopyEngineConfig::default(),
         }
     }
 
@@ -152,8 +158,13 @@ impl HostConfig {
                 // written back in place, an MMIO tail doorbell; estimate: the FPGA
                 // NIC's queue design is not described), with the 100 GbE sizes of
                 // NicConfig::nic_100g (estimates, cited there). The card's
-                // 4 × 16 GiB on-board DDR4-2400 (SPEC §4) is not modelled yet.
-                NicConfig { ports_per_nic: 1, queue_model: QueueModel::Ixgbe, ..NicConfig::nic_100g() },
+                // 4 × 16 GiB on-board DDR4-2400 (SPEC §4): see NicMemoryConfig.
+                NicConfig {
+                    ports_per_nic: 1,
+                    queue_model: QueueModel::Ixgbe,
+                    memory: Some(NicMemoryConfig::fpga_4x16g_ddr4_2400()),
+                    ..NicConfig::nic_100g()
+                },
             )),
             other => Err(ConfigError::new("preset", other.to_string(), &format!("one of {}", HOST_PRESETS.join(", "))).into()),
         }
@@ -171,8 +182,9 @@ impl HostConfig {
             self.kernel.validate()?;
             self.app.validate()?;
             self.pmd.mempool.validate()?;
-            if matches!(self.tx_scheme, TxScheme::Ioat | TxScheme::Nicmem) {
-                return Err(ConfigError::new("tx_scheme", self.tx_scheme.name().into(), "copy or zerocopy (ioat and nicmem are not modelled yet)").into());
+            self.copy_engine.validate()?;
+            if self.tx_scheme == TxScheme::Nicmem && self.nic.memory.is_none() {
+                return Err(ConfigError::new("tx_scheme", "nicmem".into(), "copy, ioat or zerocopy: nicmem needs a NIC with on-board memory (host.nic.memory; the xeon-6226r-fpga preset has one)").into());
             }
             self.validate_topology()
         };

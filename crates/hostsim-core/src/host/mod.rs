@@ -26,6 +26,7 @@ mod report;
 
 use crate::apps::Registry;
 use crate::cpu::{AccessCost, Core, MemPort};
+use crate::dma::CopyEngine;
 use crate::engine::stats::{HasStats, StatSink};
 use crate::engine::time::{Ps, PS_PER_S};
 use crate::error::{ConfigError, Error, Result};
@@ -90,6 +91,8 @@ pub struct Host {
     stack_name: &'static str,
     nic: Nic,
     pub mem: MemSystem,
+    /// The chipset's DMA copy engine.
+    dma: CopyEngine,
     pub cores: Vec<Core>,
     stacks: Vec<CoreStack>,
     /// Each core's streams, for reports.
@@ -282,6 +285,7 @@ impl Host {
             stack_name: if kernel { "kernel" } else { "pmd" },
             nic,
             mem,
+            dma: CopyEngine::new(&cfg.copy_engine),
             cores,
             stacks,
             streams,
@@ -329,7 +333,13 @@ impl Host {
         let (n, p) = (&cfg.nic, &cfg.pmd);
         let (nports, nqueues, ntx) = (cfg.ports as usize, cfg.queues as usize, cfg.tx_queues() as usize);
         let per_dev = n.ports_per_nic as usize;
-        let devs = (0..nports.div_ceil(per_dev)).map(|_| Ok(NicDev::new(PcieLink::new(&cfg.pcie)?, n.max_pps))).collect::<Result<Vec<_>>>()?;
+        let devs = (0..nports.div_ceil(per_dev))
+            .map(|_| {
+                let mut d = NicDev::new(PcieLink::new(&cfg.pcie)?, n.max_pps);
+                d.memory = n.memory.as_ref().map(crate::nic::memory::NicMemory::new);
+                Ok(d)
+            })
+            .collect::<Result<Vec<_>>>()?;
         let params = PortParams {
             tx_fifo_bytes: n.tx_fifo_bytes,
             rx_wb_timer_ps: n.rx_wb_timer_ps,
@@ -405,6 +415,7 @@ impl Host {
                     rings: &mut self.rings,
                     shared: &mut self.shared,
                     mem: &mut self.mem,
+                    dma: &mut self.dma,
                     mbufs: &mut self.mbufs,
                     frames,
                     out: &mut self.out,
@@ -446,5 +457,6 @@ impl HasStats for Host {
             c.reset_stats();
         }
         self.mem.reset_stats();
+        self.dma.reset_stats();
     }
 }

@@ -216,6 +216,7 @@ impl Host {
                     "ports": (0..self.nic.ports.len()).filter(|&p| self.nic.ports[p].dev == d).collect::<Vec<_>>(),
                     "max_pps": if dev.frame_interval_ps == 0 { 0.0 } else { 1e12 / dev.frame_interval_ps as f64 },
                     "pcie": dev.pcie.result_json(span_ps),
+                    "memory": dev.memory.as_ref().map_or(Value::Null, |m| m.result_json()),
                 })
             })
             .collect();
@@ -248,6 +249,7 @@ impl Host {
             },
             "kernel": if self.stack_name == "kernel" { self.kernel_sums(&stack) } else { Value::Null },
             "mem": self.mem.result_json(),
+            "copy_engine": self.dma.result_json(),
             "app": app,
         })
     }
@@ -275,7 +277,15 @@ impl Host {
         }
         for (d, dev) in self.nic.devs.iter().enumerate() {
             dev.pcie.report_stats(&mut nic.scope(&format!("dev{d}.pcie")));
+            if let Some(m) = &dev.memory {
+                let j = m.result_json();
+                let mut ms = nic.scope(&format!("dev{d}.memory"));
+                for (k, what) in [("bytes_read", "Bytes read from the card's DRAM"), ("bytes_written", "Bytes written to the card's DRAM"), ("header_clip_bytes", "Padding bytes of host headers read over PCIe and clipped")] {
+                    ms.add(k, j[k].as_u64().unwrap_or(0) as f64, "Byte", what);
+                }
+            }
         }
+        self.dma.report_stats(&mut s.scope("copy_engine"));
         for (c, core) in self.cores.iter().enumerate() {
             let mut cpu = s.scope(&format!("cpu{c}"));
             core.report_stats(&mut cpu);

@@ -73,6 +73,10 @@ pub struct NicConfig {
     /// MLX5_CQE_SIZE) [V].
     #[serde(default = "default_cqe_bytes")]
     pub cqe_bytes: u32,
+    /// The card's on-board memory (none on most NICs; `xeon-6226r-fpga`'s
+    /// FPGA card has 4 × 16 GiB, `memory.rs`).
+    #[serde(default)]
+    pub memory: Option<super::memory::NicMemoryConfig>,
 }
 
 /// See [`NicConfig::queue_model`].
@@ -123,6 +127,7 @@ impl Default for NicConfig {
             reta_size: default_reta_size(),
             queue_model: QueueModel::Ixgbe,
             cqe_bytes: default_cqe_bytes(),
+            memory: None,
         }
     }
 }
@@ -192,6 +197,9 @@ impl NicConfig {
             return Err(err("nic.cqe_bytes", self.cqe_bytes, "64 or 128 (a cache line)"));
         }
         super::rss::validate(&self.rss_key, self.reta_size)?;
+        if let Some(m) = &self.memory {
+            m.validate()?;
+        }
         Ok(())
     }
 }

@@ -13,6 +13,7 @@
 //! Files: `port` (the engines), `queue` (a queue pair's rings and NIC-side
 //! state), `ring` (descriptor rings at simulated addresses), `desc_cache`,
 //! `rx_fifo`, `drop_fsm`, `rss` (Toeplitz and the redirection table),
+//! `memory` (a card's on-board DRAM, for the `nicmem` transmit scheme),
 //! `config` (parameters and presets).
 //!
 //! Read first: Intel 82599 datasheet §7.1 (receive) and §7.2 (transmit) for
@@ -22,6 +23,7 @@
 pub mod config;
 pub mod desc_cache;
 pub mod drop_fsm;
+pub mod memory;
 pub mod port;
 pub mod queue;
 pub mod ring;
@@ -96,6 +98,8 @@ pub struct Env<'a, O> {
 /// One NIC device (chip): its PCIe link and its packet-rate limit, shared by its ports.
 pub struct NicDev {
     pub pcie: PcieLink,
+    /// The card's on-board memory, if it has one (`nic.memory`).
+    pub memory: Option<memory::NicMemory>,
     /// Least time between two frames the chip handles in one direction (0: no limit).
     pub frame_interval_ps: Ps,
     /// When the chip may start the next received frame, and the next transmitted one.
@@ -108,7 +112,7 @@ impl NicDev {
     /// each direction (0: no limit).
     pub fn new(pcie: PcieLink, max_pps: u64) -> Self {
         let frame_interval_ps = if max_pps == 0 { 0 } else { crate::engine::time::PS_PER_S.div_ceil(max_pps) };
-        NicDev { pcie, frame_interval_ps, rx_next: 0, tx_next: 0 }
+        NicDev { pcie, memory: None, frame_interval_ps, rx_next: 0, tx_next: 0 }
     }
 }
 
@@ -209,6 +213,9 @@ impl Nic {
         }
         for d in &mut self.devs {
             d.pcie.reset_stats();
+            if let Some(m) = &mut d.memory {
+                m.reset_counters();
+            }
         }
     }
 }

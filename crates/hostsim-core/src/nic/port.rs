@@ -375,15 +375,20 @@ impl Port {
             }
             let len = bytes - FCS_LEN as u32;
             let at = now + self.params.pcie_latency_ps;
-            let host = if split == 0 {
-                e.mem.device_read(s.buf_addr, len, at)
+            // Headers from the buffer, the payload from where it lives.
+            let h = (crate::wire::TCP_HEADERS as u32).min(len);
+            let (host, over_pcie, card) = if split == 0 {
+                (e.mem.device_read(s.buf_addr, len, at), len, now)
+            } else if let (true, Some(m)) = (super::memory::on_card(split), e.dev.memory.as_mut()) {
+                // The payload is on the card; the host's headers come as the
+                // 64 B line they are padded to, clipped to their length.
+                let line = h.next_multiple_of(crate::mem::LINE_BYTES as u32);
+                m.clipped_bytes += (line - h) as u64;
+                (e.mem.device_read(s.buf_addr, line, at), line, m.read(split, len - h, now))
             } else {
-                // Headers from the buffer, the payload from where it lives.
-                let h = (crate::wire::TCP_HEADERS as u32).min(len);
-                e.mem.device_read(s.buf_addr, h, at).max(e.mem.device_read(split, len - h, at))
-            }
-            .saturating_sub(at);
-            let done = e.dev.pcie.dma_read(now, len, host, Kind::Payload);
+                (e.mem.device_read(s.buf_addr, h, at).max(e.mem.device_read(split, len - h, at)), len, now)
+            };
+            let done = e.dev.pcie.dma_read(now, over_pcie, host.saturating_sub(at), Kind::Payload).max(card);
             let ready = done.max(self.tx_last_ready).max(e.dev.tx_next);
             if e.dev.frame_interval_ps > 0 {
                 e.dev.tx_next = ready + e.dev.frame_interval_ps;

@@ -90,6 +90,8 @@ pub struct StackCx<'a> {
     /// The ConnectX-style queues' software state shared by their cores (`pmd::shared`).
     pub shared: &'a mut [pmd::shared::SharedRx],
     pub mem: &'a mut MemSystem,
+    /// The chipset's DMA copy engine.
+    pub dma: &'a mut crate::dma::CopyEngine,
     pub mbufs: &'a mut Mempool,
     pub frames: &'a mut FramePool,
     pub out: &'a mut Out,

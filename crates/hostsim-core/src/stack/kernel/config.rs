@@ -60,13 +60,18 @@ pub enum TxScheme {
     /// socket's buffers; the NIC reads headers and payload from them.
     #[default]
     Copy,
-    /// A DMA copy engine copies instead of the CPU (not modelled yet).
+    /// The chipset's DMA copy engine (I/OAT, `dma/`) copies the payload
+    /// into the socket's buffers instead of the CPU; `write()` returns when
+    /// its copies are complete.
     Ioat,
     /// MSG_ZEROCOPY: the application's pages are pinned and the NIC reads
     /// the payload from them; the buffer is released by a completion once
     /// its bytes are acknowledged.
     Zerocopy,
-    /// The payload moves once into the NIC's own memory (not modelled yet).
+    /// The NIC moves the payload once into its own memory (`nic.memory`);
+    /// the host keeps only headers, the NIC joins them to the payload it
+    /// holds (also for retransmissions); `write()` returns when the
+    /// transfers are complete.
     Nicmem,
 }
 
@@ -102,6 +107,13 @@ pub struct TcpConfig {
     /// `tcp_wmem` maximum, 4 MiB (Documentation/networking/ip-sysctl.rst;
     /// not re-read here), as if autotuning had grown to it.
     pub sndbuf_bytes: u64,
+    /// TCP Small Queues: a connection's bytes (skb truesize) in the qdisc
+    /// and the TX ring at most — `tcp_limit_output_bytes`, 16 × 65536 =
+    /// 1 MiB (net/ipv4/tcp_ipv4.c, tcp_sk_init, before 2025's rise to
+    /// 4 MiB) [V] — or less: about 1 ms at the pacing rate
+    /// (`sk_pacing_rate >> sk_pacing_shift`, shift 10), but at least two
+    /// skbs (tcp_output.c, tcp_small_queue_check) [V].
+    pub limit_output_bytes: u64,
 }
 
 impl Default for TcpConfig {
@@ -113,6 +125,7 @@ impl Default for TcpConfig {
             rto_max_ps: 120_000_000_000_000,
             rto_init_ps: 1_000_000_000_000,
             sndbuf_bytes: 4 << 20,
+            limit_output_bytes: 16 * 65536,
         }
     }
 }
@@ -226,6 +239,15 @@ pub struct KernelCosts {
     /// reading it (its system call is charged apart).
     #[serde(default = "KernelCosts::default_zerocopy_completion_instr")]
     pub zerocopy_completion_instr: u32,
+    /// A copy offloaded to the copy engine (`ioat`) or a transfer into the
+    /// NIC's memory (`nicmem`): the descriptor prepared and written to the
+    /// channel's ring, and the doorbell (Linux: device_prep_dma_memcpy,
+    /// tx_submit, issue_pending).
+    #[serde(default = "KernelCosts::default_offload_submit_instr")]
+    pub offload_submit_instr: u32,
+    /// One poll of an offloaded copy's completion status (dma_async_is_tx_complete).
+    #[serde(default = "KernelCosts::default_offload_poll_instr")]
+    pub offload_poll_instr: u32,
 }
 
 impl KernelCosts {
@@ -252,6 +274,12 @@ impl KernelCosts {
     }
     fn default_zerocopy_completion_instr() -> u32 {
         1000
+    }
+    fn default_offload_submit_instr() -> u32 {
+        300
+    }
+    fn default_offload_poll_instr() -> u32 {
+        100
     }
 }
 
@@ -289,6 +317,8 @@ impl Default for KernelCosts {
             tcp_timer_instr: Self::default_tcp_timer_instr(),
             zerocopy_page_instr: Self::default_zerocopy_page_instr(),
             zerocopy_completion_instr: Self::default_zerocopy_completion_instr(),
+            offload_submit_instr: Self::default_offload_submit_instr(),
+            offload_poll_instr: Self::default_offload_poll_instr(),
         }
     }
 }
@@ -336,6 +366,9 @@ impl KernelConfig {
         }
         if t.rto_init_ps == 0 {
             return bad("kernel.tcp.rto_init", 0, "> 0");
+        }
+        if t.limit_output_bytes < 2 * self.skb_truesize_bytes as u64 || t.limit_output_bytes > 1 << 32 {
+            return bad("kernel.tcp.limit_output_bytes", t.limit_output_bytes, &format!("{}..=4294967296 (at least two skbs' truesize)", 2 * self.skb_truesize_bytes));
         }
         if t.sndbuf_bytes < self.skb_truesize_bytes as u64 || t.sndbuf_bytes > 1 << 32 {
             return bad("kernel.tcp.sndbuf_bytes", t.sndbuf_bytes, &format!("{}..=4294967296 (at least one skb's truesize)", self.skb_truesize_bytes));

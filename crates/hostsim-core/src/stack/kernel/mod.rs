@@ -54,6 +54,7 @@ pub mod config;
 mod forward;
 mod socket;
 mod tcp_tx;
+mod tcp_offload;
 mod tcp_writer;
 
 use std::collections::VecDeque;
@@ -88,6 +89,9 @@ struct Layout {
     /// The application's receive and send buffers (64 KiB each, as memcached's UDP read buffer).
     user_rx: u64,
     user_tx: u64,
+    /// The TCP sender's copy descriptors (ioat, nicmem) and their completion status.
+    copy_ring: u64,
+    copy_status: u64,
 }
 
 impl Layout {
@@ -100,6 +104,8 @@ impl Layout {
             qdisc: base + 0x0800_2000,
             user_rx: base + 0x0900_0000,
             user_tx: base + 0x0901_0000,
+            copy_ring: base + 0x0800_3000,
+            copy_status: base + 0x0800_4000,
         }
     }
 }
@@ -245,6 +251,8 @@ pub struct Kernel {
     data_refs: Vec<u8>,
     /// Zero-copy: where each frame's payload lives, by frame (0: behind its headers).
     frame_split: Vec<u64>,
+    /// Copy descriptors written (ioat, nicmem).
+    copy_pos: u64,
     c: Counters,
 }
 
@@ -295,6 +303,7 @@ impl Kernel {
             writer: writer.map(|w| Box::new(tcp_writer::Writer::new(w.spec, cfg.tcp, w.scheme, id, w.tx_end, w.addrs))),
             data_refs: Vec::new(),
             frame_split: Vec::new(),
+            copy_pos: 0,
             c: Counters::default(),
         }
     }
@@ -433,6 +442,12 @@ impl Kernel {
             self.next_loop(cx);
             return;
         }
+        // Offloaded copies the stack waits for to send (ioat, nicmem).
+        if self.writer.as_ref().and_then(|w| w.copy_wait).is_some_and(|at| at <= cx.core.now()) {
+            self.tcp_copies_done(cx);
+            self.next_loop(cx);
+            return;
+        }
         let app_runnable = !self.sock_q.is_empty() || self.writer.as_ref().is_some_and(|w| w.runnable(cx.core.now()));
         let next = match (app_runnable, self.ksoftirqd) {
             (false, false) => None,
@@ -459,7 +474,10 @@ impl Kernel {
         match next {
             None => {
                 // Idle until the next interrupt or timer.
-                let timer = self.writer.as_ref().and_then(|w| w.next_timer());
+                let timer = self.writer.as_ref().and_then(|w| match (w.next_timer(), w.next_wake()) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                });
                 if let Some(t) = self.napis.iter().filter_map(|n| n.irq_at).chain(timer).min() {
                     let t = t.max(t0);
                     self.pending_at = Some(t);
@@ -679,6 +697,10 @@ impl Kernel {
                 self.ids2.push(tx.ring.slots[tx.ring.slot(pos)].mbuf);
                 if skb & tcp_tx::CLONE != 0 {
                     // A clone of a TCP segment: its buffer goes with the last reference.
+                    if let Some(w) = self.writer.as_mut() {
+                        let k = w.clone_conn[(skb & !tcp_tx::CLONE) as usize] as usize;
+                        w.conns[k].tsq_bytes -= self.cfg.skb_truesize_bytes as u64;
+                    }
                     let buf = self.ids2.pop().unwrap();
                     let r = &mut self.data_refs[buf as usize];
                     *r -= 1;
@@ -699,6 +721,9 @@ impl Kernel {
             self.xmit(cx, slot, skb);
         }
         self.set_tx_blocked(cx);
+        if self.writer.is_some() {
+            self.tsq_resume(cx);
+        }
     }
 
     /// The driver puts one packet on the TX ring and rings the doorbell.

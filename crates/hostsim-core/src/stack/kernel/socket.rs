@@ -312,6 +312,7 @@ impl Kernel {
             }
             if skb & super::tcp_tx::CLONE != 0 {
                 // A TCP segment's clone: the segment keeps its buffer for a retransmission.
+                self.tsq_free(skb & !super::tcp_tx::CLONE);
                 let last = self.put_data_ref(slot.mbuf);
                 self.free_skb_only(cx, skb & !super::tcp_tx::CLONE, last.then_some(slot.mbuf));
             } else {

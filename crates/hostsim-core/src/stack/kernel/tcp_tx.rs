@@ -66,7 +66,7 @@ impl Kernel {
                 return;
             }
             w.started += 1;
-            w.cur = Some(Cur { conn, buf, off: 0, start: now, blocked_ps: 0, blocked_since: None });
+            w.cur = Some(Cur { conn, buf, off: 0, start: now, blocked_ps: 0, blocked_since: None, wait: 0 });
             self.c.syscalls += 1;
             self.work.reset(Category::Syscall).instr(c.syscall_instr as u64);
             self.exec(cx);
@@ -75,6 +75,12 @@ impl Kernel {
         }
         let w = self.writer.as_mut().unwrap();
         let mut cur = w.cur.unwrap();
+        if cur.off == w.spec.buffer_bytes {
+            // Its copies are complete: the thread polls their status and returns.
+            self.offload_poll(cx);
+            self.end_write(cx, cur);
+            return;
+        }
         if let Some(since) = cur.blocked_since.take() {
             cur.blocked_ps += now - since;
         }
@@ -89,7 +95,7 @@ impl Kernel {
         }
         let len = (total - cur.off).min(w.mss());
         let user = w.user_buf(k, cur.buf) + cur.off;
-        let zerocopy = w.scheme == TxScheme::Zerocopy;
+        let scheme = w.scheme;
         let Some((skb, buf)) = self.alloc_segment(cx) else {
             let w = self.writer.as_mut().unwrap();
             w.s.nombuf += 1;
@@ -98,51 +104,55 @@ impl Kernel {
             w.blocked = true;
             return;
         };
-        // sk_stream_alloc_skb, then the payload: copied from the user buffer
-        // into the segment's buffer, or (zero-copy) its pages pinned and
-        // attached as a fragment.
+        // sk_stream_alloc_skb, then the payload as the scheme has it (`tcp_offload.rs`).
         let data = cx.mbufs.data_addr(buf);
         self.work.reset(Category::Proto).instr(c.tcp_segment_instr as u64).write(self.at.sock + 64);
         self.exec(cx);
-        if zerocopy {
-            let pages = (user + len - 1) / 4096 - user / 4096 + 1;
-            self.work.reset(Category::Proto).instr(pages * c.zerocopy_page_instr as u64);
-        } else {
-            self.work.reset(Category::Copy).copy_lines(user, data + TCP_HEADERS as u64, len, c.copy_instr_per_line as u64);
-        }
-        self.exec(cx);
+        let (ready, payload) = self.segment_payload(cx, scheme, user, data, buf, len);
         self.set_data_ref(buf, 1);
         let w = self.writer.as_mut().unwrap();
         let conn = &mut w.conns[k];
-        conn.segs.push_back(Seg { seq: conn.write_seq, len: len as u32, skb, buf, user: if zerocopy { user } else { 0 }, sent: 0, sent_at: 0 });
+        conn.segs.push_back(Seg { seq: conn.write_seq, len: len as u32, skb, buf, payload, ready, sent: 0, sent_at: 0 });
         conn.write_seq += len;
         conn.wmem += truesize;
         w.s.segments += 1;
         w.s.bytes_written += len;
         cur.off += len;
-        if cur.off == total {
-            // write() returns; with a copy the buffer may be reused at once,
-            // with zero-copy once its completion is read.
-            let now = cx.core.now();
-            w.s.writes += 1;
-            w.s.writes_total += 1;
-            if w.s.write_ps.len() < MAX_SAMPLES {
-                w.s.write_ps.push(now - cur.start);
-                w.s.blocked_ps.push(cur.blocked_ps);
-                if !zerocopy {
-                    w.s.hold_ps.push(now - cur.start);
-                }
-            }
-            if zerocopy {
-                let end_seq = w.conns[k].write_seq;
-                w.busy[k * w.spec.buffers as usize + cur.buf] = true;
-                w.held.push_back(Held { conn: k, buf: cur.buf, end_seq, start: cur.start });
-            }
-            w.cur = None;
+        if cur.off == total && ready > cx.core.now() {
+            // ioat, nicmem: the thread sleeps until its last copy is complete.
+            cur.wait = ready;
+            w.cur = Some(cur);
+        } else if cur.off == total {
+            self.end_write(cx, cur);
         } else {
             w.cur = Some(cur);
         }
         self.tcp_write_xmit(cx, k);
+    }
+
+    /// write() returns: with a copy the buffer may be reused at once (with
+    /// ioat and nicmem, once their copies are complete), with zero-copy
+    /// once its completion is read.
+    fn end_write(&mut self, cx: &mut StackCx, cur: Cur) {
+        let now = cx.core.now();
+        let w = self.writer.as_mut().unwrap();
+        let zerocopy = w.scheme == TxScheme::Zerocopy;
+        w.s.writes += 1;
+        w.s.writes_total += 1;
+        if w.s.write_ps.len() < MAX_SAMPLES {
+            w.s.write_ps.push(now - cur.start);
+            w.s.blocked_ps.push(cur.blocked_ps);
+            if !zerocopy {
+                w.s.hold_ps.push(now - cur.start);
+            }
+        }
+        if zerocopy {
+            let k = cur.conn;
+            let end_seq = w.conns[k].write_seq;
+            w.busy[k * w.spec.buffers as usize + cur.buf] = true;
+            w.held.push_back(Held { conn: k, buf: cur.buf, end_seq, start: cur.start });
+        }
+        w.cur = None;
     }
 
     /// An skb and a page buffer for a new segment; None if either pool is empty.
@@ -201,14 +211,26 @@ impl Kernel {
     }
 
     /// tcp_write_xmit: sends connection `k`'s unsent segments while the window allows.
-    fn tcp_write_xmit(&mut self, cx: &mut StackCx, k: usize) {
+    pub(super) fn tcp_write_xmit(&mut self, cx: &mut StackCx, k: usize) {
         loop {
             let w = self.writer.as_mut().unwrap();
             let c = &w.conns[k];
             let Some(seg) = c.segs.get(c.nxt).copied() else { return };
+            if seg.ready > cx.core.now() {
+                // Its copy is not complete: the stack polls again then.
+                w.copy_wait = Some(w.copy_wait.map_or(seg.ready, |t| t.min(seg.ready)));
+                return;
+            }
             let wnd = c.cwnd.min(c.rwnd);
             if c.in_flight() + seg.len as u64 > wnd {
                 w.s.window_limited += 1;
+                return;
+            }
+            let truesize = self.cfg.skb_truesize_bytes as u64;
+            if c.tsq_bytes + truesize > w.tsq_limit(k, truesize) {
+                // TCP Small Queues: sent on when the NIC frees a clone.
+                w.conns[k].tsq_throttled = true;
+                w.s.tsq_throttled += 1;
                 return;
             }
             let i = c.nxt;
@@ -227,12 +249,19 @@ impl Kernel {
             return false;
         };
         let now = cx.core.now();
+        let truesize = self.cfg.skb_truesize_bytes as u64;
         let w = self.writer.as_mut().unwrap();
+        let ci = clone as usize;
+        if ci >= w.clone_conn.len() {
+            w.clone_conn.resize(ci + 1, 0);
+        }
+        w.clone_conn[ci] = k as u16;
         let c = &mut w.conns[k];
+        c.tsq_bytes += truesize;
         let seg = &mut c.segs[i];
         seg.sent = seg.sent.saturating_add(1);
         seg.sent_at = now;
-        let (seq, len, buf, again, user) = (seg.seq, seg.len as usize, seg.buf, seg.sent > 1, seg.user);
+        let (seq, len, buf, again, user) = (seg.seq, seg.len as usize, seg.buf, seg.sent > 1, seg.payload);
         c.snd_max = c.snd_max.max(seq + len as u64);
         w.s.retransmissions += again as u64;
         if c.rto_at.is_none() {
@@ -256,7 +285,7 @@ impl Kernel {
         self.exec(cx);
         self.data_refs[buf as usize] += 1;
         if user != 0 {
-            // The NIC gathers the payload from the application's pages.
+            // The NIC gathers the payload from the application's pages or its own memory.
             let f = frame as usize;
             if f >= self.frame_split.len() {
                 self.frame_split.resize(f + 1, 0);
@@ -414,7 +443,7 @@ impl Kernel {
             self.c.syscalls += done;
             self.work.reset(Category::Syscall).instr(done * costs.syscall_instr as u64);
             self.exec(cx);
-            self.work.reset(Category::Proto).instr(done * costs.zerocopy_completion_instr as u64).read(self.at.sock).write(self.at.sock + 64);
+            self.work.reset(Category::Completion).instr(done * costs.zerocopy_completion_instr as u64).read(self.at.sock).write(self.at.sock + 64);
             self.exec(cx);
         }
         // A buffer a clone still holds is freed with the clone.
@@ -429,6 +458,31 @@ impl Kernel {
         self.exec(cx);
         if partial {
             self.tcp_retransmit_head(cx, k);
+        }
+    }
+
+    /// A clone `skb` left the host (sent, or dropped by the qdisc): its
+    /// connection's TCP Small Queues bytes fall.
+    pub(super) fn tsq_free(&mut self, skb: u32) {
+        let truesize = self.cfg.skb_truesize_bytes as u64;
+        if let Some(w) = self.writer.as_mut() {
+            let k = w.clone_conn[skb as usize] as usize;
+            w.conns[k].tsq_bytes -= truesize;
+        }
+    }
+
+    /// The TSQ handler (tcp_tsq_handler, run when a throttled connection's
+    /// clones are freed): sends what the windows allow.
+    pub(super) fn tsq_resume(&mut self, cx: &mut StackCx) {
+        let n = self.writer.as_ref().map_or(0, |w| w.conns.len());
+        for k in 0..n {
+            let w = self.writer.as_mut().unwrap();
+            let truesize = self.cfg.skb_truesize_bytes as u64;
+            let c = &w.conns[k];
+            if c.tsq_throttled && c.tsq_bytes + truesize <= w.tsq_limit(k, truesize) {
+                w.conns[k].tsq_throttled = false;
+                self.tcp_write_xmit(cx, k);
+            }
         }
     }
 

@@ -24,8 +24,11 @@ pub(super) struct Seg {
     pub(super) len: u32,
     pub(super) skb: u32,
     pub(super) buf: u32,
-    /// Zero-copy: where the payload lives in the application's buffer (0: in `buf`).
-    pub(super) user: u64,
+    /// Where the payload lives if not behind the headers in `buf`: the
+    /// application's buffer (zero-copy) or the NIC's memory (nicmem); 0 otherwise.
+    pub(super) payload: u64,
+    /// When it may be sent: its copy's completion (ioat, nicmem), else 0.
+    pub(super) ready: Ps,
     /// Times sent, and when last.
     pub(super) sent: u8,
     pub(super) sent_at: Ps,
@@ -57,6 +60,10 @@ pub(super) struct Conn {
     pub(super) rto_at: Option<Ps>,
     /// Send-buffer bytes queued (skb truesize).
     pub(super) wmem: u64,
+    /// TCP Small Queues: truesize of its clones in the qdisc and TX ring,
+    /// and whether it stopped sending for them.
+    pub(super) tsq_bytes: u64,
+    pub(super) tsq_throttled: bool,
 }
 
 impl Conn {
@@ -79,6 +86,8 @@ pub(super) struct Cur {
     pub(super) start: Ps,
     pub(super) blocked_ps: Ps,
     pub(super) blocked_since: Option<Ps>,
+    /// All of it queued, its copies complete at this time (ioat, nicmem; 0: not waiting).
+    pub(super) wait: Ps,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -98,6 +107,8 @@ pub(super) struct Stats {
     pub(super) dupacks: u64,
     /// Sends that found the window closed (cwnd or the peer's).
     pub(super) window_limited: u64,
+    /// Sends held back by TCP Small Queues.
+    pub(super) tsq_throttled: u64,
     /// Writes that waited for send-buffer space, and buffer allocations that failed.
     pub(super) blocks: u64,
     /// Zero-copy: writes that waited for their buffer's completion, and completions.
@@ -134,6 +145,8 @@ pub(super) struct Writer {
     pub(super) conns: Vec<Conn>,
     pub(super) cur: Option<Cur>,
     pub(super) blocked: bool,
+    /// A segment's copy the stack waits for to send it: the earliest completion.
+    pub(super) copy_wait: Option<Ps>,
     /// Writes started, and the base address of the user buffers.
     pub(super) started: u64,
     pub(super) user: u64,
@@ -141,6 +154,8 @@ pub(super) struct Writer {
     /// Scratch: (skb, buffer) pairs an ACK frees, and the connections a NAPI poll's ACKs were for.
     pub(super) freed: Vec<(u32, u32)>,
     pub(super) acked: Vec<bool>,
+    /// The connection each clone in flight belongs to, by skb.
+    pub(super) clone_conn: Vec<u16>,
     pub(super) s: Stats,
 }
 
@@ -178,6 +193,8 @@ impl Writer {
                     rto: cfg.rto_init_ps,
                     rto_at: None,
                     wmem: 0,
+                    tsq_bytes: 0,
+                    tsq_throttled: false,
                 }
             })
             .collect();
@@ -191,11 +208,13 @@ impl Writer {
             conns,
             cur: None,
             blocked: false,
+            copy_wait: None,
             started: 0,
             user: USER_BUF_BASE + core as u64 * USER_BUF_PER_CORE,
             stride: spec.buffer_bytes.div_ceil(2 << 20) * (2 << 20),
             freed: Vec::with_capacity(256),
             acked: vec![false; spec.connections as usize],
+            clone_conn: Vec::new(),
             s: Stats::default(),
         }
     }
@@ -208,7 +227,17 @@ impl Writer {
             0 => now < self.tx_end,
             n => self.started < n,
         };
-        !self.blocked && (self.cur.is_some() || more)
+        !self.blocked && self.cur.map_or(more, |c| c.wait <= now)
+    }
+
+    /// When the thread wakes from waiting for its copies, or the stack polls
+    /// a segment's copy (whichever is first).
+    pub(super) fn next_wake(&self) -> Option<Ps> {
+        let thread = self.cur.filter(|c| c.wait > 0).map(|c| c.wait);
+        match (thread, self.copy_wait) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The connection and buffer of write number `i`.
@@ -260,6 +289,20 @@ impl Writer {
         self.cfg.sndbuf_bytes.saturating_sub(c.wmem) >= c.wmem / 2
     }
 
+    /// TCP Small Queues' limit for connection `k` (`TcpConfig::limit_output_bytes`):
+    /// about 1 ms (2^-10 s) at its pacing rate — twice cwnd per round trip
+    /// in slow start, 1.2 times after (`tcp_pacing_ss_ratio` 200,
+    /// `tcp_pacing_ca_ratio` 120, tcp_update_pacing_rate) [V] — at least two
+    /// skbs, at most the configured bytes.
+    pub(super) fn tsq_limit(&self, k: usize, truesize: u64) -> u64 {
+        let c = &self.conns[k];
+        let cap = self.cfg.limit_output_bytes;
+        let Some(srtt) = c.srtt.filter(|&s| s > 0) else { return cap };
+        let ratio = if c.cwnd < c.ssthresh { 200 } else { 120 };
+        let per_ms = (c.cwnd as u128 * ratio / 100 * crate::engine::time::PS_PER_S as u128 / srtt as u128 >> 10) as u64;
+        per_ms.max(2 * truesize).min(cap)
+    }
+
     /// RFC 6298 §2: a new round-trip sample.
     pub(super) fn sample_rtt(&mut self, k: usize, r: Ps) {
         let c = &mut self.conns[k];
@@ -301,6 +344,7 @@ impl Writer {
             "acks": s.acks,
             "dupacks": s.dupacks,
             "window_limited": s.window_limited,
+            "tsq_throttled": s.tsq_throttled,
             "blocks": s.blocks,
             "tx_scheme": self.scheme.name(),
             "buffers": self.spec.buffers,
