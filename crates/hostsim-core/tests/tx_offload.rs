@@ -95,7 +95,6 @@ fn nicmem_reads_the_payload_once_and_sends_it_from_the_card() {
     // descriptor per segment: far below a second pass (1460 B per segment).
     let host = nic_reads(&r);
     assert!(host >= 2 * MB && host < 2 * MB + 320 * segs, "{host} for {segs} segments");
-    assert!(r["nics"][0]["memory"]["bytes"].as_u64().unwrap() == 64 << 30);
 }
 
 #[test]

@@ -103,10 +103,6 @@ impl CopyEngine {
         CopyEngine { cfg: *cfg, chan_free: vec![0; cfg.channels as usize], path_free: 0, c: Counters::default() }
     }
 
-    pub fn channels(&self) -> usize {
-        self.chan_free.len()
-    }
-
     /// Books a copy of `len` bytes on channel `ch` whose descriptor the
     /// engine has at `now`: the channel's per-descriptor work, then the
     /// data path at the engine's bandwidth.

@@ -474,10 +474,7 @@ impl Kernel {
         match next {
             None => {
                 // Idle until the next interrupt or timer.
-                let timer = self.writer.as_ref().and_then(|w| match (w.next_timer(), w.next_wake()) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                });
+                let timer = self.writer.as_ref().and_then(|w| w.next_timer().into_iter().chain(w.next_wake()).min());
                 if let Some(t) = self.napis.iter().filter_map(|n| n.irq_at).chain(timer).min() {
                     let t = t.max(t0);
                     self.pending_at = Some(t);
@@ -698,8 +695,7 @@ impl Kernel {
                 if skb & tcp_tx::CLONE != 0 {
                     // A clone of a TCP segment: its buffer goes with the last reference.
                     if let Some(w) = self.writer.as_mut() {
-                        let k = w.clone_conn[(skb & !tcp_tx::CLONE) as usize] as usize;
-                        w.conns[k].tsq_bytes -= self.cfg.skb_truesize_bytes as u64;
+                        w.tsq_free(skb & !tcp_tx::CLONE, self.cfg.skb_truesize_bytes as u64);
                     }
                     let buf = self.ids2.pop().unwrap();
                     let r = &mut self.data_refs[buf as usize];

@@ -312,7 +312,9 @@ impl Kernel {
             }
             if skb & super::tcp_tx::CLONE != 0 {
                 // A TCP segment's clone: the segment keeps its buffer for a retransmission.
-                self.tsq_free(skb & !super::tcp_tx::CLONE);
+                if let Some(w) = self.writer.as_mut() {
+                    w.tsq_free(skb & !super::tcp_tx::CLONE, self.cfg.skb_truesize_bytes as u64);
+                }
                 let last = self.put_data_ref(slot.mbuf);
                 self.free_skb_only(cx, skb & !super::tcp_tx::CLONE, last.then_some(slot.mbuf));
             } else {

@@ -44,8 +44,8 @@ const CARD_SLOT_BYTES: u64 = 2048;
 impl Kernel {
     /// The payload of a new segment of `len` bytes at user address `user`,
     /// whose socket buffer's data starts at `data` (page buffer `buf`):
-    /// the work of the scheme. Returns when the segment may be sent (the
-    /// core's clock, or a copy's completion) and where its payload lives if
+    /// the work of the scheme. Returns when the segment may be sent (0: at
+    /// once; else its copy's completion) and where its payload lives if
     /// not behind its headers (the user buffer or the card; 0 otherwise).
     pub(super) fn segment_payload(&mut self, cx: &mut StackCx, scheme: TxScheme, user: u64, data: u64, buf: u32, len: u64) -> (Ps, u64) {
         let c = self.cfg.costs;
@@ -54,12 +54,12 @@ impl Kernel {
             TxScheme::Copy => {
                 self.work.reset(Category::Copy).copy_lines(user, data + TCP_HEADERS as u64, len, c.copy_instr_per_line as u64);
                 self.exec(cx);
-                (cx.core.now(), 0)
+                (0, 0)
             }
             TxScheme::Zerocopy => {
                 self.work.reset(Category::Proto).instr(pages * c.zerocopy_page_instr as u64);
                 self.exec(cx);
-                (cx.core.now(), user)
+                (0, user)
             }
             TxScheme::Ioat | TxScheme::Nicmem => {
                 // The source pages pinned for the device, then the descriptor.

@@ -461,16 +461,6 @@ impl Kernel {
         }
     }
 
-    /// A clone `skb` left the host (sent, or dropped by the qdisc): its
-    /// connection's TCP Small Queues bytes fall.
-    pub(super) fn tsq_free(&mut self, skb: u32) {
-        let truesize = self.cfg.skb_truesize_bytes as u64;
-        if let Some(w) = self.writer.as_mut() {
-            let k = w.clone_conn[skb as usize] as usize;
-            w.conns[k].tsq_bytes -= truesize;
-        }
-    }
-
     /// The TSQ handler (tcp_tsq_handler, run when a throttled connection's
     /// clones are freed): sends what the windows allow.
     pub(super) fn tsq_resume(&mut self, cx: &mut StackCx) {

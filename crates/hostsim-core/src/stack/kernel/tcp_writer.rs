@@ -233,11 +233,14 @@ impl Writer {
     /// When the thread wakes from waiting for its copies, or the stack polls
     /// a segment's copy (whichever is first).
     pub(super) fn next_wake(&self) -> Option<Ps> {
-        let thread = self.cur.filter(|c| c.wait > 0).map(|c| c.wait);
-        match (thread, self.copy_wait) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.cur.filter(|c| c.wait > 0).map(|c| c.wait).into_iter().chain(self.copy_wait).min()
+    }
+
+    /// A clone `skb` (of `truesize` bytes) left the host, sent or dropped
+    /// by the qdisc: its connection's TCP Small Queues bytes fall.
+    pub(super) fn tsq_free(&mut self, skb: u32, truesize: u64) {
+        let k = self.clone_conn[skb as usize] as usize;
+        self.conns[k].tsq_bytes -= truesize;
     }
 
     /// The connection and buffer of write number `i`.
