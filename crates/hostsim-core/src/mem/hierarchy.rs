@@ -82,6 +82,10 @@ pub struct MemCounters {
     pub dca_updates: u64,
     /// Device-written lines evicted from the LLC before any core touched them.
     pub dca_leaks: u64,
+    /// Lines a device wrote only part of (merged with the line's other bytes).
+    pub partial_writes: u64,
+    /// Partial device writes whose line had to be read from DRAM first.
+    pub partial_write_reads: u64,
     /// Bytes each agent moved to and from the shared memory system (the
     /// LLC or DRAM), by [`Agent`]: cores' L2 misses and dirty L2 victims,
     /// the devices' reads and writes.

@@ -65,6 +65,8 @@ impl MemSystem {
             "dca_allocs": c.dca_allocs,
             "dca_updates": c.dca_updates,
             "dca_leaks": c.dca_leaks,
+            "partial_writes": c.partial_writes,
+            "partial_write_reads": c.partial_write_reads,
             "coherence_transfers": c.coherence_transfers,
             "traffic": traffic_json(&c.traffic),
             "per_core": per_core,
@@ -87,6 +89,8 @@ impl HasStats for MemSystem {
         s.count("dca_allocs", c.dca_allocs, "Device writes allocated into the DCA ways");
         s.count("dca_updates", c.dca_updates, "Device writes that updated a line already in the LLC");
         s.count("dca_leaks", c.dca_leaks, "Device-written lines evicted from the LLC before a core touched them");
+        s.count("partial_writes", c.partial_writes, "Lines a device wrote only part of (merged with the rest of the line)");
+        s.count("partial_write_reads", c.partial_write_reads, "Partial device writes that read their line from DRAM first (read-modify-write)");
         s.count("coherence_transfers", c.coherence_transfers, "Lines taken from or invalidated in another agent's cache");
         for (name, a) in [("core", Agent::Core), ("nic", Agent::Device), ("engine", Agent::Engine)] {
             let t = c.traffic[a.index()];
