@@ -41,6 +41,12 @@
 //! ACK through the qdisc and the driver); the application's `recv` copies up
 //! to `recv_bytes` per call (`socket.rs`).
 //!
+//! Files: this one (the core's contexts, NAPI and the receive path),
+//! `tx.rs` (freeing skbs, the TX clean, the qdisc and `xmit`), `socket.rs`,
+//! `forward.rs` (softirq forwarding), and the TCP sender: `tcp_writer.rs`
+//! (the writing thread), `tcp_tx.rs` (segments, window, ACKs, timers) and
+//! `tcp_offload.rs` (each transmit scheme's payload work).
+//!
 //! Simplified: interrupts are taken at work-unit boundaries (after at most
 //! one request of the application); one NAPI round runs in interrupt context
 //! before deferring to ksoftirqd (the kernel may restart it up to ten times);
@@ -56,6 +62,7 @@ mod socket;
 mod tcp_tx;
 mod tcp_offload;
 mod tcp_writer;
+mod tx;
 
 use std::collections::VecDeque;
 
@@ -70,7 +77,7 @@ use crate::cpu::{Category, Core, Work};
 use crate::engine::stats::StatSink;
 use crate::engine::time::Ps;
 use crate::framebuf::FrameId;
-use crate::nic::{NicEvent, RxQueue, Slot, TxQueue};
+use crate::nic::{RxQueue, Slot, TxQueue};
 use crate::wire::TCP_HEADERS;
 
 /// Simulated addresses of one core's kernel structures and application
@@ -637,109 +644,6 @@ impl Kernel {
         let tail = self.rxq(cx).ring.tail();
         cx.rx_doorbell(&mut self.work, Category::Rx, rp, rq, tail);
         n
-    }
-
-    /// Frees one skb and its page buffer.
-    fn free_skb(&mut self, cx: &mut StackCx, skb: u32, buf: u32) {
-        self.ids.clear();
-        self.ids2.clear();
-        self.ids.push(skb);
-        self.ids2.push(buf);
-        self.free_skbs(cx);
-    }
-
-    /// Frees one skb, and its page buffer if given.
-    fn free_skb_only(&mut self, cx: &mut StackCx, skb: u32, buf: Option<u32>) {
-        self.ids.clear();
-        self.ids2.clear();
-        self.ids.push(skb);
-        self.ids2.extend(buf);
-        self.free_skbs(cx);
-    }
-
-    /// Frees the skbs in `ids` and the page buffers in `ids2`.
-    fn free_skbs(&mut self, cx: &mut StackCx) {
-        let c = self.cfg.costs;
-        self.touched.clear();
-        self.skbs.put_bulk(0, &self.ids, &mut self.touched);
-        let n = self.ids.len() as u64;
-        self.exec_touched(cx, Category::Skb, n * c.skb_free_instr as u64);
-        self.touched.clear();
-        cx.mbufs.put_bulk(self.id, &self.ids2, &mut self.touched);
-        let n = self.ids2.len() as u64;
-        self.exec_touched(cx, Category::Mempool, n * c.buf_instr as u64);
-        self.ids.clear();
-        self.ids2.clear();
-    }
-
-    /// Frees what the NIC has sent, then moves waiting packets from the
-    /// qdisc to the ring.
-    fn clean_tx(&mut self, cx: &mut StackCx) {
-        let (done, freed) = {
-            let r = &self.txq(cx).ring;
-            (r.done, r.freed)
-        };
-        if done > freed {
-            let n = done - freed;
-            self.work.reset(Category::Tx).instr(n * self.cfg.costs.tx_clean_instr as u64);
-            self.ids.clear();
-            self.ids2.clear();
-            let s = self.s();
-            let tx = &mut cx.nic.ports[s.tx_port].txq[s.tx_queue].ring;
-            let napi = &mut self.napis[self.cur];
-            for pos in freed..done {
-                self.work.read(tx.ring.desc_addr(pos));
-                let skb = napi.tx_skbs.pop_front().expect("an skb for every TX descriptor");
-                self.ids.push(skb & !tcp_tx::CLONE);
-                self.ids2.push(tx.ring.slots[tx.ring.slot(pos)].mbuf);
-                if skb & tcp_tx::CLONE != 0 {
-                    // A clone of a TCP segment: its buffer goes with the last reference.
-                    if let Some(w) = self.writer.as_mut() {
-                        w.tsq_free(skb & !tcp_tx::CLONE, self.cfg.skb_truesize_bytes as u64);
-                    }
-                    let buf = self.ids2.pop().unwrap();
-                    let r = &mut self.data_refs[buf as usize];
-                    *r -= 1;
-                    if *r == 0 {
-                        self.ids2.push(buf);
-                    }
-                }
-            }
-            tx.freed = done;
-            self.exec(cx);
-            self.free_skbs(cx);
-        }
-        while self.txq(cx).ring.free() > 0 {
-            let Some((slot, skb)) = self.napi().qdisc.pop_front() else { break };
-            let q = self.qdisc_addr();
-            self.work.reset(Category::Qdisc).instr(self.cfg.costs.qdisc_instr as u64 / 2).write(q);
-            self.exec(cx);
-            self.xmit(cx, slot, skb);
-        }
-        self.set_tx_blocked(cx);
-        if self.writer.is_some() {
-            self.tsq_resume(cx);
-        }
-    }
-
-    /// The driver puts one packet on the TX ring and rings the doorbell.
-    fn xmit(&mut self, cx: &mut StackCx, slot: Slot, skb: u32) {
-        let (tp, tq) = (self.s().tx_port, self.s().tx_queue);
-        let tx = &mut cx.nic.ports[tp].txq[tq].ring;
-        let pos = tx.tail;
-        let i = tx.ring.slot(pos);
-        tx.ring.slots[i] = slot;
-        tx.split[i] = match self.frame_split.get_mut(slot.frame as usize) {
-            Some(a) => std::mem::take(a),
-            None => 0,
-        };
-        tx.tail += 1;
-        let (desc, tail) = (tx.ring.desc_addr(pos), tx.tail);
-        self.napi().tx_skbs.push_back(skb);
-        self.work.reset(Category::Tx).instr(self.cfg.costs.xmit_instr as u64).read(self.skbs.mbuf_addr(skb & !tcp_tx::CLONE)).write(desc);
-        self.exec(cx);
-        let t = cx.nic.pcie_of(tp).mmio_write(cx.core.now(), 4);
-        cx.out.schedule(t, Event::Nic(NicEvent::TxDoorbell { port: tp as u8, queue: tq as u16, tail: tail as u32 }));
     }
 
     pub fn counters_json(&self) -> Value {
