@@ -35,11 +35,16 @@ TABLE_II = {
 }
 
 
+DCA = {"enabled": True}
+
+
 def config(system: str, preset: str, traffic: str, freq: str = "", size: int = 64) -> Dict[str, Any]:
     kernel = system in KERNEL
     host: Dict[str, Any] = {"ports": 2, "cores": 1}
     if freq:
         host["cpu"] = {"freq": freq}
+    if not DCA["enabled"]:
+        host["mem"] = {"llc": {"dca": {"enabled": False}}}
     cfg: Dict[str, Any] = {"preset": preset, "app": system, "host": host,
                            "loadgen": {"size": size, "traffic": traffic}}
     if kernel:
@@ -76,7 +81,10 @@ def main() -> None:
     ap.add_argument("--table", choices=("yes", "no"), default="yes", help="the MSB, drops and split table")
     ap.add_argument("--sizes", default="", help="frame sizes for an MSB curve, e.g. 64-128 or 64,65,128")
     ap.add_argument("--size-traffic", choices=("uni", "bidir"), default="uni", help="the size curve's directions")
+    ap.add_argument("--dca", choices=("on", "off"), default="on",
+                    help="the preset's DCA (off: device writes go to DRAM, mem.llc.dca.enabled=false)")
     a = ap.parse_args()
+    DCA["enabled"] = a.dca == "on"
     systems = [s for s in a.systems.split(",") if s]
     if a.table == "yes":
         table(systems, a.preset)

@@ -189,3 +189,27 @@ fn memcached_on_the_pmd_answers_a_replayed_trace() {
     assert_eq!(u(&r["app"]["get_misses"]), 2);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Without DCA, a 64 B frame (60 B after the FCS is stripped) ends part
+/// way into its buffer's line: each one is a partial write that reads the
+/// line from DRAM first. A 68 B frame fills the line (64 B): no data line
+/// is partial, and the partial writes left are the descriptor write-backs.
+#[test]
+fn frames_that_end_inside_a_line_cost_a_read_without_dca() {
+    let mem_of = |bytes: u32| {
+        let mut c = host_cfg("testpmd", bytes, 5.0);
+        c.host.as_mut().unwrap().app.forward_mode = ForwardMode::Io;
+        c.host.as_mut().unwrap().mem.llc.dca.enabled = false;
+        (c.sim.warmup_ps, c.sim.duration_ps) = (100 * US, 300 * US);
+        let r = run(&c).unwrap();
+        assert_eq!(u(&r["accounting"]["measured"]["returned"]), 1000);
+        r["mem"].clone()
+    };
+    let (m64, m68) = (mem_of(64), mem_of(68));
+    let (w64, w68) = (u(&m64["partial_writes"]), u(&m68["partial_writes"]));
+    assert_eq!(w64 - w68, 1000, "one partial data line per 64 B frame, none per 68 B frame");
+    let (r64, r68) = (u(&m64["partial_write_reads"]), u(&m68["partial_write_reads"]));
+    assert!(r64 >= r68 + 1000, "DRAM reads to merge: {r64} at 64 B, {r68} at 68 B");
+    let dram = |m: &Value| u(&m["dram"]["bytes_read_device"]);
+    assert!(dram(&m64) >= dram(&m68) + 64 * 1000, "{} {}", dram(&m64), dram(&m68));
+}
