@@ -35,7 +35,7 @@ TABLE_II = {
 }
 
 
-DCA = {"enabled": True}
+DCA = {"enabled": True, "keep_crc": False}
 
 
 def config(system: str, preset: str, traffic: str, freq: str = "", size: int = 64) -> Dict[str, Any]:
@@ -45,6 +45,8 @@ def config(system: str, preset: str, traffic: str, freq: str = "", size: int = 6
         host["cpu"] = {"freq": freq}
     if not DCA["enabled"]:
         host["mem"] = {"llc": {"dca": {"enabled": False}}}
+    if DCA["keep_crc"]:
+        host["nic"] = {"keep_crc": True}
     cfg: Dict[str, Any] = {"preset": preset, "app": system, "host": host,
                            "loadgen": {"size": size, "traffic": traffic}}
     if kernel:
@@ -83,8 +85,11 @@ def main() -> None:
     ap.add_argument("--size-traffic", choices=("uni", "bidir"), default="uni", help="the size curve's directions")
     ap.add_argument("--dca", choices=("on", "off"), default="on",
                     help="the preset's DCA (off: device writes go to DRAM, mem.llc.dca.enabled=false)")
+    ap.add_argument("--keep-crc", action="store_true",
+                    help="the NIC writes the FCS into the buffer too (nic.keep_crc; DPDK 2.x examples' hw_strip_crc = 0)")
     a = ap.parse_args()
     DCA["enabled"] = a.dca == "on"
+    DCA["keep_crc"] = a.keep_crc
     systems = [s for s in a.systems.split(",") if s]
     if a.table == "yes":
         table(systems, a.preset)

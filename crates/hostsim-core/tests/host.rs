@@ -194,18 +194,23 @@ fn memcached_on_the_pmd_answers_a_replayed_trace() {
 /// way into its buffer's line: each one is a partial write that reads the
 /// line from DRAM first. A 68 B frame fills the line (64 B): no data line
 /// is partial, and the partial writes left are the descriptor write-backs.
+/// With the FCS kept in the buffer (`nic.keep_crc`), the 64 B frame fills
+/// its line instead.
 #[test]
 fn frames_that_end_inside_a_line_cost_a_read_without_dca() {
-    let mem_of = |bytes: u32| {
+    let mem_keep = |bytes: u32, keep_crc: bool| {
         let mut c = host_cfg("testpmd", bytes, 5.0);
         c.host.as_mut().unwrap().app.forward_mode = ForwardMode::Io;
         c.host.as_mut().unwrap().mem.llc.dca.enabled = false;
+        c.host.as_mut().unwrap().nic.keep_crc = keep_crc;
         (c.sim.warmup_ps, c.sim.duration_ps) = (100 * US, 300 * US);
         let r = run(&c).unwrap();
         assert_eq!(u(&r["accounting"]["measured"]["returned"]), 1000);
         r["mem"].clone()
     };
+    let mem_of = |bytes: u32| mem_keep(bytes, false);
     let (m64, m68) = (mem_of(64), mem_of(68));
+    assert_eq!(u(&mem_keep(64, true)["partial_writes"]), u(&m68["partial_writes"]), "64 B kept whole fills the line");
     let (w64, w68) = (u(&m64["partial_writes"]), u(&m68["partial_writes"]));
     assert_eq!(w64 - w68, 1000, "one partial data line per 64 B frame, none per 68 B frame");
     let (r64, r68) = (u(&m64["partial_write_reads"]), u(&m68["partial_write_reads"]));

@@ -178,10 +178,12 @@ impl Host {
         let cycle_ps = PS_PER_S / cfg.cpu.freq_hz.max(1);
         let mem = MemSystem::new(&cfg.mem, ncores, &vec![cycle_ps; ncores])?;
         let mut mbufs = Self::mempool(cfg, ncores, nports * nqueues, nports * ntx)?;
-        let need = max_frame_bytes.max((entry.max_frame_bytes)(&cfg.app)) as u64 - FCS_LEN as u64;
+        let strip = if cfg.nic.keep_crc { 0 } else { FCS_LEN as u64 };
+        let need = max_frame_bytes.max((entry.max_frame_bytes)(&cfg.app)) as u64 - strip;
         if mbufs.data_room() < need {
             let p = &cfg.pmd.mempool;
-            return Err(field_err("host.pmd.mempool.buf_bytes", p.buf_bytes, &format!(">= {} (headroom 128 B + the largest frame without FCS, {need} B)", need + 128)));
+            let what = if strip == 0 { "with its FCS (nic.keep_crc)" } else { "without FCS" };
+            return Err(field_err("host.pmd.mempool.buf_bytes", p.buf_bytes, &format!(">= {} (headroom 128 B + the largest frame {what}, {need} B)", need + 128)));
         }
         // Who serves what: streams per receiving core, owners per queue; in
         // pipeline mode the first cores receive and the others work.
@@ -343,6 +345,7 @@ impl Host {
         let params = PortParams {
             tx_fifo_bytes: n.tx_fifo_bytes,
             rx_wb_timer_ps: n.rx_wb_timer_ps,
+            rx_strip_bytes: if n.keep_crc { 0 } else { FCS_LEN as u32 },
             tx_fetch_batch: n.tx_fetch_batch as u64,
             tx_desc_cache: n.tx_desc_cache as u64,
             pcie_latency_ps: cfg.pcie.latency_ps,

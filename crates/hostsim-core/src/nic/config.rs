@@ -73,6 +73,12 @@ pub struct NicConfig {
     /// MLX5_CQE_SIZE) [V].
     #[serde(default = "default_cqe_bytes")]
     pub cqe_bytes: u32,
+    /// Keep the 4 B FCS in received buffers (the 82599's HLREG0.RXCRCSTRP
+    /// cleared; DPDK's `RTE_ETH_RX_OFFLOAD_KEEP_CRC`, `hw_strip_crc = 0`
+    /// in DPDK 1.x/2.x examples): the DMA write is the whole frame.
+    /// Default false: the FCS is stripped, DMA length = frame − 4 (params.md §1).
+    #[serde(default)]
+    pub keep_crc: bool,
     /// The card's on-board memory (none on most NICs; `xeon-6226r-fpga`'s
     /// FPGA card has 4 × 16 GiB, `memory.rs`).
     #[serde(default)]
@@ -127,6 +133,7 @@ impl Default for NicConfig {
             reta_size: default_reta_size(),
             queue_model: QueueModel::Ixgbe,
             cqe_bytes: default_cqe_bytes(),
+            keep_crc: false,
             memory: None,
         }
     }

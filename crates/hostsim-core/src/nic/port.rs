@@ -45,6 +45,8 @@ use crate::wire::ethernet::{Mac, FCS_LEN};
 pub struct PortParams {
     pub tx_fifo_bytes: u64,
     pub rx_wb_timer_ps: Ps,
+    /// Bytes of a received frame not written to its buffer (the stripped FCS: 4, or 0 with `nic.keep_crc`).
+    pub rx_strip_bytes: u32,
     pub tx_fetch_batch: u64,
     pub tx_desc_cache: u64,
     /// One-way PCIe latency of the port's link.
@@ -202,7 +204,7 @@ impl Port {
         let rq = &mut self.rxq[q];
         let slot = rq.ring.ring.slot(pos);
         rq.ring.ring.slots[slot].frame = id;
-        let len = bytes - FCS_LEN as u32;
+        let len = bytes - self.params.rx_strip_bytes;
         let addr = rq.ring.ring.slots[slot].buf_addr;
         let arrive = e.dev.pcie.dma_write(now, len, Kind::Payload);
         let visible = e.mem.device_write(addr, len, arrive);
