@@ -35,7 +35,8 @@ TABLE_II = {
 }
 
 
-DCA = {"enabled": True, "keep_crc": False}
+# Set from the command line: the preset with or without DCA, the FCS stripped or kept.
+OPTIONS = {"dca": True, "keep_crc": False}
 
 
 def config(system: str, preset: str, traffic: str, freq: str = "", size: int = 64) -> Dict[str, Any]:
@@ -43,9 +44,9 @@ def config(system: str, preset: str, traffic: str, freq: str = "", size: int = 6
     host: Dict[str, Any] = {"ports": 2, "cores": 1}
     if freq:
         host["cpu"] = {"freq": freq}
-    if not DCA["enabled"]:
+    if not OPTIONS["dca"]:
         host["mem"] = {"llc": {"dca": {"enabled": False}}}
-    if DCA["keep_crc"]:
+    if OPTIONS["keep_crc"]:
         host["nic"] = {"keep_crc": True}
     cfg: Dict[str, Any] = {"preset": preset, "app": system, "host": host,
                            "loadgen": {"size": size, "traffic": traffic}}
@@ -88,8 +89,8 @@ def main() -> None:
     ap.add_argument("--keep-crc", action="store_true",
                     help="the NIC writes the FCS into the buffer too (nic.keep_crc; DPDK 2.x examples' hw_strip_crc = 0)")
     a = ap.parse_args()
-    DCA["enabled"] = a.dca == "on"
-    DCA["keep_crc"] = a.keep_crc
+    OPTIONS["dca"] = a.dca == "on"
+    OPTIONS["keep_crc"] = a.keep_crc
     systems = [s for s in a.systems.split(",") if s]
     if a.table == "yes":
         table(systems, a.preset)

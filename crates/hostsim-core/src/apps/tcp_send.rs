@@ -8,7 +8,6 @@
 //! inside it, time blocked for send-buffer space, how long its buffer was
 //! held — is in `host.cores[].stack.tcp_send`.
 
-use serde::{Deserialize, Serialize};
 
 use super::config::AppConfig;
 use crate::error::{ConfigError, Result};
@@ -16,33 +15,25 @@ use crate::nic::Slot;
 use crate::stack::app::Transport;
 use crate::stack::{App, AppCx, Socket, Verdict, WriterSpec};
 
-/// `host.app.tcp_send`: what the application writes.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct TcpSendConfig {
-    /// Connections per core (estimate: one, a single bulk flow).
-    pub connections: u32,
-    /// Bytes per `write()`: the study's 3.6 MB application buffers (SPEC §1, study 4).
-    pub buffer_bytes: u64,
-    /// Buffers per connection, written in turn (estimate: two, double
-    /// buffering). With `host.tx_scheme = zerocopy` a write waits until its
-    /// buffer's previous data is acknowledged and its completion read.
-    pub buffers: u32,
-    /// Writes per core in all; 0 writes until `sim.duration` ends. (The
-    /// study writes 1125 buffers, 4.06 GB; a run that long is a choice.)
-    pub writes: u64,
-    /// The receiver's TCP port (iperf2's 5001; estimate) and the first source port.
-    pub dst_port: u16,
-    pub src_port: u16,
-}
+/// `host.app.tcp_send`: what the application writes, the stack's
+/// [`WriterSpec`] itself. Its defaults:
+/// * `connections` 1 per core (estimate: a single bulk flow);
+/// * `buffer_bytes` 3.6 MB, the study's application buffers (SPEC §1, study 4);
+/// * `buffers` 2 per connection, written in turn (estimate: double
+///   buffering); with `host.tx_scheme = zerocopy` a write waits until its
+///   buffer's previous data is acknowledged and its completion read;
+/// * `writes` 0: write until `sim.duration` ends (the study writes 1125
+///   buffers, 4.05 GB: `writes = 1125`);
+/// * `dst_port` 5001 (iperf2's; estimate) and `src_port` 40000, the first source port.
+pub type TcpSendConfig = WriterSpec;
 
-impl Default for TcpSendConfig {
+impl Default for WriterSpec {
     fn default() -> Self {
-        TcpSendConfig { connections: 1, buffer_bytes: 3_600_000, buffers: 2, writes: 0, dst_port: 5001, src_port: 40000 }
+        WriterSpec { connections: 1, buffer_bytes: 3_600_000, buffers: 2, writes: 0, dst_port: 5001, src_port: 40000 }
     }
 }
 
-impl TcpSendConfig {
+impl WriterSpec {
     pub fn validate(&self) -> Result<()> {
         let bad = |f: &str, v: u64, allowed: &str| -> Result<()> { Err(ConfigError::new(f, v.to_string(), allowed).into()) };
         if !(1..=256).contains(&self.connections) {
@@ -97,7 +88,6 @@ impl App for TcpSend {
     }
 
     fn writer(&self) -> Option<WriterSpec> {
-        let c = &self.cfg;
-        Some(WriterSpec { connections: c.connections, buffer_bytes: c.buffer_bytes, buffers: c.buffers, writes: c.writes, dst_port: c.dst_port, src_port: c.src_port })
+        Some(self.cfg)
     }
 }

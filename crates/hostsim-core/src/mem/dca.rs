@@ -61,18 +61,21 @@ impl MemSystem {
             self.c.traffic[agent.index()].write_bytes += LINE_BYTES;
             let (_, core_dirty) = self.snoop(None, line, true);
             let partial = line < addr || line + LINE_BYTES > end;
+            // One LLC lookup serves the merge and the write (without DCA, a
+            // full line needs none: it only invalidates).
+            let slot = if self.dca_enabled || partial { self.llc.lookup(line) } else { None };
             // When the rest of the line is at hand for the merge.
             let merged = if !partial {
                 now
             } else {
                 self.c.partial_writes += 1;
-                self.merge_source(agent, line, core_dirty, now)
+                self.merge_source(agent, line, core_dirty, slot.is_some(), now)
             };
             let t = if !self.dca_enabled {
                 self.llc.invalidate(line);
                 // Booked in call order like every transfer; the merge's wait adds to its latency.
                 merged + self.dram.write(line, now, agent)
-            } else if let Some(s) = self.llc.lookup(line) {
+            } else if let Some(s) = slot {
                 self.c.llc.device_hits += 1;
                 self.c.dca_updates += 1;
                 let f = self.llc.flags(s);
@@ -114,11 +117,11 @@ impl MemSystem {
     /// from DRAM on `agent`'s behalf (counted in `partial_write_reads` and
     /// the DRAM's bytes read for `agent`, not in `traffic`, which counts
     /// the lines the agent itself moves).
-    fn merge_source(&mut self, agent: Agent, line: u64, core_dirty: bool, now: Ps) -> Ps {
+    fn merge_source(&mut self, agent: Agent, line: u64, core_dirty: bool, in_llc: bool, now: Ps) -> Ps {
         if core_dirty {
             self.c.coherence_transfers += 1;
             now + self.device_transfer_ps
-        } else if self.llc.lookup(line).is_some() {
+        } else if in_llc {
             now
         } else {
             self.c.partial_write_reads += 1;

@@ -40,8 +40,11 @@ pub struct Socket {
 /// connections (TCP source ports `src_port + core × connections + i` to
 /// `dst_port`), the size of each `write()`'s buffer and how many buffers
 /// each connection has, and how many writes in all (0: until
-/// `sim.duration` ends).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// `sim.duration` ends). It is also that application's config,
+/// `host.app.tcp_send` (`apps::tcp_send` gives its defaults, with their
+/// sources, and its checks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct WriterSpec {
     pub connections: u32,
     pub buffer_bytes: u64,
