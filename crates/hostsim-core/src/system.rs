@@ -662,19 +662,17 @@ fn out_of_service_warnings(out: &mut Value, cfg: &SimConfig) {
             "the application counted {k} frames that are not requests it serves (app.not_requests): for memcached, drive it with its client (loadgen.memcached) or a trace of requests"
         ));
     }
-    // DRAM is booked in call order (mem/dram.rs) and cores book at their
-    // own clocks, ahead of the devices': a mean wait of microseconds per
-    // line is an overload, or transfers waiting behind ones booked ahead of
-    // them in simulated time.
+    // A DRAM channel books each transfer into the first idle gap at or
+    // after its time (mem/dram.rs), so a mean wait of microseconds per line
+    // is an overload.
     let d = &out["mem"]["dram"];
     let bytes: u64 = d.as_object().into_iter().flatten().filter(|(k, _)| k.starts_with("bytes_")).filter_map(|(_, v)| v.as_u64()).sum();
     if let Some(wait) = d["queue_wait_ps"].as_u64().filter(|_| bytes > 0) {
         let per_line = wait as f64 / (bytes / 64).max(1) as f64;
         if per_line > DRAM_WAIT_WARN_PS as f64 {
             w.push(format!(
-                "DRAM transfers waited {:.2} us each on average (mem.dram.queue_wait_ps): the channels are overloaded, or \
-                 transfers waited behind others booked ahead of them in simulated time (DRAM is booked in call order; \
-                 see the README's host model)",
+                "DRAM transfers waited {:.2} us each on average (mem.dram.queue_wait_ps): the channels are overloaded \
+                 (mem.dram.channels, mem.dram.channel_bandwidth_bytes_per_s)",
                 per_line / 1e6
             ));
         }

@@ -213,10 +213,13 @@ fn frames_that_end_inside_a_line_cost_a_read_without_dca() {
     assert_eq!(u(&mem_keep(64, true)["partial_writes"]), u(&m68["partial_writes"]), "64 B kept whole fills the line");
     let (w64, w68) = (u(&m64["partial_writes"]), u(&m68["partial_writes"]));
     assert_eq!(w64 - w68, 1000, "one partial data line per 64 B frame, none per 68 B frame");
+    // Each data line reads DRAM. The descriptor write-backs' lines are
+    // partial at both sizes and read DRAM unless the core still holds the
+    // line, which depends on timing: their share moves by a few percent.
     let (r64, r68) = (u(&m64["partial_write_reads"]), u(&m68["partial_write_reads"]));
-    assert!(r64 >= r68 + 1000, "DRAM reads to merge: {r64} at 64 B, {r68} at 68 B");
+    assert!((900..=1100).contains(&(r64 - r68)), "DRAM reads to merge: {r64} at 64 B, {r68} at 68 B");
     let dram = |m: &Value| u(&m["dram"]["bytes_read_device"]);
-    assert!(dram(&m64) >= dram(&m68) + 64 * 1000, "{} {}", dram(&m64), dram(&m68));
+    assert_eq!(dram(&m64) - dram(&m68), 64 * (r64 - r68), "each merge read is one line read by the device");
 }
 
 /// DRAM that cannot keep up says so: without DCA, 1518 B frames at

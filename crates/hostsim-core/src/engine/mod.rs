@@ -1,12 +1,14 @@
 //! The discrete-event kernel: picosecond time, an event queue ordered by
-//! (time, insertion sequence), seeded random streams and a statistics
-//! registry. Nothing here knows about networking; `system.rs` wires the
+//! (time, insertion sequence), seeded random streams, a statistics
+//! registry and a timeline of busy periods for servers booked out of time
+//! order (a PCIe direction, a DRAM channel). Nothing here knows about networking; `system.rs` wires the
 //! components and dispatches their events.
 
 pub mod queue;
 pub mod rng;
 pub mod stats;
 pub mod time;
+pub mod timeline;
 
 pub use queue::EventQueue;
 pub use rng::SimRng;

@@ -73,7 +73,7 @@ impl MemSystem {
             };
             let t = if !self.dca_enabled {
                 self.llc.invalidate(line);
-                // Booked in call order like every transfer; the merge's wait adds to its latency.
+                // Booked at `now` like every device transfer; the merge's wait adds to its latency.
                 merged + self.dram.write(line, now, agent)
             } else if let Some(s) = slot {
                 self.c.llc.device_hits += 1;

@@ -1,4 +1,4 @@
-//! DRAM as independent channels, each a FIFO server of 64 B line transfers.
+//! DRAM as independent channels, each a server of 64 B line transfers.
 //!
 //! Line `n` lives on channel `n % channels` (line interleaving). A transfer
 //! occupies its channel for 64 B / channel bandwidth; a request that finds its
@@ -6,19 +6,29 @@
 //! latency plus that wait, so loaded latency and the bandwidth ceiling —
 //! channels × per-channel bandwidth — emerge from the queueing rather than
 //! being looked up. Write-backs and device writes occupy the same channels.
-//! Channel busy time is kept exactly (whole picoseconds plus a remainder in
-//! units of 1 / bandwidth), so N transfers take exactly N × 64 B / bandwidth.
+//!
+//! Callers do not come in simulated-time order: a core books its misses
+//! from the end of its work unit, ahead of the NIC. So a channel is a
+//! [`Timeline`] of busy periods and a request takes the first idle gap at
+//! or after its own time, not the end of everything booked so far: it is
+//! served as if requests came in time order, except that a booking never
+//! moves one already made. Transfer times are whole picoseconds whose
+//! rounding is carried from one transfer to the next (a remainder in units
+//! of 1 / bandwidth), so N back-to-back transfers take N × 64 B / bandwidth
+//! rounded up once, not N times.
 //!
 //! Simplified: no banks, rows, refresh or read/write turnaround, so the model
 //! reaches 100 % of peak where real parts sustain 70–85 % (params.md §4,
-//! "Sustained efficiency"); requests are served in the order they are
-//! presented, even if a later call carries an earlier `now`. Jacob, Ng &
+//! "Sustained efficiency"); no scheduler reorders requests (FR-FCFS), and
+//! a request booked more than [`HISTORY_PS`](crate::engine::timeline::HISTORY_PS)
+//! behind the latest one no longer sees the periods before that. Jacob, Ng &
 //! Wang, *Memory Systems: Cache, DRAM, Disk*, ch. 7–13, for what is left out.
 
 use serde_json::{json, Value};
 
 use crate::engine::stats::{HasStats, StatSink};
 use crate::engine::time::{Ps, PS_PER_S};
+use crate::engine::timeline::Timeline;
 
 use super::cache::{LINE_BYTES, LINE_SHIFT};
 use super::config::DramConfig;
@@ -39,11 +49,13 @@ impl Agent {
     }
 }
 
-/// When a channel becomes free: `ps` + `rem` / bandwidth picoseconds.
-#[derive(Debug, Clone, Copy, Default)]
+/// One channel: its busy periods and the rounding carried between transfers.
+#[derive(Debug, Clone, Default)]
 struct Channel {
-    free_ps: Ps,
-    free_rem: u64,
+    busy: Timeline,
+    /// Fraction of a picosecond (in units of 1 / bandwidth) by which the
+    /// transfers so far fall short of their rounded-up duration.
+    rem: u64,
     busy_ps: Ps,
 }
 
@@ -99,25 +111,21 @@ impl Dram {
         ((addr >> LINE_SHIFT) % self.channels.len() as u64) as usize
     }
 
-    /// Queues one line transfer at `now`; returns the wait for the channel (ps, rounded up).
+    /// Books one line transfer at `now`; returns the wait for the channel (ps).
     fn occupy(&mut self, addr: u64, now: Ps) -> Ps {
         let ch = self.channel_of(addr);
         let (bw, xfer_ps, xfer_rem) = (self.bandwidth, self.xfer_ps, self.xfer_rem);
         let c = &mut self.channels[ch];
-        let wait = if now > c.free_ps || (now == c.free_ps && c.free_rem == 0) {
-            c.free_ps = now;
-            c.free_rem = 0;
-            0
-        } else {
-            c.free_ps - now + (c.free_rem > 0) as u64
-        };
-        c.free_ps += xfer_ps;
-        c.free_rem += xfer_rem;
-        if c.free_rem >= bw {
-            c.free_rem -= bw;
-            c.free_ps += 1;
-        }
-        c.busy_ps += xfer_ps;
+        // The exact durations so far end `rem` / bw before a whole picosecond
+        // (none when `rem` is 0); this one's whole-picosecond length takes
+        // the rounding up to where the exact sum ends.
+        let sum = c.rem + xfer_rem;
+        let next = sum % bw;
+        let dur = xfer_ps + (sum >= bw) as Ps + (next > 0) as Ps - (c.rem > 0) as Ps;
+        c.rem = next;
+        c.busy.advance(now);
+        let wait = c.busy.book(now, dur) - now;
+        c.busy_ps += dur;
         self.counters.queue_wait_ps += wait;
         wait
     }
@@ -142,9 +150,9 @@ impl Dram {
         self.idle_latency_ps + self.occupy(addr, now)
     }
 
-    /// The time every channel has finished the transfers queued so far (rounded up).
+    /// The time every channel has finished the transfers booked so far.
     pub fn drained_at(&self) -> Ps {
-        self.channels.iter().map(|c| c.free_ps + (c.free_rem > 0) as u64).max().unwrap_or(0)
+        self.channels.iter().map(|c| c.busy.idle_from()).max().unwrap_or(0)
     }
 
     pub fn counters(&self) -> &DramCounters {
@@ -265,6 +273,22 @@ mod tests {
         let mut d = dram(1, 64_000_000_000);
         let fast: Vec<Ps> = (0..100).map(|i| d.read(i * 64, i * 500, Agent::Core)).collect();
         assert_eq!(fast[99], 80_000 + 99 * 1_000 - 99 * 500);
+    }
+
+    #[test]
+    fn a_request_booked_ahead_does_not_delay_an_earlier_one() {
+        // 64 GB/s: 1 ns a line. A core books 10 lines from t = 50 ns (the
+        // end of its work unit); the NIC then writes at t = 0 and t = 45 ns.
+        let mut d = dram(1, 64_000_000_000);
+        for i in 0..10 {
+            d.read(i * 64, 50_000, Agent::Core);
+        }
+        assert_eq!(d.write(640, 0, Agent::Device), 80_000, "the channel is idle at 0");
+        assert_eq!(d.write(704, 45_000, Agent::Device), 80_000, "and at 45 ns");
+        // At 49.5 ns there is no 1 ns gap before the booked run: after it.
+        assert_eq!(d.write(768, 49_500, Agent::Device), 80_000 + 10_500);
+        assert_eq!(d.drained_at(), 61_000);
+        assert_eq!(d.counters().queue_wait_ps, (0..10).map(|i| i * 1_000).sum::<u64>() + 10_500);
     }
 
     #[test]

@@ -18,7 +18,7 @@
 //! the host answers every request independently (no root-complex queueing);
 //! completions may pass posted writes (the PCIe ordering rules forbid it).
 //! Times passed in may lag the latest one by up to
-//! [`HISTORY_PS`](super::timeline::HISTORY_PS).
+//! [`HISTORY_PS`](crate::engine::timeline::HISTORY_PS).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -26,10 +26,10 @@ use std::collections::BinaryHeap;
 use serde_json::{json, Value};
 
 use super::config::PcieConfig;
-use super::timeline::Timeline;
 use super::tlp::{completion_split_bytes, request_overhead_bytes, tlp_rate_bps, CPL_OVERHEAD_BYTES, MSI_BYTES};
 use crate::engine::stats::{HasStats, StatSink};
 use crate::engine::time::{bits_to_ps, Ps};
+use crate::engine::timeline::Timeline;
 use crate::error::Result;
 
 /// What a transfer carries, for the byte counters.

@@ -11,7 +11,7 @@
 //! * [`config`]: [`PcieConfig`] and presets with sources.
 //! * [`tlp`]: rates, per-transfer byte accounting and the closed-form
 //!   [`effective_bandwidth`] (pcie-bench's model, params.md §2c).
-//! * [`timeline`]: one direction's wire as a booking of busy periods.
+//! * Each direction's wire is an [`engine::timeline`](crate::engine::timeline::Timeline) of busy periods.
 //! * [`link`]: [`PcieLink`], the timed model the NIC and DMA engine call.
 //!
 //! Read first: Neugebauer, Antichi, Zazo, Audzevich, López-Buedo, Moore,
@@ -20,7 +20,6 @@
 
 pub mod config;
 pub mod link;
-pub mod timeline;
 pub mod tlp;
 
 pub use config::PcieConfig;

@@ -81,12 +81,13 @@ impl Kernel {
     /// descriptor at `desc`: returns when its completion status is visible.
     ///
     /// Simplified: the copy's memory accesses are booked when the engine
-    /// fetches its descriptor, not when its channel reaches it. The memory
-    /// system books transfers in call order, so a copy queued behind a whole
-    /// 3.6 MB write (up to 1.4 ms ahead on one channel) would otherwise
-    /// hold every later DRAM access, a core's or the NIC's, until then. The
-    /// copy still completes no earlier than its slot's end; the DRAM time
-    /// its lines take is spent earlier than the engine would spend it.
+    /// fetches its descriptor, not when its channel reaches it. A copy may
+    /// wait behind a whole 3.6 MB write, up to 1.4 ms on one channel; DRAM
+    /// channels remember busy periods only `HISTORY_PS` (100 µs) behind the
+    /// latest booking (`engine::timeline`), so bookings that far ahead
+    /// would make the present's look idle. The copy still completes no
+    /// earlier than its slot's end; the DRAM time its lines take is spent
+    /// earlier than the engine would spend it.
     fn engine_copy(&mut self, cx: &mut StackCx, desc: u64, src: u64, dst: u64, len: u64) -> Ps {
         let now = cx.core.now();
         let fetched = cx.mem.device_read_by(Agent::Engine, desc, COPY_DESC_BYTES, now);

@@ -1,14 +1,17 @@
-//! One direction of a PCIe link as a serializer whose busy periods are
-//! booked arithmetically (no events): a TLP ready at time t takes the first
-//! idle gap of its length at or after t.
+//! A server whose busy periods are booked arithmetically (no events): a
+//! transfer ready at time t takes the first idle gap of its length at or
+//! after t. One direction of a PCIe link and one DRAM channel are each one.
 //!
-//! A plain FIFO (`free_at`) is not enough here: read completions are booked
-//! when the read is issued, hundreds of nanoseconds ahead (request, latency
-//! and host time), and a request that waits for a read tag is booked in the
-//! future too. With a FIFO, every later doorbell or packet write would queue
-//! behind those future bookings although the wire is idle now. Booking into
-//! gaps keeps a TLP's start as early as the wire allows; transfers ready at
-//! the same time still go in call order.
+//! A plain FIFO (`free_at`) is not enough for either: callers do not come
+//! in simulated-time order. PCIe read completions are booked when the read
+//! is issued, hundreds of nanoseconds ahead (request, latency and host
+//! time); a core books its misses from the end of its current work unit,
+//! ahead of the devices; a copy engine books copies queued behind others.
+//! With a FIFO, every later transfer would queue behind those future
+//! bookings although the server is idle now. Booking into gaps keeps a
+//! transfer's start as early as the server allows, so requests are served
+//! as if in simulated-time order, except that a booking never moves one
+//! already made; transfers ready at the same time still go in call order.
 //!
 //! Simplification: busy periods that ended more than [`HISTORY_PS`] before
 //! the latest `now` any caller passed are forgotten, so callers may book up
