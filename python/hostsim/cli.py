@@ -472,7 +472,10 @@ def _curve_cells(p: Dict[str, Any], host: bool, kernel: bool = False) -> List[st
         if kernel:
             cell += f"/{d.get('socket', 0) + d.get('no_port', 0) + d.get('qdisc', 0)}"
         cells.append(cell)
-    return cells + ["pass" if p["passed"] else "fail"]
+    verdict = "pass" if p["passed"] else "fail"
+    if not p["passed"] and p.get("backlog_growth_rate", 0.0) > 0:
+        verdict += f" (backlog +{p['backlog_growth_rate'] * 100:.2f} %)"
+    return cells + [verdict]
 
 
 def format_msb(data: Dict[str, Any]) -> str:

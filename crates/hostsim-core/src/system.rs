@@ -613,6 +613,10 @@ pub fn run_with(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Val
             "buffers": buffers.iter().map(|(k, _, n)| (k.to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
             "buffer_frames": buffer_frames,
             "backlog_frames": {"warmup_end": sys.backlog[0], "tx_end": sys.backlog[1]},
+            // What the device's buffers grew by over the window, as a share
+            // of the frames sent in it (0 within a burst's noise): frames
+            // a longer trial would lose. The bandwidth test counts it.
+            "backlog_growth_rate": if growth > BACKLOG_NOISE_FRAMES { growth as f64 / sent.max(1) as f64 } else { 0.0 },
             "seed": cfg.seed,
             "version": crate::VERSION,
         },
