@@ -16,6 +16,12 @@
 //! frames addressed to the stations across (`loadgen.address = stations`,
 //! which `--app l3fwd` implies). No /25 or longer routes (no `tbl8`
 //! reads); frames that are not IPv4 are dropped (`not_ip`).
+//!
+//! Transmission as l3fwd's `send_packetsx4`: a burst of at least
+//! `MAX_TX_BURST` (`MAX_PKT_BURST` / 2 = 16) packets for a port whose TX
+//! buffer is empty goes to tx_burst at once; smaller ones join the buffer,
+//! sent when it holds `host.pmd.tx_buffer` packets and flushed every
+//! `host.pmd.tx_drain_ps` (`BURST_TX_DRAIN_US`, 100 µs).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -25,7 +31,7 @@ use crate::cpu::Category;
 use crate::error::Result;
 use crate::framebuf::Fate;
 use crate::nic::Slot;
-use crate::stack::{App, AppCx, Verdict};
+use crate::stack::{App, AppCx, TxBuffering, Verdict};
 use crate::wire::{ethernet, ipv4};
 
 /// Where the LPM's tbl24 lives.
@@ -70,9 +76,16 @@ fn tbl24_index(a: std::net::Ipv4Addr) -> u64 {
     (u32::from(a) >> 8) as u64
 }
 
+/// l3fwd's `MAX_TX_BURST`: bursts this long skip the TX buffer.
+const MAX_TX_BURST: u32 = 16;
+
 impl App for L3fwd {
     fn name(&self) -> &'static str {
         "l3fwd"
+    }
+
+    fn tx_buffering(&self) -> TxBuffering {
+        TxBuffering::SmallBursts { direct_from: MAX_TX_BURST }
     }
 
     fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) -> Verdict {

@@ -245,6 +245,8 @@ impl Host {
                 "polls_per_packet": if received == 0 { Value::Null } else { json!(polls as f64 / received as f64) },
                 "app_consumed": num("app_consumed"),
                 "txonly_unsent": num("txonly_unsent"),
+                "tx_buffer_sends": num("tx_buffer_sends"),
+                "tx_drain_flushes": num("tx_drain_flushes"),
                 "mempool_available": self.mbufs.available(),
             },
             "kernel": if self.stack_name == "kernel" { self.kernel_sums(&stack) } else { Value::Null },

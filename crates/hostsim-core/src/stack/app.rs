@@ -143,6 +143,19 @@ impl AppCx<'_> {
     }
 }
 
+/// How a poll-mode application hands its packets to tx_burst.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxBuffering {
+    /// Each burst at once (testpmd, a vSwitch).
+    None,
+    /// Every packet through the port's buffer (DPDK's l2fwd).
+    All,
+    /// Through the buffer, except that a burst of at least `direct_from`
+    /// packets for a port whose buffer is empty goes at once (DPDK's l3fwd,
+    /// `send_packetsx4` with `MAX_TX_BURST`).
+    SmallBursts { direct_from: u32 },
+}
+
 /// An application. One instance serves every core of the host (shared
 /// state, such as a key-value store, is shared for real); `cx.core_id`
 /// says which core is calling.
@@ -155,6 +168,13 @@ pub trait App {
     /// sent, all consumed, or as it listed (`cx.tx` to send, built replies
     /// included; `cx.free` for mbufs to return, their frames freed by it).
     fn burst(&mut self, cx: &mut AppCx, pkts: &[Slot]) -> Verdict;
+
+    /// Poll-mode driver: whether the application gathers what it sends in
+    /// a TX buffer per port (`rte_eth_tx_buffer`) of `host.pmd.tx_buffer`
+    /// packets, sent when full and flushed every `host.pmd.tx_drain_ps`.
+    fn tx_buffering(&self) -> TxBuffering {
+        TxBuffering::None
+    }
 
     /// Builds frames into fresh mbufs instead of receiving (testpmd
     /// txonly): true if this application generates its traffic.

@@ -21,7 +21,7 @@ pub mod mempool;
 pub mod pmd;
 pub mod ring;
 
-pub use app::{App, AppCx, Forwarding, Socket, Verdict, WriterSpec};
+pub use app::{App, AppCx, Forwarding, Socket, TxBuffering, Verdict, WriterSpec};
 pub use mempool::{Mempool, MempoolConfig};
 
 use serde_json::Value;

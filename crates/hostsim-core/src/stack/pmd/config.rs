@@ -3,9 +3,18 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::time::Ps;
 use crate::error::{ConfigError, Result};
 use crate::stack::mempool::MempoolConfig;
 use crate::stack::ring::RingCosts;
+
+fn default_tx_buffer() -> u32 {
+    32
+}
+
+fn default_tx_drain_ps() -> Ps {
+    100_000_000
+}
 
 fn invalid(field: &str, value: impl ToString, allowed: &str) -> crate::error::Error {
     ConfigError::new(field, value.to_string(), allowed).into()
@@ -27,6 +36,16 @@ pub struct PmdConfig {
     pub tx_free_thresh: u32,
     /// Ask for a completion write-back every N descriptors (`tx_rs_thresh`, 32).
     pub tx_rs_thresh: u32,
+    /// Packets a TX buffer holds (`rte_eth_tx_buffer_init`) in the
+    /// applications that transmit through one (l2fwd, l3fwd; see
+    /// `App::tx_buffering`): 32, `MAX_PKT_BURST` of DPDK's l2fwd and l3fwd
+    /// (params.md §6a). 0: those applications send each burst at once.
+    #[serde(default = "default_tx_buffer")]
+    pub tx_buffer: u32,
+    /// How often they flush what their buffers hold: 100 µs, their
+    /// `BURST_TX_DRAIN_US` (params.md §6a, l2fwd).
+    #[serde(default = "default_tx_drain_ps")]
+    pub tx_drain_ps: Ps,
     pub mempool: MempoolConfig,
     pub costs: PmdCosts,
 }
@@ -181,6 +200,8 @@ impl Default for PmdConfig {
             rx_free_thresh: 32,
             tx_free_thresh: 32,
             tx_rs_thresh: 32,
+            tx_buffer: default_tx_buffer(),
+            tx_drain_ps: default_tx_drain_ps(),
             mempool: MempoolConfig::default(),
             costs: PmdCosts::default(),
         }
@@ -216,6 +237,12 @@ impl PmdConfig {
                 &format!("1..=pmd.tx_free_thresh ({}), < pmd.txd - 2, and a divisor of pmd.txd ({})", self.tx_free_thresh, self.txd),
             ));
         }
+        if self.tx_buffer > self.txd {
+            return Err(invalid("pmd.tx_buffer", self.tx_buffer, &format!("0..=pmd.txd ({})", self.txd)));
+        }
+        if self.tx_buffer > 0 && self.tx_drain_ps == 0 {
+            return Err(invalid("pmd.tx_drain_ps", 0, "a positive time (the buffers must be flushed)"));
+        }
         self.mempool.validate()?;
         let needed = self.rxd + self.txd + 2 * self.mempool.cache_size + self.burst;
         if self.mempool.mbufs < needed {
@@ -246,5 +273,7 @@ mod tests {
         assert!(bad(|p| p.rx_free_thresh = 511).starts_with("pmd.rx_free_thresh"));
         assert!(bad(|p| p.tx_free_thresh = u32::MAX - 1).starts_with("pmd.tx_free_thresh"));
         assert!(bad(|p| p.mempool.cache_size = u32::MAX).starts_with("pmd.mempool.cache_size"));
+        assert!(bad(|p| p.tx_buffer = 513).starts_with("pmd.tx_buffer"));
+        assert!(bad(|p| p.tx_drain_ps = 0).starts_with("pmd.tx_drain_ps"));
     }
 }

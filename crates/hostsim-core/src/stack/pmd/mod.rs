@@ -7,6 +7,13 @@
 //! `tx_rs_thresh`, freeing sent mbufs when short of descriptors, one tail
 //! doorbell per chunk).
 //!
+//! An application that transmits through TX buffers (`rte_eth_tx_buffer`:
+//! l2fwd, l3fwd; `App::tx_buffering`) gathers each port's packets until
+//! `tx_buffer` of them are there, then one tx_burst sends them; the drain
+//! timer, checked at the start of each iteration, flushes every buffer
+//! each `tx_drain_ps` (l2fwd's `BURST_TX_DRAIN_US`). A core with
+//! packets in a buffer and nothing to receive polls until that time.
+//!
 //! An empty poll costs cycles. When a whole iteration finds nothing, the
 //! core skips its empty polls arithmetically (same cost and phase as
 //! polling) until the next write-back of one of its queues can be seen, or
@@ -30,7 +37,7 @@ pub mod shared;
 
 use serde_json::{json, Value};
 
-use super::app::{App, AppCx, Verdict};
+use super::app::{App, AppCx, TxBuffering, Verdict};
 use super::ring::Entry;
 use super::{Event, Out, StackCx, StackDrops, Stream};
 use crate::cpu::{Category, Core, Work};
@@ -50,6 +57,9 @@ struct Counters {
     app_consumed: u64,
     /// Generated frames freed because the TX ring was full (testpmd txonly).
     txonly_unsent: u64,
+    /// TX buffers sent because they were full, and flushed by the drain timer.
+    tx_buffer_sends: u64,
+    tx_drain_flushes: u64,
 }
 
 /// Why a stream's poll ended the iteration early.
@@ -87,6 +97,15 @@ pub struct Pmd {
     positions: Vec<u64>,
     /// The core's part in sharing its queue (`parent`, `worker`, `claimant`, …), if it shares one.
     share_role: Option<&'static str>,
+    /// Each port's TX buffer (by port), and the stream that last filled it.
+    tx_buffers: Vec<(Stream, Vec<Slot>)>,
+    /// When the drain timer last ticked.
+    last_drain: Ps,
+    /// A sleeping core's wake-up for its drain timer, if it has one, and
+    /// such wake-ups made moot by a write-back that woke the core sooner
+    /// (their events run nothing).
+    drain_wake: Option<Ps>,
+    moot_wakes: Vec<Ps>,
 }
 
 impl Pmd {
@@ -114,6 +133,10 @@ impl Pmd {
             shared: None,
             positions: Vec::with_capacity(cfg.rxd as usize),
             share_role: None,
+            tx_buffers: Vec::new(),
+            last_drain: 0,
+            drain_wake: None,
+            moot_wakes: Vec::new(),
         }
     }
 
@@ -287,8 +310,9 @@ impl Pmd {
         self.free.clear();
         let batch = std::mem::take(&mut self.batch);
         let verdict = app.burst(&mut self.app_cx(cx, s), &batch);
+        let buffering = app.tx_buffering();
         match verdict {
-            Verdict::Forward => self.tx_burst(s, &batch, cx, false),
+            Verdict::Forward => self.send(s, &batch, cx, buffering),
             Verdict::Consume => {
                 let t = cx.core.now();
                 self.c.app_consumed += batch.len() as u64;
@@ -305,12 +329,74 @@ impl Pmd {
                 }
                 if !self.tx.is_empty() {
                     let tx = std::mem::take(&mut self.tx);
-                    self.tx_burst(s, &tx, cx, false);
+                    self.send(s, &tx, cx, buffering);
                     self.tx = tx;
                 }
             }
         }
         self.batch = batch;
+    }
+
+    /// Hands the application's packets for the stream's port to tx_burst,
+    /// at once or through the port's TX buffer.
+    fn send(&mut self, s: Stream, pkts: &[Slot], cx: &mut StackCx, buffering: TxBuffering) {
+        let size = self.cfg.tx_buffer as usize;
+        let port = s.tx_port;
+        let direct = match buffering {
+            _ if size == 0 => true,
+            TxBuffering::None => true,
+            TxBuffering::All => false,
+            TxBuffering::SmallBursts { direct_from } => {
+                pkts.len() >= direct_from as usize && self.tx_buffers.get(port).is_none_or(|b| b.1.is_empty())
+            }
+        };
+        if direct {
+            return self.tx_burst(s, pkts, cx, false);
+        }
+        if self.tx_buffers.len() <= port {
+            self.tx_buffers.resize_with(port + 1, || (s, Vec::with_capacity(size)));
+        }
+        self.tx_buffers[port].0 = s;
+        for &p in pkts {
+            self.tx_buffers[port].1.push(p);
+            if self.tx_buffers[port].1.len() >= size {
+                self.c.tx_buffer_sends += 1;
+                self.flush(port, cx);
+            }
+        }
+    }
+
+    /// tx_burst of what port `port`'s TX buffer holds.
+    fn flush(&mut self, port: usize, cx: &mut StackCx) {
+        let s = self.tx_buffers[port].0;
+        let mut pkts = std::mem::take(&mut self.tx_buffers[port].1);
+        self.tx_burst(s, &pkts, cx, false);
+        pkts.clear();
+        self.tx_buffers[port].1 = pkts;
+    }
+
+    /// The drain timer: at least `tx_drain_ps` since its last tick, every
+    /// TX buffer goes to tx_burst. The loop checks the timer every
+    /// iteration, so it ticks every `tx_drain_ps` (plus up to one
+    /// iteration, neglected) whether or not the core had work: a core that
+    /// slept past ticks resumes on their grid.
+    fn drain_tx_buffers(&mut self, now: Ps, cx: &mut StackCx) {
+        let period = self.cfg.tx_drain_ps;
+        if self.tx_buffers.is_empty() || now < self.last_drain + period {
+            return;
+        }
+        self.last_drain += (now - self.last_drain) / period * period;
+        for port in 0..self.tx_buffers.len() {
+            if !self.tx_buffers[port].1.is_empty() {
+                self.c.tx_drain_flushes += 1;
+                self.flush(port, cx);
+            }
+        }
+    }
+
+    /// When the drain timer next flushes, if a TX buffer holds packets.
+    fn next_drain(&self) -> Option<Ps> {
+        self.tx_buffers.iter().any(|b| !b.1.is_empty()).then(|| self.last_drain + self.cfg.tx_drain_ps)
     }
 
     /// Returns the mbufs gathered in `self.mbufs` to the mempool (one bulk put).
@@ -507,10 +593,24 @@ impl Pmd {
             Some(r) => cx.rings[r].next_visible(self.cfg.burst as usize),
             None => self.streams.iter().filter_map(|s| cx.nic.ports[s.rx_port].rxq[s.rx_queue].next_writeback()).min(),
         };
-        match next {
-            // A write-back is on its way: poll until it is visible.
-            Some(t) => {
-                let polls = t.saturating_sub(after) / self.poll_ps;
+        // Polls until a write-back is visible (the last one before it), or
+        // until the drain timer is due (the first one at or after it).
+        let drain = self.next_drain().map(|t| t.saturating_sub(after).div_ceil(self.poll_ps));
+        let polls = match next {
+            Some(t) => Some(drain.unwrap_or(u64::MAX).min(t.saturating_sub(after) / self.poll_ps)),
+            None => drain,
+        };
+        match polls {
+            // Nothing in flight but the drain timer: sleep until it is due;
+            // a write-back issued before then wakes the core sooner
+            // (`rx_ready`; the polls are charged when it wakes).
+            Some(polls) if next.is_none() => {
+                let resume = after + polls * self.poll_ps;
+                self.schedule_loop(cx, resume);
+                self.sleeping = true;
+                self.drain_wake = Some(resume);
+            }
+            Some(polls) => {
                 self.c.empty_polls += polls * self.streams.len().max(1) as u64;
                 let resume = cx.core.idle_until(after + polls * self.poll_ps);
                 self.schedule_loop(cx, resume);
@@ -527,7 +627,17 @@ impl super::Stack for Pmd {
     }
 
     fn run(&mut self, now: Ps, cx: &mut StackCx, app: &mut dyn App) {
+        if let Some(i) = self.moot_wakes.iter().position(|&t| t == now) {
+            self.moot_wakes.swap_remove(i);
+            return;
+        }
+        if self.drain_wake.take() == Some(now) {
+            // Woken by the drain timer: it polled until now.
+            self.c.empty_polls += now.saturating_sub(cx.core.now()) / self.poll_ps * self.streams.len().max(1) as u64;
+        }
+        self.sleeping = false;
         cx.core.idle_until(now);
+        self.drain_tx_buffers(cx.core.now(), cx);
         if app.generates() {
             self.generate(now, cx, app);
         } else {
@@ -546,6 +656,13 @@ impl super::Stack for Pmd {
         let polls = t.saturating_sub(now).div_ceil(self.poll_ps);
         self.c.empty_polls += polls * self.streams.len().max(1) as u64;
         let wake = now + polls * self.poll_ps;
+        if let Some(d) = self.drain_wake.take() {
+            if wake >= d {
+                // The drain timer's wake-up comes first (the core polls until then).
+                return;
+            }
+            self.moot_wakes.push(d);
+        }
         core.idle_until(wake);
         out.schedule(wake, Event::Core(self.id as u16));
     }
@@ -563,6 +680,8 @@ impl super::Stack for Pmd {
             "empty_polls": self.c.empty_polls,
             "app_consumed": self.c.app_consumed,
             "txonly_unsent": self.c.txonly_unsent,
+            "tx_buffer_sends": self.c.tx_buffer_sends,
+            "tx_drain_flushes": self.c.tx_drain_flushes,
         })
     }
 
