@@ -27,3 +27,7 @@ def host_presets() -> list[str]:
 def apps() -> str:
     """The registered applications as JSON: a list of ``{"name", "pmd", "kernel"}``
     (whether each runs on the poll-mode driver and on the kernel stack)."""
+
+def calibration_checks() -> str:
+    """The public calibration checks (``hostsim validate``) as JSON: a list of
+    ``{"area", "name", "unit", "reference", "simulated", "tolerance", "source", "pass"}``."""

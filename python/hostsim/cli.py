@@ -140,6 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
     ins = sub.add_parser("inspect", parents=[common], help="print the fully resolved config")
     ins.add_argument("--fields", action="store_true", help="list every config field with its default")
     ins.set_defaults(func=cmd_inspect)
+
+    val = sub.add_parser("validate", help="run the public calibration checks and print simulated vs reference")
+    val.add_argument("--json", metavar="FILE", help="also write the checks as JSON")
+    val.set_defaults(func=cmd_validate)
     return parser
 
 
@@ -226,6 +230,12 @@ def cmd_presets(args: argparse.Namespace) -> int:
         mark += " [host model]" if name in hosts else ""
         print(f"{name:<{width}}  {_presets.PRESETS[name].description}{mark}")
     return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from . import validate
+
+    return validate.main(args.json)
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:

@@ -37,6 +37,7 @@ RANK: Dict[str, int] = {
     "system": 9,
     "check": 8,
     "fuzz": 10,
+    "calibration": 10,
 }
 
 

@@ -7,6 +7,7 @@
 //! runs the event loop. Start with `system.rs`.
 
 pub mod apps;
+pub mod calibration;
 pub mod check;
 pub mod config;
 pub mod cpu;

@@ -79,6 +79,18 @@ fn version() -> &'static str {
     hostsim_core::VERSION
 }
 
+/// The public calibration checks (`hostsim validate`): a JSON list of
+/// {area, name, unit, reference, simulated, tolerance, source, pass}.
+#[pyfunction]
+fn calibration_checks(py: Python<'_>) -> PyResult<String> {
+    let outcome = py.allow_threads(|| catch_unwind(hostsim_core::calibration::run_checks));
+    match outcome {
+        Ok(Ok(checks)) => serde_json::to_string(&checks).map_err(|e| PyRuntimeError::new_err(e.to_string())),
+        Ok(Err(e)) => Err(to_py_err(e)),
+        Err(_) => Err(PyRuntimeError::new_err("hostsim core panicked in the calibration checks (a bug; please report it)")),
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
@@ -87,6 +99,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host_preset, m)?)?;
     m.add_function(wrap_pyfunction!(host_presets, m)?)?;
     m.add_function(wrap_pyfunction!(apps, m)?)?;
+    m.add_function(wrap_pyfunction!(calibration_checks, m)?)?;
     m.add("__version__", hostsim_core::VERSION)?;
     Ok(())
 }

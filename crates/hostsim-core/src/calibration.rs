@@ -1,0 +1,216 @@
+//! Public calibration checks (`hostsim validate`): the simulator against
+//! published figures and closed forms, each with its reference, its
+//! tolerance and its source. Every check runs the model itself — the
+//! timed PCIe link, the load generator on a link, the Toeplitz hash of the
+//! NIC, a DRAM channel, the whole system as a queue — not a copy of it.
+//!
+//! * PCIe: the closed form of pcie-bench's model (`pcie::effective_bandwidth`)
+//!   against the model's own output in params.md §2c, and the timed link
+//!   (`PcieLink`) streaming back-to-back DMA writes against the closed form.
+//! * Line rates: the load generator at 100 % of 10/25/40/100 GbE, 64 and
+//!   1518 B, against params.md §1.
+//! * RSS: the Toeplitz hash of the Microsoft verification vectors (params.md §9).
+//! * DRAM: a lone read costs the idle latency; a stream of reads over every
+//!   channel moves channels × channel bandwidth.
+//! * Queueing: the reflector with Poisson arrivals and a fixed service time
+//!   is an M/D/1 queue; its mean wait against Pollaczek–Khinchine.
+//!
+//! Not yet here (issue 15): PCIe Gen2 x8 (params.md tabulates Gen3–5 only),
+//! the forwarding study's per-packet cycle split, the kernel stack's costs.
+
+use serde::Serialize;
+
+use crate::config::{Rate, RateUnit, SimConfig, SizeDist};
+use crate::dev::reflector::ServiceDist;
+use crate::engine::time::Ps;
+use crate::error::Result;
+use crate::loadgen::config::Interarrival;
+use crate::mem::config::DramConfig;
+use crate::mem::dram::{Agent, Dram};
+use crate::nic::rss::{toeplitz, MICROSOFT_KEY};
+use crate::pcie::{effective_bandwidth, DmaOp, Kind, PcieConfig, PcieLink};
+
+/// One check: what was compared, the reference and the simulated value.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    /// `pcie`, `line_rate`, `rss`, `dram` or `queue`.
+    pub area: &'static str,
+    pub name: String,
+    pub unit: &'static str,
+    pub reference: f64,
+    pub simulated: f64,
+    /// Largest allowed |simulated − reference| / |reference| (0: exact).
+    pub tolerance: f64,
+    pub source: &'static str,
+    pub pass: bool,
+}
+
+fn check(area: &'static str, name: String, unit: &'static str, reference: f64, simulated: f64, tolerance: f64, source: &'static str) -> Check {
+    let err = if reference == 0.0 { simulated.abs() } else { ((simulated - reference) / reference).abs() };
+    Check { area, name, unit, reference, simulated, tolerance, source, pass: err <= tolerance }
+}
+
+/// Runs every check.
+pub fn run_checks() -> Result<Vec<Check>> {
+    let mut out = pcie_checks()?;
+    out.extend(line_rate_checks()?);
+    out.extend(rss_checks());
+    out.extend(dram_checks());
+    out.extend(queue_checks()?);
+    Ok(out)
+}
+
+/// params.md §2c: pcie-model `mem_bw.py` output (Gb/s), printed to 0.1.
+const PCIE_2C: &[(&str, u32, DmaOp, u32, f64)] = &[
+    ("gen3 x8", 256, DmaOp::Write, 64, 42.1),
+    ("gen3 x8", 256, DmaOp::Write, 1500, 52.8),
+    ("gen3 x8", 256, DmaOp::Read, 64, 44.1),
+    ("gen3 x8", 256, DmaOp::Read, 1500, 53.6),
+    ("gen3 x8", 256, DmaOp::ReadWrite, 64, 33.1),
+    ("gen3 x8", 256, DmaOp::ReadWrite, 1500, 50.6),
+    ("gen3 x16", 256, DmaOp::Write, 64, 82.7),
+    ("gen3 x16", 256, DmaOp::Write, 1500, 103.7),
+    ("gen3 x16", 256, DmaOp::ReadWrite, 256, 95.7),
+];
+
+fn pcie_of(link: &str, mps: u32) -> PcieConfig {
+    let base = if link == "gen3 x16" { PcieConfig::gen3_x16() } else { PcieConfig::gen3_x8() };
+    PcieConfig { mps_bytes: mps, ..base }
+}
+
+fn pcie_checks() -> Result<Vec<Check>> {
+    let mut out = Vec::new();
+    for &(link, mps, op, bytes, reference) in PCIE_2C {
+        let got = effective_bandwidth(&pcie_of(link, mps), op, bytes);
+        let name = format!("{link} MPS {mps} {op:?} {bytes} B (closed form)");
+        // The table rounds to 0.1 Gb/s.
+        out.push(check("pcie", name, "Gb/s", reference, got, 0.051 / reference, "params.md §2c (pcie-bench mem_bw.py)"));
+    }
+    // The timed link, writes back to back: payload over time against the closed form.
+    for (link, bytes) in [("gen3 x8", 64u32), ("gen3 x8", 1500), ("gen2 x8", 64), ("gen2 x8", 1500)] {
+        let cfg = if link == "gen2 x8" { PcieConfig::gen2_x8() } else { pcie_of(link, 256) };
+        let mut l = PcieLink::new(&cfg)?;
+        let n = 10_000u64;
+        let mut last = 0;
+        for _ in 0..n {
+            last = l.dma_write(0, bytes, Kind::Payload);
+        }
+        let busy_ps = last - cfg.latency_ps;
+        let gbps = (n * bytes as u64 * 8) as f64 / busy_ps as f64 * 1e3;
+        let name = format!("{link} MPS {} DMA writes of {bytes} B (timed link)", cfg.mps_bytes);
+        out.push(check("pcie", name, "Gb/s", effective_bandwidth(&cfg, DmaOp::Write, bytes), gbps, 0.001, "the closed form above (pcie-bench's model)"));
+    }
+    Ok(out)
+}
+
+/// params.md §1: line rate (Mpps) with 20 B of preamble and gap per frame.
+const LINE_RATES: &[(u64, u32, f64)] = &[
+    (10, 64, 14.881),
+    (25, 64, 37.202),
+    (40, 64, 59.524),
+    (100, 64, 148.810),
+    (10, 1518, 0.813),
+    (100, 1518, 8.127),
+];
+
+fn line_rate_checks() -> Result<Vec<Check>> {
+    let mut out = Vec::new();
+    for &(gbe, bytes, mpps) in LINE_RATES {
+        let mut c = SimConfig::default();
+        c.link.rate_bps = gbe * 1_000_000_000;
+        c.loadgen.size = SizeDist::Fixed { bytes };
+        c.loadgen.rate = Rate { unit: RateUnit::Percent, value: 100.0 };
+        c.reflector.service_time_ps = 0;
+        (c.sim.warmup_ps, c.sim.duration_ps) = (10_000_000, 10_010_000_000);
+        let r = crate::system::checked_run(&c)?;
+        let got = r["loadgen"]["offered_pps"].as_f64().unwrap_or(0.0) / 1e6;
+        let name = format!("{gbe} GbE, {bytes} B frames at 100 %");
+        // The table rounds to 1 kpps.
+        out.push(check("line_rate", name, "Mpps", mpps, got, 0.0005 / mpps + 1e-9, "params.md §1 (line rate, Mpps)"));
+    }
+    Ok(out)
+}
+
+/// params.md §9: (source, source port, destination, destination port,
+/// hash of the addresses, hash of addresses and ports).
+const TOEPLITZ: &[([u8; 4], u16, [u8; 4], u16, u32, u32)] = &[
+    ([66, 9, 149, 187], 2794, [161, 142, 100, 80], 1766, 0x323e8fc2, 0x51ccc178),
+    ([199, 92, 111, 2], 14230, [65, 69, 140, 83], 4739, 0xd718262a, 0xc626b0ea),
+    ([24, 19, 198, 95], 12898, [12, 22, 207, 184], 38024, 0xd2d0a5de, 0x5c2b394a),
+    ([38, 27, 205, 30], 48228, [209, 142, 163, 6], 2217, 0x82989176, 0xafc7327f),
+    ([153, 39, 163, 191], 44251, [202, 188, 127, 2], 1303, 0x5d1809c5, 0x10e828a2),
+];
+
+fn rss_checks() -> Vec<Check> {
+    let mut out = Vec::new();
+    for &(src, sport, dst, dport, ip_only, with_ports) in TOEPLITZ {
+        let mut t = [0u8; 12];
+        t[..4].copy_from_slice(&src);
+        t[4..8].copy_from_slice(&dst);
+        t[8..10].copy_from_slice(&sport.to_be_bytes());
+        t[10..12].copy_from_slice(&dport.to_be_bytes());
+        let who = format!("{}.{}.{}.{}:{sport}", src[0], src[1], src[2], src[3]);
+        let source = "params.md §9 (Microsoft RSS verification vectors)";
+        out.push(check("rss", format!("Toeplitz, addresses of {who}"), "hash", ip_only as f64, toeplitz(&MICROSOFT_KEY, &t[..8]) as f64, 0.0, source));
+        out.push(check("rss", format!("Toeplitz, addresses and ports of {who}"), "hash", with_ports as f64, toeplitz(&MICROSOFT_KEY, &t) as f64, 0.0, source));
+    }
+    out
+}
+
+fn dram_checks() -> Vec<Check> {
+    // altra's DRAM (params.md §4: DDR4-2400-class channels, 81 ns idle).
+    let cfg = DramConfig { channels: 4, channel_bandwidth_bytes_per_s: 19_200_000_000, idle_latency_ps: 81_000 };
+    let mut d = Dram::new(&cfg);
+    let idle = d.read(0, 1_000_000, Agent::Core) as f64 / 1e3;
+    let mut d = Dram::new(&cfg);
+    let lines = 100_000u64;
+    for i in 0..lines {
+        d.read(i * 64, 0, Agent::Core);
+    }
+    let gbs = (lines * 64) as f64 / d.drained_at() as f64 * 1e3;
+    vec![
+        check("dram", "idle read latency, 4 channels".into(), "ns", cfg.idle_latency_ps as f64 / 1e3, idle, 0.0, "the config (params.md §4)"),
+        check("dram", "streaming reads, 4 × 19.2 GB/s".into(), "GB/s", 4.0 * 19.2, gbs, 0.001, "channels × channel bandwidth"),
+    ]
+}
+
+/// The reflector as an M/D/1 queue: Poisson arrivals at `rho` of a fixed
+/// 100 ns service; mean time in queue against ρ / (2 μ (1 − ρ)).
+fn queue_checks() -> Result<Vec<Check>> {
+    let service_ps: Ps = 100_000;
+    let mut base = SimConfig::default();
+    base.reflector.service = ServiceDist::Fixed;
+    base.reflector.service_time_ps = service_ps;
+    base.reflector.queue_frames = 1 << 20;
+    base.loadgen.size = SizeDist::Fixed { bytes: 64 };
+    // The latency of a frame that never waits: one at a time.
+    let mut lone = base.clone();
+    lone.loadgen.rate = Rate { unit: RateUnit::Pps, value: 1e5 };
+    (lone.sim.warmup_ps, lone.sim.duration_ps) = (0, 100_000_000);
+    let r = crate::system::checked_run(&lone)?;
+    let no_wait_ns = r["loadgen"]["latency_ns"]["min"].as_f64().unwrap_or(0.0);
+    let mut out = Vec::new();
+    for rho in [0.5, 0.8] {
+        let mut c = base.clone();
+        c.loadgen.interarrival = Interarrival::Poisson;
+        c.loadgen.rate = Rate { unit: RateUnit::Pps, value: rho * 1e12 / service_ps as f64 };
+        (c.sim.warmup_ps, c.sim.duration_ps) = (1_000_000_000, 201_000_000_000);
+        let r = crate::system::checked_run(&c)?;
+        let mean_ns = r["loadgen"]["latency_ns"]["mean"].as_f64().unwrap_or(0.0);
+        let theory_ns = rho / (2.0 * (1.0 - rho)) * service_ps as f64 / 1e3;
+        let name = format!("M/D/1 mean wait at ρ = {rho} (100 ns service)");
+        out.push(check("queue", name, "ns", theory_ns, mean_ns - no_wait_ns, 0.03, "Pollaczek–Khinchine, M/D/1"));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_check_passes() {
+        let checks = super::run_checks().unwrap();
+        let failed: Vec<_> = checks.iter().filter(|c| !c.pass).collect();
+        assert!(failed.is_empty(), "{failed:#?}");
+        assert!(checks.len() >= 30, "{}", checks.len());
+    }
+}
