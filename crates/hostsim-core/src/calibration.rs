@@ -27,7 +27,7 @@ use crate::error::Result;
 use crate::loadgen::config::Interarrival;
 use crate::mem::config::DramConfig;
 use crate::mem::dram::{Agent, Dram};
-use crate::nic::rss::{toeplitz, MICROSOFT_KEY};
+use crate::nic::rss::{toeplitz, MICROSOFT_KEY, VERIFICATION_VECTORS};
 use crate::pcie::{effective_bandwidth, DmaOp, Kind, PcieConfig, PcieLink};
 
 /// One check: what was compared, the reference and the simulated value.
@@ -131,19 +131,9 @@ fn line_rate_checks() -> Result<Vec<Check>> {
     Ok(out)
 }
 
-/// params.md §9: (source, source port, destination, destination port,
-/// hash of the addresses, hash of addresses and ports).
-const TOEPLITZ: &[([u8; 4], u16, [u8; 4], u16, u32, u32)] = &[
-    ([66, 9, 149, 187], 2794, [161, 142, 100, 80], 1766, 0x323e8fc2, 0x51ccc178),
-    ([199, 92, 111, 2], 14230, [65, 69, 140, 83], 4739, 0xd718262a, 0xc626b0ea),
-    ([24, 19, 198, 95], 12898, [12, 22, 207, 184], 38024, 0xd2d0a5de, 0x5c2b394a),
-    ([38, 27, 205, 30], 48228, [209, 142, 163, 6], 2217, 0x82989176, 0xafc7327f),
-    ([153, 39, 163, 191], 44251, [202, 188, 127, 2], 1303, 0x5d1809c5, 0x10e828a2),
-];
-
 fn rss_checks() -> Vec<Check> {
     let mut out = Vec::new();
-    for &(src, sport, dst, dport, ip_only, with_ports) in TOEPLITZ {
+    for &(src, sport, dst, dport, ip_only, with_ports) in VERIFICATION_VECTORS {
         let mut t = [0u8; 12];
         t[..4].copy_from_slice(&src);
         t[4..8].copy_from_slice(&dst);

@@ -16,6 +16,17 @@
 
 use crate::error::{ConfigError, Result};
 
+/// The IPv4 verification vectors of the Microsoft key (params.md §9):
+/// source, source port, destination, destination port, the hash of the
+/// addresses, the hash of addresses and ports.
+pub const VERIFICATION_VECTORS: &[([u8; 4], u16, [u8; 4], u16, u32, u32)] = &[
+    ([66, 9, 149, 187], 2794, [161, 142, 100, 80], 1766, 0x323e8fc2, 0x51ccc178),
+    ([199, 92, 111, 2], 14230, [65, 69, 140, 83], 4739, 0xd718262a, 0xc626b0ea),
+    ([24, 19, 198, 95], 12898, [12, 22, 207, 184], 38024, 0xd2d0a5de, 0x5c2b394a),
+    ([38, 27, 205, 30], 48228, [209, 142, 163, 6], 2217, 0x82989176, 0xafc7327f),
+    ([153, 39, 163, 191], 44251, [202, 188, 127, 2], 1303, 0x5d1809c5, 0x10e828a2),
+];
+
 /// The Microsoft verification key, the one DPDK's tests and the 82599
 /// datasheet use (params.md §9).
 pub const MICROSOFT_KEY: [u8; 40] = [
@@ -152,14 +163,7 @@ mod tests {
     /// params.md §9: the five IPv4 verification vectors with the Microsoft key.
     #[test]
     fn microsoft_verification_vectors() {
-        let vectors = [
-            ([66, 9, 149, 187], 2794, [161, 142, 100, 80], 1766, 0x323e8fc2, 0x51ccc178),
-            ([199, 92, 111, 2], 14230, [65, 69, 140, 83], 4739, 0xd718262a, 0xc626b0ea),
-            ([24, 19, 198, 95], 12898, [12, 22, 207, 184], 38024, 0xd2d0a5de, 0x5c2b394a),
-            ([38, 27, 205, 30], 48228, [209, 142, 163, 6], 2217, 0x82989176, 0xafc7327f),
-            ([153, 39, 163, 191], 44251, [202, 188, 127, 2], 1303, 0x5d1809c5, 0x10e828a2),
-        ];
-        for (src, sport, dst, dport, ip_only, with_ports) in vectors {
+        for &(src, sport, dst, dport, ip_only, with_ports) in VERIFICATION_VECTORS {
             let t = tuple(src, sport, dst, dport);
             assert_eq!(toeplitz(&MICROSOFT_KEY, &t[..8]), ip_only, "{src:?}");
             assert_eq!(toeplitz(&MICROSOFT_KEY, &t), with_ports, "{src:?}:{sport}");
