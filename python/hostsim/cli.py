@@ -82,7 +82,7 @@ def _config_flags() -> argparse.ArgumentParser:
     h.add_argument("--rxd", help="RX ring descriptors (host.pmd.rxd)")
     h.add_argument("--txd", help="TX ring descriptors (host.pmd.txd)")
     h.add_argument("--freq", help="core clock, e.g. 2GHz (host.cpu.freq)")
-    h.add_argument("--proc-time", dest="proc_time", help="rxptx processing time per packet, e.g. 1us (host.app.proc_time)")
+    h.add_argument("--proc-time", dest="proc_time", help="rxptx processing interval per received burst (or per packet with --set host.app.proc_per=packet), e.g. 1us (host.app.proc_time)")
     h.add_argument("--ports", help="NIC ports in use, one generator port each (host.ports)")
     h.add_argument("--queues", help="RX/TX queue pairs per port, spread by RSS (host.queues; testpmd --rxq/--txq)")
     h.add_argument("--cores", help="cores running the stack (host.cores; testpmd --nb-cores)")

@@ -68,6 +68,7 @@ SUFFIXES: Tuple[Tuple[str, Parser], ...] = (
 #: Fields whose value is one of a fixed set of words.
 CHOICES: Dict[str, Tuple[str, ...]] = {
     "app.forward_mode": FORWARD_MODES,
+    "app.proc_per": ("burst", "packet"),
     "app.port_topology": ("paired", "chained", "loop"),
     "mem.llc.inclusion": ("inclusive", "non_inclusive"),
 }

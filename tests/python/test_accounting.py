@@ -19,7 +19,7 @@ SWEEP = {
     "testpmd-txonly": ({"app": "testpmd", "loadgen": {"rate": "1Mpps"}}, {"host.app.forward_mode": "txonly"}),
     "touchfwd-over": ({"app": "touchfwd", "loadgen": {"size": 1518, "rate": "100%"}}, {}),
     "touchdrop-over": ({"app": "touchdrop", "loadgen": {"size": 512, "rate": "100%"}}, {}),
-    "rxptx-over": ({"app": "rxptx", "loadgen": {"rate": "3Mpps"}}, {"host.app.proc_time": "1us"}),
+    "rxptx-over": ({"app": "rxptx", "loadgen": {"rate": "3Mpps"}}, {"host.app.proc_time": "1us", "host.app.proc_per": "packet"}),
     "l2fwd-4-cores": ({"app": "l2fwd", "loadgen": {"rate": "100%"}},
                       {"host.cores": 4, "host.queues": 4, "loadgen.flows": 64}),
     "testpmd-2-ports-mesh": ({"app": "testpmd", "preset": "xeon-e3-1230v2", "loadgen": {"rate": "100%"}},

@@ -124,8 +124,8 @@ def test_touchfwd_gains_far_more_than_testpmd_from_out_of_order_at_1518b():
 
 
 def test_rxptx_longer_processing_lowers_msb_and_moves_drops_to_the_core():
-    short = msb("rxptx", 1518, app={"proc_time": "10ns"})
-    long = msb("rxptx", 1518, app={"proc_time": "1us"})
+    short = msb("rxptx", 1518, app={"proc_time": "10ns", "proc_per": "packet"})
+    long = msb("rxptx", 1518, app={"proc_time": "1us", "proc_per": "packet"})
     assert long.msb.bps < short.msb.bps
     d_short, d_long = knee_drops(short), knee_drops(long)
     assert share(d_long, CORE) > share(d_short, CORE), (d_short, d_long)
@@ -133,7 +133,7 @@ def test_rxptx_longer_processing_lowers_msb_and_moves_drops_to_the_core():
 
 
 def test_rxptx_short_processing_knee_drops_are_dma_drops():
-    assert share(knee_drops(msb("rxptx", 1518, app={"proc_time": "10ns"})), DMA) > 0.5
+    assert share(knee_drops(msb("rxptx", 1518, app={"proc_time": "10ns", "proc_per": "packet"})), DMA) > 0.5
 
 
 # ---------------------------------------------------------------- 4, 5. DCA and DRAM

@@ -240,3 +240,41 @@ fn an_overloaded_dram_is_named_in_the_warnings() {
     assert!(warned(true));
     assert!(!warned(false));
 }
+
+/// rxptx spends its processing interval once per received burst, as the
+/// kernel-bypass study defines it (receive a burst, wait, transmit the
+/// burst), or once per packet with `proc_per = packet`: at 1 µs and 4 Mpps
+/// the first keeps up (a burst of several packets costs one interval), the
+/// second cannot (a packet costs more than four interarrival times).
+#[test]
+fn rxptx_spends_one_processing_interval_per_burst_or_per_packet() {
+    use hostsim_core::apps::config::ProcPer;
+    let run_per = |per: ProcPer| {
+        let mut c = host_cfg("rxptx", 64, 4.0);
+        let h = c.host.as_mut().unwrap();
+        (h.app.proc_time_ps, h.app.proc_per) = (US, per);
+        c.sim.duration_ps = 2000 * US;
+        run(&c).unwrap()
+    };
+    let cycles_per_us = 3000.0; // altra: 3 GHz
+    for (per, r) in [(ProcPer::Burst, run_per(ProcPer::Burst)), (ProcPer::Packet, run_per(ProcPer::Packet))] {
+        let core = &r["cores"][0];
+        let hist = core["rx_burst_packets"].as_array().unwrap();
+        let bursts: u64 = hist[1..].iter().map(u).sum();
+        let packets = u(&core["packets"]);
+        let intervals = if per == ProcPer::Burst { bursts } else { packets } as f64;
+        let app = core["account"]["cycles"]["app"].as_f64().unwrap();
+        // The spin plus the MAC swaps (a few tens of cycles a packet).
+        let swaps = app - intervals * cycles_per_us;
+        assert!(swaps >= 0.0 && swaps < 100.0 * packets as f64, "{per:?}: app {app} cycles, {intervals} intervals");
+        let (sent, received) = (u(&r["loadgen"]["tx_packets"]), u(&r["loadgen"]["rx_packets"]));
+        if per == ProcPer::Burst {
+            assert!(bursts * 2 < packets, "bursts of several packets: {bursts} bursts, {packets} packets");
+            assert_eq!(received, sent, "{}", r["drops"]);
+        } else {
+            // About one packet per 1.04 µs while 4 arrive, for the 2 ms of
+            // sending and the 1 ms drain: the rest is dropped or queued.
+            assert!(received * 2 < sent, "{received} of {sent} returned");
+        }
+    }
+}

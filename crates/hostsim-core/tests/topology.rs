@@ -240,7 +240,7 @@ fn a_pipeline_hands_bursts_to_workers_over_rings() {
     let mut c = cfg("altra", "rxptx", 64, 3.0);
     let h = host(&mut c);
     (h.cores, h.pipeline.rx_cores, h.pipeline.ring_size) = (2, 1, 256);
-    h.app.proc_time_ps = 1_000_000;
+    (h.app.proc_time_ps, h.app.proc_per) = (1_000_000, hostsim_core::apps::config::ProcPer::Packet);
     c.sim.duration_ps = 3 * MS;
     c.sim.warmup_ps = MS;
     let r = run(&c).unwrap();

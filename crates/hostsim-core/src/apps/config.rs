@@ -53,15 +53,31 @@ pub enum ForwardMode {
     Txonly,
 }
 
+/// What rxptx's processing time is charged per (`host.app.proc_per`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ProcPer {
+    /// The kernel-bypass study's definition: receive a burst, wait one
+    /// processing interval, transmit the burst.
+    #[default]
+    Burst,
+    /// One processing interval for every packet of the burst.
+    Packet,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct AppConfig {
     /// testpmd's forwarding mode (app `testpmd` only).
     #[serde(default)]
     pub forward_mode: ForwardMode,
-    /// rxptx: processing time per packet (ps).
+    /// rxptx: the processing interval (ps), spent once per received burst
+    /// or once per packet as `proc_per` says.
     #[serde(default)]
     pub proc_time_ps: Ps,
+    /// rxptx: what one processing interval is spent on.
+    #[serde(default)]
+    pub proc_per: ProcPer,
     /// testpmd txonly: length of the generated frames, FCS included
     /// (testpmd `--txpkts`, default 64).
     #[serde(default = "default_tx_frame_bytes")]
@@ -141,6 +157,7 @@ impl Default for AppConfig {
         AppConfig {
             forward_mode: ForwardMode::Macswap,
             proc_time_ps: 1_000_000,
+            proc_per: ProcPer::Burst,
             tx_frame_bytes: default_tx_frame_bytes(),
             kvs: KvsAppConfig::default(),
             echo_port: default_echo_port(),

@@ -1,8 +1,9 @@
 //! rxptx (the kernel-bypass study's benchmark): receive a burst, spend a
-//! configurable processing time on each packet (`host.app.proc_time`, a
-//! spin charged to the application), swap the MACs and transmit.
+//! configurable processing time (`host.app.proc_time`, a spin charged to the
+//! application) once on the burst, as the study defines it, or once on each
+//! packet (`host.app.proc_per = packet`), swap the MACs and transmit.
 
-use super::config::AppConfig;
+use super::config::{AppConfig, ProcPer};
 use crate::cpu::Category;
 use crate::engine::time::Ps;
 use crate::error::Result;
@@ -10,11 +11,12 @@ use crate::nic::Slot;
 use crate::stack::{App, AppCx, Verdict};
 
 pub fn new(cfg: &AppConfig) -> Result<Box<dyn App>> {
-    Ok(Box::new(RxpTx { proc_time_ps: cfg.proc_time_ps }))
+    Ok(Box::new(RxpTx { proc_time_ps: cfg.proc_time_ps, per: cfg.proc_per }))
 }
 
 struct RxpTx {
     proc_time_ps: Ps,
+    per: ProcPer,
 }
 
 impl App for RxpTx {
@@ -28,7 +30,11 @@ impl App for RxpTx {
             super::swap_macs(cx, s);
         }
         cx.exec();
-        cx.core.spin_ps(self.proc_time_ps * pkts.len() as u64);
+        let intervals = match self.per {
+            ProcPer::Burst => u64::from(!pkts.is_empty()),
+            ProcPer::Packet => pkts.len() as u64,
+        };
+        cx.core.spin_ps(self.proc_time_ps * intervals);
         Verdict::Forward
     }
 }
