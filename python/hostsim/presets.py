@@ -109,6 +109,7 @@ _PRESETS: List[Preset] = [
             "l1d": _m({"size": "64KiB", "assoc": 2, "latency_cycles": 2, "mshrs": 6}),
             "l2": _m({"size": "2MiB", "assoc": 16, "latency_cycles": 12, "mshrs": 16}),
             "io_cache": _m({"latency_cycles": 24, "mshrs": 16}),
+            "dca": _m("off (the kernel-bypass study's baseline has none; host.mem.llc.dca.enabled=true adds it)"),
             "dram": _m({"type": "DDR4-3200", "organisation": "8x8"}),
             "link_rate": _m("200Gbps"),
             "network_latency": _m("1us"),
