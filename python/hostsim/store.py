@@ -69,7 +69,7 @@ SUMMARY_COLUMNS = ("msb_pps", "msb_gbps", "loss_rate", "achieved_pps", "achieved
 #: Result fields that measure the machine, not the model; kept out of the stored result.
 WALL_FIELDS = frozenset({"wall_s", "packets_per_wall_s"})
 
-ALLOWED_STORE = "a path where a DuckDB file can be created or opened for writing (default hostsim.duckdb)"
+ALLOWED_STORE = "a path where a DuckDB file can be created or opened for writing, like the default hostsim.duckdb"
 
 
 class StoreError(ConfigError):

@@ -429,7 +429,7 @@ def compute_point(task: Tuple[str, Config, Dict[str, Any]]) -> Dict[str, Any]:
 def headline(row: Mapping[str, Any]) -> str:
     """The point's number in one phrase: the MSB, or what a run achieved and lost."""
     if row.get("status") == "failed":
-        return f"failed: {row.get('error', '')}"
+        return str(row.get("error", ""))
     if row.get("status") == "pending" or row.get("result") is None:
         return ""
     if row.get("kind") == "msb":
@@ -499,10 +499,15 @@ def run_sweep(
     ``store`` is a path (default ``hostsim.duckdb``) or an open
     :class:`Store`; ``jobs`` worker processes (1: in this process) unless
     an ``executor`` is given; ``console`` (a ``rich.console.Console``)
-    receives a status line per point and, with ``progress``, a progress bar.
+    receives a status line per point and, with ``progress``, a progress bar
+    (on standard error when no console is given).
     """
     sw = sweep if isinstance(sweep, Sweep) else load_sweep(sweep)
     check_jobs(jobs)
+    if progress and console is None:
+        from rich.console import Console
+
+        console = Console(stderr=True)
     points = sw.points()
     own = not isinstance(store, Store)
     path = os.fspath(store) if own and store is not None else DEFAULT_STORE
