@@ -9,6 +9,8 @@ results::
     r.loadgen.achieved_bps
     m = hostsim.msb({"reflector": {"service_time": "100ns"}}, threshold=0.01)
     m.msb.pps
+    rows = hostsim.run_sweep("sizes.toml", store="hostsim.duckdb", jobs=2)
+    hostsim.Store("hostsim.duckdb").rows(sweep="sizes")
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from .config import Config, Link, Loadgen, Reflector, Timing, load_config, resol
 from .msb import msb
 from .result import MsbResult, Result
 from .runner import simulate
+from .store import Store, StoreError
+from .sweep import Sweep, SweepError, load_sweep, run_sweep
 from .units import ConfigError
 
 
@@ -46,11 +50,17 @@ __all__ = [
     "MsbResult",
     "Reflector",
     "Result",
+    "Store",
+    "StoreError",
+    "Sweep",
+    "SweepError",
     "Timing",
     "__version__",
     "load_config",
+    "load_sweep",
     "msb",
     "presets",
     "resolve",
+    "run_sweep",
     "simulate",
 ]

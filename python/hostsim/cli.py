@@ -1,4 +1,4 @@
-"""The ``hostsim`` command: ``run``, ``msb``, ``presets``, ``inspect``.
+"""The ``hostsim`` command: ``run``, ``msb``, ``sweep``, ``query``, ``presets``, ``inspect``, ``validate``.
 
 Configs come from, lowest precedence first: defaults, the preset
 (``--preset``), a config file (``--config``), the common flags (``--rate``,
@@ -141,10 +141,35 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("--fields", action="store_true", help="list every config field with its default")
     ins.set_defaults(func=cmd_inspect)
 
+    _sweep_parsers(sub)
+
     val = sub.add_parser("validate", help="run the public calibration checks and print simulated vs reference")
     val.add_argument("--json", metavar="FILE", help="also write the checks as JSON")
     val.set_defaults(func=cmd_validate)
     return parser
+
+
+def _sweep_parsers(sub: Any) -> None:
+    """``hostsim sweep`` and ``hostsim query`` (the result store)."""
+    from .store import DEFAULT_STORE
+
+    store_help = f"result store, a DuckDB file (default {DEFAULT_STORE} in the working directory)"
+    sw = sub.add_parser("sweep", help="run the points of a sweep file that are not in the result store")
+    sw.add_argument("file", metavar="FILE", help="sweep file (TOML, YAML or JSON): base config, axes, kind")
+    sw.add_argument("--store", default=DEFAULT_STORE, metavar="PATH", help=store_help)
+    sw.add_argument("--jobs", "-j", default="1", help="worker processes (default 1: run in this process)")
+    sw.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    sw.add_argument("--dry-run", dest="dry_run", action="store_true",
+                    help="list the points and which are in the store; compute nothing")
+    sw.set_defaults(func=cmd_sweep)
+
+    q = sub.add_parser("query", help="run SQL on the result store (table points); print it or export it")
+    q.add_argument("sql", metavar="SQL", help="e.g. \"SELECT sweep, idx, params, msb_pps FROM points ORDER BY idx\"")
+    q.add_argument("--store", default=DEFAULT_STORE, metavar="PATH", help=store_help)
+    out = q.add_mutually_exclusive_group()
+    out.add_argument("--csv", metavar="FILE", help="write the rows to a CSV file (with a header) instead")
+    out.add_argument("--parquet", metavar="FILE", help="write the rows to a Parquet file instead")
+    q.set_defaults(func=cmd_query)
 
 
 def _version() -> str:
@@ -219,6 +244,54 @@ def cmd_msb(args: argparse.Namespace) -> int:
         plot_msb(result, args.plot)
     print(format_msb(result.to_dict()))
     _print_warnings(result.warnings)
+    return 0
+
+
+def _console(stderr: bool = False) -> Any:
+    """A rich console; unbounded when not a terminal, so tables in files and pipes are not squeezed."""
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, width=None if stream.isatty() else 100_000)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweep import counts, load_sweep, points_table, run_sweep
+
+    jobs = _parse_count(args.jobs, "jobs")
+    sweep = load_sweep(args.file)
+    rows = run_sweep(sweep, store=args.store, jobs=jobs, progress=args.progress,
+                     console=None if args.dry_run else _console(stderr=True), dry_run=args.dry_run)
+    n = counts(rows)
+    print(f"sweep {sweep.name}: {len(rows)} points ({sweep.kind})")
+    _console().print(points_table(rows, [a.key for a in sweep.axes]))
+    if args.dry_run:
+        print(f"{len(rows)} points: {n['cached']} cached, {n['pending']} to compute (store {args.store})")
+    else:
+        print(f"{len(rows)} points: {n['computed']} computed, {n['cached']} cached, {n['failed']} failed "
+              f"(store {args.store})")
+    return 1 if n["failed"] else 0
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from rich import box
+    from rich.table import Table as RichTable
+
+    from .store import Store
+
+    with Store(args.store, read_only=True) as db:
+        target, fmt = (args.csv, "csv") if args.csv else (args.parquet, "parquet")
+        if target:
+            print(f"wrote {db.export(args.sql, target, fmt)} rows to {target}")
+            return 0
+        result = db.query(args.sql)
+    table = RichTable(box=box.SIMPLE_HEAD, show_edge=False)
+    for name in result.columns:
+        table.add_column(name, overflow="ellipsis", no_wrap=True, max_width=64)
+    for row in result.rows:
+        table.add_row(*("NULL" if v is None else str(v) for v in row))
+    _console().print(table)
+    print(f"{len(result.rows)} rows")
     return 0
 
 

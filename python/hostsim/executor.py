@@ -1,0 +1,90 @@
+"""Executors: run one function over a list of tasks and hand back each answer as it arrives.
+
+A sweep gives an executor a picklable top-level function and its tasks and
+reads ``(index, answer)`` pairs in completion order; the answer is what the
+function returned, or the exception it raised (or that broke the worker).
+:class:`InlineExecutor` runs the tasks one after another in this process
+(``--jobs 1``); :class:`ProcessExecutor` on a local process pool
+(``concurrent.futures`` with the ``forkserver`` start method where the
+platform has it, else ``spawn``: workers start clean, whatever state the
+parent holds). A cluster executor (Ray) only has to implement
+:class:`Executor` too.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any, Callable, Dict, Iterator, Protocol, Sequence, Tuple, Union
+
+from .units import ConfigError
+
+Answer = Union[Any, BaseException]
+
+
+class Executor(Protocol):
+    """Runs ``fn`` over ``tasks``; yields ``(index, answer)`` as each task finishes."""
+
+    def map_unordered(self, fn: Callable[[Any], Any], tasks: Sequence[Any]) -> Iterator[Tuple[int, Answer]]:
+        ...
+
+
+class InlineExecutor:
+    """Runs the tasks in order in this process."""
+
+    def map_unordered(self, fn: Callable[[Any], Any], tasks: Sequence[Any]) -> Iterator[Tuple[int, Answer]]:
+        for i, task in enumerate(tasks):
+            try:
+                answer: Answer = fn(task)
+            except Exception as e:  # the caller records the failure and goes on
+                answer = e
+            yield i, answer
+
+
+class ProcessExecutor:
+    """Runs the tasks on ``jobs`` worker processes of a local pool, at most ``jobs`` at a time."""
+
+    def __init__(self, jobs: int):
+        self.jobs = check_jobs(jobs)
+        methods = multiprocessing.get_all_start_methods()
+        self.context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+    def map_unordered(self, fn: Callable[[Any], Any], tasks: Sequence[Any]) -> Iterator[Tuple[int, Answer]]:
+        if not tasks:
+            return
+        pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(tasks)), mp_context=self.context)
+        try:
+            # Submitted as workers free up, so an interrupted sweep leaves no queue of work behind.
+            pending = list(enumerate(tasks))[::-1]
+            running: Dict[Future, int] = {}
+            while pending or running:
+                while pending and len(running) < self.jobs:
+                    i, task = pending.pop()
+                    try:
+                        running[pool.submit(fn, task)] = i
+                    except Exception as e:  # the pool broke (a worker died)
+                        yield i, e
+                if not running:
+                    continue
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    i = running.pop(future)
+                    try:
+                        answer: Answer = future.result()
+                    except Exception as e:  # raised by fn, or the worker died (BrokenProcessPool)
+                        answer = e
+                    yield i, answer
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def check_jobs(jobs: Any) -> int:
+    """A worker count: an integer >= 1."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ConfigError.invalid("jobs", jobs, "an integer >= 1")
+    return jobs
+
+
+def local_executor(jobs: int) -> Executor:
+    """In this process for one job, else a pool of ``jobs`` processes."""
+    return InlineExecutor() if check_jobs(jobs) == 1 else ProcessExecutor(jobs)
