@@ -1,4 +1,4 @@
-"""The ``hostsim`` command: ``run``, ``msb``, ``sweep``, ``query``, ``presets``, ``inspect``, ``validate``.
+"""The ``hostsim`` command: ``run``, ``msb``, ``sweep``, ``query``, ``study``, ``presets``, ``inspect``, ``validate``.
 
 Configs come from, lowest precedence first: defaults, the preset
 (``--preset``), a config file (``--config``), the common flags (``--rate``,
@@ -170,6 +170,10 @@ def _sweep_parsers(sub: Any) -> None:
     out.add_argument("--csv", metavar="FILE", help="write the rows to a CSV file (with a header) instead")
     out.add_argument("--parquet", metavar="FILE", help="write the rows to a Parquet file instead")
     q.set_defaults(func=cmd_query)
+
+    from .studies.command import add_parser as add_study_parser
+
+    add_study_parser(sub, DEFAULT_STORE)
 
 
 def _version() -> str:

@@ -124,8 +124,9 @@ def row(result: Mapping[str, Any], design: str, cores: int) -> Dict[str, Any]:
     }
 
 
-def table(rows: Sequence[Mapping[str, Any]]) -> str:
-    """The study's table as text: design × cores, Mpps, cycles per packet by category, L2 misses per packet, median batch."""
+def table_cells(rows: Sequence[Mapping[str, Any]]) -> List[List[str]]:
+    """The study's table as cells, header first: design × cores, Mpps, cycles per packet by category,
+    L2 misses per packet, median batch, drops, PCIe upstream utilisation."""
     head = ["design", "cores", "Mpps"] + list(CATEGORIES) + ["total", "L2/pkt", "batch", "parent", "drops dma/core/tx", "PCIe up"]
     lines = [head]
     for x in rows:
@@ -134,5 +135,11 @@ def table(rows: Sequence[Mapping[str, Any]]) -> str:
                      + [f"{x['cycles_total']:.1f}", f"{x['l2_misses_per_packet']:.2f}", str(x["median_batch"]),
                         "-" if x["parent_median_batch"] is None else str(x["parent_median_batch"]),
                         f"{d['dma']}/{d['core']}/{d['tx']}", f"{100 * x['pcie_up_util']:.1f} %"])
-    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
+    return lines
+
+
+def table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The study's table as text (:func:`table_cells`, right-aligned)."""
+    lines = table_cells(rows)
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
     return "\n".join("  ".join(cell.rjust(w) for cell, w in zip(line, widths)) for line in lines)

@@ -1,0 +1,144 @@
+"""Studies: named, packaged sweeps that print a table and draw their figures.
+
+A study is one or more sweeps (:mod:`hostsim.sweep`, run through the
+result store, so a re-run computes only what is missing) plus a ``table``
+and ``figures`` function over the rows they return. ``hostsim study NAME``
+runs one; ``hostsim study --list`` names them with their point counts.
+
+To add a study, write its sweeps and its two functions in a module of this
+package and register it in :data:`STUDIES` (see :mod:`.catalog`); nothing
+else changes. ``quick=True`` shrinks every sweep to the first and last value
+of each axis and short trials: the tests run each study that way.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+
+from ..sweep import Sweep, counts, run_sweep
+from ..units import ConfigError
+
+#: A study's rows: sweep part name -> the rows :func:`hostsim.sweep.run_sweep` returned.
+Rows = Dict[str, List[Dict[str, Any]]]
+#: A table: the header, then one list of cells per row.
+TableCells = List[List[str]]
+
+
+@dataclass
+class Study:
+    """A named study: its sweeps (``part -> sweep table``), its table and its figures."""
+
+    name: str
+    title: str
+    sweeps: Callable[[], Dict[str, Dict[str, Any]]]
+    table: Callable[[Rows], TableCells]
+    figures: Callable[[Rows, Path], List[Path]]
+
+    def sweep_objects(self, quick: bool = False) -> Dict[str, Sweep]:
+        """Each part as a :class:`Sweep`, named ``study/<study>/<part>`` (``-quick``: shrunk, two parts at most)."""
+        out = {}
+        parts = list(self.sweeps().items())
+        for part, table in parts[:QUICK_PARTS] if quick else parts:
+            data = shrink(table) if quick else copy.deepcopy(table)
+            data["name"] = f"study/{self.name}/{part}" + ("-quick" if quick else "")
+            out[part] = Sweep.from_dict(data, path=f"study {self.name}")
+        return out
+
+    def points(self, quick: bool = False) -> int:
+        """How many points the study runs."""
+        return sum(len(s.points()) for s in self.sweep_objects(quick).values())
+
+
+#: Trials of a quick study (the tests'): short, with a coarse search.
+QUICK_SIM = {"duration": "300us", "warmup": "100us"}
+QUICK_MSB = {"resolution": 0.05, "max_trials": 6, "points": 0}
+QUICK_PARTS = 2
+
+
+def shrink(table: Mapping[str, Any]) -> Dict[str, Any]:
+    """A sweep table cut to the first and last value of each axis (the first of a zip group), with short trials."""
+    data = copy.deepcopy(dict(table))
+    for axis in data.get("axes", []):
+        values = axis["values"]
+        axis["values"] = values[:1] if "zip" in axis else values if len(values) <= 2 else [values[0], values[-1]]
+    data.setdefault("base", {}).setdefault("sim", {}).update(QUICK_SIM)
+    if data.get("kind") == "msb":
+        data.setdefault("msb", {}).update(QUICK_MSB)
+    return data
+
+
+def _registry() -> Dict[str, Study]:
+    from .catalog import CATALOG
+
+    return {s.name: s for s in CATALOG}
+
+
+def names() -> List[str]:
+    """The shipped studies, in listing order."""
+    return list(_registry())
+
+
+def get(name: str) -> Study:
+    """The study called ``name``; a :class:`ConfigError` naming the known ones otherwise."""
+    studies = _registry()
+    if name not in studies:
+        raise ConfigError("study", f"unknown study {name!r} (allowed: {', '.join(studies)})")
+    return studies[name]
+
+
+@dataclass
+class StudyRun:
+    """What :func:`run_study` did: the rows of each part, the table, the figures written, the counts."""
+
+    study: Study
+    rows: Rows
+    table: TableCells
+    figures: List[Path]
+    counts: Dict[str, int]
+    wall_s: float
+
+
+def run_study(
+    name: str,
+    out: Union[str, "os.PathLike[str]"] = "study-out",
+    store: Any = None,
+    jobs: int = 1,
+    progress: bool = False,
+    console: Any = None,
+    quick: bool = False,
+    executor: Any = None,
+) -> StudyRun:
+    """Runs the study's sweeps (only points missing from the store), then writes its figures into ``out``."""
+    study = get(name)
+    start = time.perf_counter()
+    rows: Rows = {}
+    for part, sweep in study.sweep_objects(quick).items():
+        rows[part] = run_sweep(sweep, store=store, jobs=jobs, progress=progress, console=console,
+                               executor=executor)
+    outdir = Path(out) / study.name
+    outdir.mkdir(parents=True, exist_ok=True)
+    good = {part: [r for r in rs if r["status"] in ("computed", "cached")] for part, rs in rows.items()}
+    table = study.table(good)
+    (outdir / "table.txt").write_text(format_table(table) + "\n")
+    figures = study.figures(good, outdir)
+    total = counts([r for rs in rows.values() for r in rs])
+    return StudyRun(study, rows, table, figures, total, time.perf_counter() - start)
+
+
+def format_table(cells: Sequence[Sequence[str]]) -> str:
+    """A table as aligned text: the first column left, the others right."""
+    if not cells:
+        return ""
+    widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
+    return "\n".join("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+                     for r in cells)
+
+
+def param(row: Mapping[str, Any], key: str, default: Optional[Any] = None) -> Any:
+    """A point's value of one axis."""
+    return row["params"].get(key, default)

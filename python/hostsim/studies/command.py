@@ -1,0 +1,47 @@
+"""``hostsim study NAME`` and ``hostsim study --list``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_parser(sub: Any, store_default: str) -> None:
+    """Adds the ``study`` subcommand to the CLI's subparsers."""
+    st = sub.add_parser("study", help="run a packaged study: its sweeps, table and figures (--list names them)")
+    st.add_argument("name", metavar="NAME", nargs="?", help="the study (see --list)")
+    st.add_argument("--list", dest="list", action="store_true", help="list the studies and their point counts")
+    st.add_argument("--out", "-o", default="study-out", metavar="DIR",
+                    help="folder for the table and figures, one subfolder per study (default study-out)")
+    st.add_argument("--store", default=store_default, metavar="PATH",
+                    help=f"result store, a DuckDB file (default {store_default})")
+    st.add_argument("--jobs", "-j", default="1", help="worker processes (default 1: run in this process)")
+    st.add_argument("--quick", action="store_true",
+                    help="first and last value of each axis, short trials (a smoke run, not a result)")
+    st.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    st.set_defaults(func=cmd_study)
+
+
+def cmd_study(args: argparse.Namespace) -> int:
+    from ..cli import _console, _parse_count
+    from ..units import ConfigError
+    from . import format_table, get, names, run_study
+
+    if args.list or not args.name:
+        if not args.list:
+            raise ConfigError("study", "name a study (allowed: " + ", ".join(names()) + "; --list describes them)")
+        for name in names():
+            s = get(name)
+            print(f"{name:<18} {s.points():>3} points  {s.title}")
+        return 0
+    jobs = _parse_count(args.jobs, "jobs")
+    run = run_study(args.name, out=args.out, store=args.store, jobs=jobs, progress=args.progress,
+                    console=_console(stderr=True), quick=args.quick)
+    n = run.counts
+    print(f"study {args.name}{' (quick)' if args.quick else ''}: {run.study.title}")
+    print(format_table(run.table))
+    for path in run.figures:
+        print(f"wrote {path}")
+    print(f"{sum(n.values())} points: {n['computed']} computed, {n['cached']} cached, {n['failed']} failed "
+          f"(store {args.store}); {run.wall_s:.1f} s wall")
+    return 1 if n["failed"] else 0

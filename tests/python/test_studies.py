@@ -1,0 +1,70 @@
+"""Studies: every shipped study runs (quick) from the CLI, prints its table, writes its figures, and caches."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from hostsim import studies
+from hostsim.store import Store
+from hostsim.units import ConfigError
+
+NAMES = ["drop-breakdown", "sensitivity", "rxptx-dca", "burst-writebacks", "rx-sharing"]
+
+
+def test_the_list_names_every_study_with_its_points(cli):
+    proc = cli("study", "--list")
+    assert proc.returncode == 0, proc.stderr
+    listed = [line.split()[0] for line in proc.stdout.splitlines()]
+    assert listed == NAMES == studies.names()
+    for name in NAMES:
+        n = int(re.search(rf"^{re.escape(name)}\s+(\d+) points", proc.stdout, re.M).group(1))
+        assert n == studies.get(name).points() > 0
+
+
+def test_an_unknown_study_is_named_with_the_allowed_ones(cli):
+    proc = cli("study", "no-such")
+    assert proc.returncode == 2
+    assert "no-such" in proc.stderr and "drop-breakdown" in proc.stderr
+    with pytest.raises(ConfigError, match="unknown study 'x'"):
+        studies.get("x")
+
+
+def test_quick_keeps_the_first_and_last_value_and_two_parts():
+    full, quick = studies.get("sensitivity").sweep_objects(), studies.get("sensitivity").sweep_objects(quick=True)
+    assert len(full) == 6 and list(quick) == list(full)[:2]
+    l2 = {a.key: a.values for a in quick["l2"].axes}
+    assert l2["host.mem.l2.size"] == ["512KiB", "2MiB"] and l2["app"] == ["testpmd"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_study_runs_prints_its_table_and_writes_its_figures(cli, tmp_path, name):
+    proc = cli("study", name, "--quick", "--no-progress", "--store", "s.duckdb", "--jobs", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    points = studies.get(name).points(quick=True)
+    assert f"{points} points: {points} computed, 0 cached, 0 failed" in proc.stdout
+    figures = re.findall(r"^wrote (\S+)$", proc.stdout, re.M)
+    assert figures
+    for fig in figures:
+        root = ET.parse(tmp_path / fig).getroot()  # a well-formed SVG
+        assert root.tag.endswith("svg")
+    table = (tmp_path / "study-out" / name / "table.txt").read_text().splitlines()
+    assert table[0] in proc.stdout
+    # The table's rows are the points (rx-sharing and sensitivity: one row each too).
+    assert len(table) - 1 == points
+    with Store(tmp_path / "s.duckdb", read_only=True) as db:
+        assert len(db.rows()) == points
+    again = cli("study", name, "--quick", "--no-progress", "--store", "s.duckdb")
+    assert f"{points} points: 0 computed, {points} cached, 0 failed" in again.stdout
+
+
+def test_the_drop_breakdown_table_shows_the_stored_msb(tmp_path):
+    run = studies.run_study("drop-breakdown", out=tmp_path, store=tmp_path / "s.duckdb", quick=True)
+    rows = run.rows["msb"]
+    for cells, row in zip(run.table[1:], rows):
+        assert cells[0] == row["params"]["app"] and cells[1] == str(row["params"]["loadgen.size"])
+        assert cells[2] == f"{row['msb_gbps']:.2f}"
+        shares = [int(c) for c in cells[4:7]]
+        assert sum(shares) in (0, 99, 100, 101)
