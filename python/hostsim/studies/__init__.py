@@ -31,45 +31,66 @@ TableCells = List[List[str]]
 
 @dataclass
 class Study:
-    """A named study: its sweeps (``part -> sweep table``), its table and its figures."""
+    """A named study: its sweeps (``part -> sweep table``), its table and its figures.
+
+    ``followups`` builds more parts from the rows of the first ones (a run
+    at 90 % of each MSB, say). A quick run merges ``quick_base`` into every
+    base and, unless ``quick_sim`` is false, shortens the trials.
+    """
 
     name: str
     title: str
     sweeps: Callable[[], Dict[str, Dict[str, Any]]]
     table: Callable[[Rows], TableCells]
     figures: Callable[[Rows, Path], List[Path]]
+    followups: Optional[Callable[[Rows], Dict[str, Dict[str, Any]]]] = None
+    quick_base: Optional[Dict[str, Any]] = None
+    quick_sim: bool = True
 
-    def sweep_objects(self, quick: bool = False) -> Dict[str, Sweep]:
+    def sweep_objects(self, quick: bool = False, tables: Optional[Dict[str, Dict[str, Any]]] = None) -> Dict[str, Sweep]:
         """Each part as a :class:`Sweep`, named ``study/<study>/<part>`` (``-quick``: shrunk, two parts at most)."""
         out = {}
-        parts = list(self.sweeps().items())
-        for part, table in parts[:QUICK_PARTS] if quick else parts:
-            data = shrink(table) if quick else copy.deepcopy(table)
+        parts = list((self.sweeps() if tables is None else tables).items())
+        for part, table in parts[:QUICK_PARTS] if quick and tables is None else parts:
+            data = shrink(table, self.quick_base, self.quick_sim) if quick else copy.deepcopy(table)
             data["name"] = f"study/{self.name}/{part}" + ("-quick" if quick else "")
             out[part] = Sweep.from_dict(data, path=f"study {self.name}")
         return out
 
     def points(self, quick: bool = False) -> int:
-        """How many points the study runs."""
+        """How many points the study runs (before its follow-ups, which depend on results)."""
         return sum(len(s.points()) for s in self.sweep_objects(quick).values())
 
 
 #: Trials of a quick study (the tests'): short, with a coarse search.
 QUICK_SIM = {"duration": "300us", "warmup": "100us"}
-QUICK_MSB = {"resolution": 0.05, "max_trials": 6, "points": 0}
+QUICK_MSB = {"resolution": 0.05, "max_trials": 12, "points": 0}
 QUICK_PARTS = 2
 
 
-def shrink(table: Mapping[str, Any]) -> Dict[str, Any]:
-    """A sweep table cut to the first and last value of each axis (the first of a zip group), with short trials."""
+def shrink(table: Mapping[str, Any], base: Optional[Mapping[str, Any]] = None, sim: bool = True) -> Dict[str, Any]:
+    """A sweep table cut to the first and last value of each axis (the first of a zip group), with short
+    trials (``sim``) and ``base`` merged into its base."""
     data = copy.deepcopy(dict(table))
     for axis in data.get("axes", []):
         values = axis["values"]
         axis["values"] = values[:1] if "zip" in axis else values if len(values) <= 2 else [values[0], values[-1]]
-    data.setdefault("base", {}).setdefault("sim", {}).update(QUICK_SIM)
+    merge(data.setdefault("base", {}), base or {})
+    if sim:
+        data["base"].setdefault("sim", {}).update(QUICK_SIM)
     if data.get("kind") == "msb":
         data.setdefault("msb", {}).update(QUICK_MSB)
     return data
+
+
+def merge(into: Dict[str, Any], extra: Mapping[str, Any]) -> Dict[str, Any]:
+    """Merges nested tables of ``extra`` into ``into`` (in place) and returns it."""
+    for k, v in extra.items():
+        if isinstance(v, Mapping) and isinstance(into.get(k), dict):
+            merge(into[k], v)
+        else:
+            into[k] = copy.deepcopy(v)
+    return into
 
 
 def _registry() -> Dict[str, Study]:
@@ -117,9 +138,16 @@ def run_study(
     study = get(name)
     start = time.perf_counter()
     rows: Rows = {}
-    for part, sweep in study.sweep_objects(quick).items():
-        rows[part] = run_sweep(sweep, store=store, jobs=jobs, progress=progress, console=console,
-                               executor=executor)
+
+    def run(sweeps: Dict[str, Sweep]) -> None:
+        for part, sweep in sweeps.items():
+            rows[part] = run_sweep(sweep, store=store, jobs=jobs, progress=progress, console=console,
+                                   executor=executor)
+
+    run(study.sweep_objects(quick))
+    if study.followups is not None:
+        done = {part: [r for r in rs if r["status"] in ("computed", "cached")] for part, rs in rows.items()}
+        run(study.sweep_objects(quick, tables=study.followups(done)))
     outdir = Path(out) / study.name
     outdir.mkdir(parents=True, exist_ok=True)
     good = {part: [r for r in rs if r["status"] in ("computed", "cached")] for part, rs in rows.items()}
