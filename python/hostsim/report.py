@@ -203,21 +203,23 @@ def _study_section(section: Section, outdir: Path) -> Tuple[str, int]:
         out.append(f'<p class="note">parts not in the store: {e(", ".join(missing))}</p>')
     try:
         cells = study.table(section.rows)
-        paths = study.figures(section.rows, outdir)
+        figures = [(p, {"data-study": study.name, "data-figure": p.name})
+                   for p in study.figures(section.rows, outdir)]
     except Exception as err:  # a study drawn from partial rows: say so, draw each part generically
         out.append(f'<p class="note">the study\'s own table and figures failed on these rows '
                    f'({e(type(err).__name__)}: {e(err)}); generic figures instead</p>')
         cells = []
-        paths = [p for part, sweep in section.sweeps.items()
-                 for p in generic_figures(sweep, section.rows[part], outdir / part.replace("/", "-"))]
-    out += [figure_html(p, {"data-study": study.name, "data-figure": p.name}) for p in paths]
+        figures = [(p, {"data-study": study.name, "data-sweep": sweep, "data-figure": p.name})
+                   for part, sweep in section.sweeps.items()
+                   for p in generic_figures(sweep, section.rows[part], outdir / re.sub(r"\W+", "-", part))]
+    out += [figure_html(p, attrs) for p, attrs in figures]
     if cells:
         out.append(study_table(study.name, cells))
     for part, sweep in section.sweeps.items():
         out += [f'<h3>part <code>{e(part)}</code>: sweep <code>{e(sweep)}</code></h3>',
                 _sweep_line(section.rows[part]), points_table(sweep, section.rows[part])]
     out.append("</section>")
-    return "\n".join(out), len(paths)
+    return "\n".join(out), len(figures)
 
 
 def _sweep_line(rows: Sequence[Row]) -> str:

@@ -226,6 +226,24 @@ def test_markup_in_names_is_shown_as_text(page):
     assert section.locator("h2").inner_text() == f"sweep {ODD}"
 
 
+def test_a_study_whose_figures_fail_says_so_and_draws_its_parts_generically(built, monkeypatch, tmp_path):
+    from hostsim import studies
+
+    def fail(rows, out):
+        raise KeyError("cores")
+
+    monkeypatch.setattr(studies.get("rx-sharing"), "figures", fail)
+    out = tmp_path / "r.html"
+    summary = write_report(built["store"], out)
+    text = out.read_text()
+    assert "the study's own table and figures failed on these rows (KeyError: &#x27;cores&#x27;)" in text
+    for part in ("none", "shared"):
+        assert (f'data-study="rx-sharing" data-sweep="study/rx-sharing/{part}-quick" data-figure="run.svg"'
+                in text)
+    assert summary.figures == 3 + 2
+    assert 'class="study"' not in text
+
+
 def test_cli_writes_the_report_and_says_what(cli, built, tmp_path):
     proc = cli("report", "--store", str(built["store"]), "-o", "r.html", "--title", "<b>t</b>")
     assert proc.returncode == 0, proc.stderr
