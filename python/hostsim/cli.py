@@ -1,4 +1,5 @@
-"""The ``hostsim`` command: ``run``, ``msb``, ``sweep``, ``query``, ``study``, ``presets``, ``inspect``, ``validate``.
+"""The ``hostsim`` command: ``run``, ``msb``, ``sweep``, ``query``, ``study``, ``report``, ``presets``,
+``inspect``, ``validate``.
 
 Configs come from, lowest precedence first: defaults, the preset
 (``--preset``), a config file (``--config``), the common flags (``--rate``,
@@ -150,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _sweep_parsers(sub: Any) -> None:
-    """``hostsim sweep`` and ``hostsim query`` (the result store)."""
+    """``hostsim sweep``, ``query``, ``study`` and ``report`` (the result store)."""
     from .store import DEFAULT_STORE
 
     store_help = f"result store, a DuckDB file (default {DEFAULT_STORE} in the working directory)"
@@ -174,6 +175,12 @@ def _sweep_parsers(sub: Any) -> None:
     from .studies.command import add_parser as add_study_parser
 
     add_study_parser(sub, DEFAULT_STORE)
+
+    rep = sub.add_parser("report", help="write one self-contained HTML page of every sweep in the result store")
+    rep.add_argument("--store", default=DEFAULT_STORE, metavar="PATH", help=store_help)
+    rep.add_argument("--out", "-o", default="report.html", metavar="FILE", help="the page (default report.html)")
+    rep.add_argument("--title", help="the page's title (default: hostsim report: <store file name>)")
+    rep.set_defaults(func=cmd_report)
 
 
 def _version() -> str:
@@ -296,6 +303,15 @@ def cmd_query(args: argparse.Namespace) -> int:
         table.add_row(*("NULL" if v is None else str(v) for v in row))
     _console().print(table)
     print(f"{len(result.rows)} rows")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .report import write_report
+
+    s = write_report(args.store, args.out, title=args.title)
+    print(f"wrote {s.path}: {s.sweeps} sweeps, {s.points} points, {s.figures} figures, {s.bytes} bytes "
+          f"(store {s.store})")
     return 0
 
 
