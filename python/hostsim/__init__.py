@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from . import presets
 from .config import Config, Link, Loadgen, Reflector, Timing, load_config, resolve
+from .frames import load
 from .msb import msb
 from .result import MsbResult, Result
 from .runner import simulate
@@ -56,6 +57,7 @@ __all__ = [
     "SweepError",
     "Timing",
     "__version__",
+    "load",
     "load_config",
     "load_sweep",
     "msb",

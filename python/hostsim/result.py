@@ -96,6 +96,13 @@ class Result(AttrView):
             f.write(self.stats_txt())
 
 
+    def to_frame(self) -> Any:
+        """This result as a one-row pandas DataFrame of dotted columns (:func:`hostsim.frames.result_frame`)."""
+        from .frames import result_frame
+
+        return result_frame(self)
+
+
 class MsbResult(Result):
     """A bandwidth test: the MSB, its knee and the curve, plus every trial."""
 
@@ -109,6 +116,12 @@ class MsbResult(Result):
     def trials(self) -> List[Result]:
         """Every trial's full result, in the order they ran."""
         return list(self._trials)
+
+    def to_frame(self) -> Any:
+        """The curve as a pandas DataFrame, a row per trial point (:func:`hostsim.frames.msb_frame`)."""
+        from .frames import msb_frame
+
+        return msb_frame(self)
 
     def stats_txt(self) -> str:
         """gem5-style ``stats.txt``: one block per trial, in the order they ran."""
