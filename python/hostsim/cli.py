@@ -1,5 +1,5 @@
 """The ``hostsim`` command: ``run``, ``msb``, ``sweep``, ``query``, ``study``, ``report``, ``presets``,
-``inspect``, ``validate``.
+``inspect``, ``params``, ``validate``.
 
 Configs come from, lowest precedence first: defaults, the preset
 (``--preset``), a config file (``--config``), the common flags (``--rate``,
@@ -141,6 +141,12 @@ def build_parser() -> argparse.ArgumentParser:
     ins = sub.add_parser("inspect", parents=[common], help="print the fully resolved config")
     ins.add_argument("--fields", action="store_true", help="list every config field with its default")
     ins.set_defaults(func=cmd_inspect)
+
+    par = sub.add_parser("params", help="print every default and preset value with its unit and source")
+    par.add_argument("--preset", help=f"machine preset (default {_presets.DEFAULT_PRESET})")
+    par.add_argument("--missing", action="store_true", help="list only fields without a source; exit 1 if any")
+    par.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    par.set_defaults(func=cmd_params)
 
     _sweep_parsers(sub)
 
@@ -329,6 +335,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from . import validate
 
     return validate.main(args.json)
+
+
+def cmd_params(args: argparse.Namespace) -> int:
+    from . import params
+
+    return params.main(args.preset, args.missing, args.json)
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
