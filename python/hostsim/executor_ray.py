@@ -41,7 +41,8 @@ ALLOWED = ("HOST:PORT of a running Ray head, e.g. one started with `ray start --
            "head this machine last started; ray://HOST:PORT, Ray Client; or local, a cluster in this process")
 #: How long the head's port may take to accept a connection.
 CONNECT_TIMEOUT_S = 5.0
-#: Test hook: the path of a marker file. The first task to create it kills its worker (``os._exit(1)``).
+#: Test hook: the path of a marker file. The first task to create it writes its worker's PID there and
+#: kills the worker (``os._exit(1)``); later tasks run as usual. Unset (always, outside tests): no effect.
 KILL_ONCE_ENV = "HOSTSIM_TEST_KILL_ONCE"
 
 
@@ -107,7 +108,8 @@ class RayExecutor:
         try:
             ray.init(address=self.address, **options)
         except Exception as e:  # ConnectionError, ValueError, RuntimeError...: Ray's words, one line
-            raise ConfigError(FIELD, f"{self.address}: cannot connect to the Ray cluster ({_one_line(e)}) "
+            raise ConfigError(FIELD, f"{self.address}: cannot connect to the Ray cluster ({_one_line(e)}; a head "
+                                     "that requires a token needs RAY_AUTH_MODE=token and the token here too) "
                                      f"(allowed: {ALLOWED})") from None
         self._ray = ray
         self._remote = ray.remote(num_cpus=1, max_retries=self.max_retries)(_run_task)
@@ -191,10 +193,12 @@ def _run_task(fn: Callable[[Any], Any], task: Any) -> Any:
     marker = os.environ.get(KILL_ONCE_ENV)
     if marker:
         try:
-            os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
             pass  # a worker was already killed
         else:
+            os.write(fd, str(os.getpid()).encode())
+            os.close(fd)
             os._exit(1)
     return fn(task)
 
