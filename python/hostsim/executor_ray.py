@@ -82,16 +82,17 @@ class RayExecutor:
         self.worker_package: Optional[str] = None
         self._ray: Any = None
         self._remote: Any = None
+        self._owner = False
 
-    def runtime_env(self) -> Dict[str, Any]:
-        """What every worker of this job gets: the ``PYTHONPATH`` of this hostsim, the test hook if set."""
+    def task_options(self) -> Dict[str, Any]:
+        """The tasks' ``runtime_env`` option (or none): this hostsim's ``PYTHONPATH``, the test hook if set."""
         env: Dict[str, str] = {}
         parent = Path(__file__).resolve().parent.parent
         if parent.name not in ("site-packages", "dist-packages"):
             env["PYTHONPATH"] = str(parent)
         if os.environ.get(KILL_ONCE_ENV):
             env[KILL_ONCE_ENV] = os.environ[KILL_ONCE_ENV]
-        return {"env_vars": env} if env else {}
+        return {"runtime_env": {"env_vars": env}} if env else {}
 
     def connect(self) -> None:
         """Joins the cluster (or starts the local one) and probes the workers' hostsim."""
@@ -99,10 +100,23 @@ class RayExecutor:
             return
         import ray
 
+        # A connection this process already has (ray.init by the caller) is used, and left open.
+        self._owner = not ray.is_initialized()
+        if self._owner:
+            self._init(ray)
+        self._ray = ray
+        env = self.task_options()
+        self._remote = ray.remote(num_cpus=1, max_retries=self.max_retries, **env)(_run_task)
+        try:
+            self._probe()
+        except BaseException:
+            self.close()
+            raise
+
+    def _init(self, ray: Any) -> None:
         if self.address != "local":
             _check_reachable(self.address)
-        options: Dict[str, Any] = dict(runtime_env=self.runtime_env(), logging_level=logging.ERROR,
-                                       log_to_driver=False)
+        options: Dict[str, Any] = dict(logging_level=logging.ERROR, log_to_driver=False)
         if self.address == "local":
             options.update(num_cpus=self.jobs, include_dashboard=False)
         try:
@@ -111,20 +125,15 @@ class RayExecutor:
             raise ConfigError(FIELD, f"{self.address}: cannot connect to the Ray cluster ({_one_line(e)}; a head "
                                      "that requires a token needs RAY_AUTH_MODE=token and the token here too) "
                                      f"(allowed: {ALLOWED})") from None
-        self._ray = ray
-        self._remote = ray.remote(num_cpus=1, max_retries=self.max_retries)(_run_task)
-        try:
-            self._probe()
-        except BaseException:
-            self.close()
-            raise
 
     def _probe(self) -> None:
+        """One task, needing no CPU so a busy cluster runs it at once: the workers' hostsim version and folder."""
         from . import __version__
 
         ray = self._ray
         try:
-            version, package = ray.get(ray.remote(num_cpus=1)(_hostsim_here).remote(), timeout=300)
+            probe = ray.remote(num_cpus=0, **self.task_options())(_hostsim_here)
+            version, package = ray.get(probe.remote(), timeout=300)
         except Exception as e:
             raise ConfigError(FIELD, f"{self.address}: the Ray workers cannot run hostsim ({_one_line(e)}) "
                                      "(allowed: a cluster whose nodes can import hostsim from "
@@ -159,9 +168,10 @@ class RayExecutor:
                     pass
 
     def close(self) -> None:
-        """Disconnects (a ``local`` cluster stops with it)."""
+        """Disconnects, if this executor connected (a ``local`` cluster stops with it)."""
         if self._ray is not None:
-            self._ray.shutdown()
+            if self._owner:
+                self._ray.shutdown()
             self._ray = self._remote = None
 
     def __enter__(self) -> "RayExecutor":

@@ -142,6 +142,20 @@ def test_workers_import_the_drivers_hostsim(head):
 
 
 @needs_ray
+def test_a_connection_the_caller_made_is_used_and_left_open(head):
+    import ray
+
+    ray.init(address=head, log_to_driver=False)
+    try:
+        with RayExecutor(head) as executor:
+            assert list(executor.map_unordered(abs, [-5])) == [(0, 5)]
+            assert executor.worker_package == str(Path(hostsim.__file__).resolve().parent)
+        assert ray.is_initialized()
+    finally:
+        ray.shutdown()
+
+
+@needs_ray
 def test_a_sweep_on_ray_stores_the_same_results_as_one_process(head, one_process, tmp_path):
     path, expected = one_process
     proc = sweep_cli(tmp_path, path, "--ray", head)
