@@ -11,10 +11,11 @@ read as JSON when it parses as JSON, else as a string). Bad input prints
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
 from . import host as _host
 from . import presets as _presets
@@ -55,6 +56,9 @@ FLAG_FIELDS = (
 )
 
 EXIT_USAGE = 2
+
+RAY_HELP = ("run the points on a Ray cluster: HOST:PORT of a head started with `ray start --head`, auto, or "
+            "local (a cluster of --jobs CPUs in this process); needs the ray package")
 
 
 def _config_flags() -> argparse.ArgumentParser:
@@ -165,6 +169,7 @@ def _sweep_parsers(sub: Any) -> None:
     sw.add_argument("file", metavar="FILE", help="sweep file (TOML, YAML or JSON): base config, axes, kind")
     sw.add_argument("--store", default=DEFAULT_STORE, metavar="PATH", help=store_help)
     sw.add_argument("--jobs", "-j", default="1", help="worker processes (default 1: run in this process)")
+    sw.add_argument("--ray", metavar="ADDRESS", help=RAY_HELP)
     sw.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     sw.add_argument("--dry-run", dest="dry_run", action="store_true",
                     help="list the points and which are in the store; compute nothing")
@@ -277,8 +282,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     jobs = _parse_count(args.jobs, "jobs")
     sweep = load_sweep(args.file)
-    rows = run_sweep(sweep, store=args.store, jobs=jobs, progress=args.progress,
-                     console=None if args.dry_run else _console(stderr=True), dry_run=args.dry_run)
+    with executor_from_args(jobs, args.ray) as executor:
+        rows = run_sweep(sweep, store=args.store, jobs=jobs, progress=args.progress,
+                         console=None if args.dry_run else _console(stderr=True), dry_run=args.dry_run,
+                         executor=executor)
     n = counts(rows)
     print(f"sweep {sweep.name}: {len(rows)} points ({sweep.kind})")
     _console().print(points_table(rows, [a.key for a in sweep.axes]))
@@ -288,6 +295,20 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(f"{len(rows)} points: {n['computed']} computed, {n['cached']} cached, {n['failed']} failed "
               f"(store {args.store})")
     return 1 if n["failed"] else 0
+
+
+@contextlib.contextmanager
+def executor_from_args(jobs: int, ray: Optional[str]) -> Iterator[Any]:
+    """The executor of ``--jobs`` and ``--ray``, closed (a Ray connection dropped) on the way out."""
+    from .executor import make_executor
+
+    executor = make_executor(jobs, ray)
+    try:
+        yield executor
+    finally:
+        close = getattr(executor, "close", None)
+        if close is not None:
+            close()
 
 
 def cmd_query(args: argparse.Namespace) -> int:

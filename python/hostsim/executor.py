@@ -7,15 +7,16 @@ function returned, or the exception it raised (or that broke the worker).
 (``--jobs 1``); :class:`ProcessExecutor` on a local process pool
 (``concurrent.futures`` with the ``forkserver`` start method where the
 platform has it, else ``spawn``: workers start clean, whatever state the
-parent holds). A cluster executor (Ray) only has to implement
-:class:`Executor` too.
+parent holds); :class:`hostsim.executor_ray.RayExecutor` on a Ray cluster
+(``--ray ADDRESS``). :func:`make_executor` picks one from the command
+line's ``--jobs`` and ``--ray``.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from typing import Any, Callable, Dict, Iterator, Protocol, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, Optional, Protocol, Sequence, Tuple, Union
 
 from .units import ConfigError
 
@@ -88,3 +89,15 @@ def check_jobs(jobs: Any) -> int:
 def local_executor(jobs: int) -> Executor:
     """In this process for one job, else a pool of ``jobs`` processes."""
     return InlineExecutor() if check_jobs(jobs) == 1 else ProcessExecutor(jobs)
+
+
+def make_executor(jobs: int = 1, ray: Optional[str] = None) -> Executor:
+    """A Ray executor when ``ray`` (an address) is given, else :func:`local_executor`.
+
+    A Ray executor holds a connection: call its ``close()`` when done.
+    """
+    if ray is None:
+        return local_executor(jobs)
+    from .executor_ray import RayExecutor
+
+    return RayExecutor(ray, jobs)

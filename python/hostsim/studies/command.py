@@ -8,6 +8,8 @@ from typing import Any
 
 def add_parser(sub: Any, store_default: str) -> None:
     """Adds the ``study`` subcommand to the CLI's subparsers."""
+    from ..cli import RAY_HELP
+
     st = sub.add_parser("study", help="run a packaged study: its sweeps, table and figures (--list names them)")
     st.add_argument("name", metavar="NAME", nargs="?", help="the study (see --list)")
     st.add_argument("--list", dest="list", action="store_true", help="list the studies and their point counts")
@@ -16,6 +18,7 @@ def add_parser(sub: Any, store_default: str) -> None:
     st.add_argument("--store", default=store_default, metavar="PATH",
                     help=f"result store, a DuckDB file (default {store_default})")
     st.add_argument("--jobs", "-j", default="1", help="worker processes (default 1: run in this process)")
+    st.add_argument("--ray", metavar="ADDRESS", help=RAY_HELP)
     st.add_argument("--quick", action="store_true",
                     help="first and last value of each axis, short trials (a smoke run, not a result)")
     st.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
@@ -23,7 +26,7 @@ def add_parser(sub: Any, store_default: str) -> None:
 
 
 def cmd_study(args: argparse.Namespace) -> int:
-    from ..cli import _console, _parse_count
+    from ..cli import _console, _parse_count, executor_from_args
     from ..units import ConfigError
     from . import format_table, get, names, run_study
 
@@ -35,8 +38,9 @@ def cmd_study(args: argparse.Namespace) -> int:
             print(f"{name:<18} {s.points():>3} points  {s.title}")
         return 0
     jobs = _parse_count(args.jobs, "jobs")
-    run = run_study(args.name, out=args.out, store=args.store, jobs=jobs, progress=args.progress,
-                    console=_console(stderr=True), quick=args.quick)
+    with executor_from_args(jobs, args.ray) as executor:
+        run = run_study(args.name, out=args.out, store=args.store, jobs=jobs, progress=args.progress,
+                        console=_console(stderr=True), quick=args.quick, executor=executor)
     n = run.counts
     print(f"study {args.name}{' (quick)' if args.quick else ''}: {run.study.title}")
     print(format_table(run.table))
