@@ -22,17 +22,9 @@ import argparse
 from typing import Any, Dict
 
 import hostsim
+from hostsim.studies.systems import KERNEL_SYSTEMS, SYSTEMS, TABLE_II  # Table II: params.md §7b
 
-KERNEL = ("ipfwd", "bridge", "ovs")
-SYSTEMS = ("ipfwd", "bridge", "ovs", "vswitch", "l3fwd", "l2fwd")
-# Emmerich et al. 2015, Table II (params.md §7b): RX, TX, memory, skb, processing.
-TABLE_II = {
-    "bridge": (491, 456, 178, 311, 1508),
-    "ipfwd": (453, 463, 101, 292, 757),
-    "ovs": (490, 447, 102, 288, 416),
-    "vswitch": (41, 85, 0, 0, 165),
-    "l2fwd": (55, 62, 0, 0, 0),
-}
+KERNEL = tuple(KERNEL_SYSTEMS)
 
 
 # Set from the command line: the preset with or without DCA, the FCS stripped or kept.

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import hostsim
 
+from test_sweep import FAST_BASE
+
 FAST = {"app": "reflector", "preset": "a72-quad", "reflector": {"service_time": "100ns"},
         "sim": {"duration": "1ms", "warmup": "500us", "drain": "100us"}}
 
 SWEEP = """name = "frames"
 kind = "msb"
-[base]
-app = "reflector"
-preset = "a72-quad"
-[base.sim]
-duration = "1ms"
-warmup = "500us"
-drain = "100us"
+""" + FAST_BASE + """
 [[axes]]
 key = "reflector.service_time"
 values = ["100ns", "200ns"]
