@@ -660,6 +660,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
+    except BrokenPipeError:
+        # The reader went away (`hostsim params | head`): stop quietly, as other
+        # command-line tools do; stdout is pointed at /dev/null so the
+        # interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (ConfigError, ValueError, OSError, RuntimeError) as e:
         print(f"hostsim: error: {e}", file=sys.stderr)
         return EXIT_USAGE

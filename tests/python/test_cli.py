@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from conftest import REPO
+
 FAST = ["--preset", "a72-quad", "--duration", "1ms", "--warmup", "100us", "--set", "sim.drain=100us"]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -194,3 +196,15 @@ def test_msb_shows_a_progress_bar_on_stderr(cli):
     quiet = cli("msb", *FAST, "--set", "reflector.queue_frames=4", "--resolution", "5%", "--no-progress",
                 check=True)
     assert quiet.stderr == ""
+
+
+def test_a_reader_that_goes_away_ends_the_output_quietly(tmp_path):
+    # `hostsim params | head -1`: the pipe closes after one line; no error, exit 0.
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "hostsim", "params", "--preset", "altra"], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+    assert proc.stdout.read(10)
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert b"Broken pipe" not in err and b"Traceback" not in err, err
