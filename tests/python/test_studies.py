@@ -82,3 +82,18 @@ def test_the_drop_breakdown_table_shows_the_stored_msb(tmp_path):
         assert cells[2] == f"{row['msb_gbps']:.2f}"
         shares = [int(c) for c in cells[4:7]]
         assert sum(shares) in (0, 99, 100, 101)
+
+
+def test_the_enhancement_steps_start_at_the_preset_and_double_from_it():
+    from hostsim.host import preset_host
+    from hostsim.studies.benchmarks import _enhancement_steps
+
+    host = preset_host("a72-quad")
+    steps = dict(_enhancement_steps())
+    base, last = steps["baseline"], steps["+DCA"]
+    assert base["host.mem.l2.size_bytes"] == host["mem"]["l2"]["size_bytes"]
+    assert base["host.mem.llc.dca.enabled"] is host["mem"]["llc"]["dca"]["enabled"] is False
+    assert last["host.mem.l2.size_bytes"] == 2 * host["mem"]["l2"]["size_bytes"]
+    assert last["host.cpu.rob_entries"] == 2 * host["cpu"]["rob_entries"]
+    assert last["host.pcie.latency_ps"] * 2 == host["pcie"]["latency_ps"]
+    assert steps["+2x L1"]["host.mem.l2.size_bytes"] == base["host.mem.l2.size_bytes"]  # not yet doubled

@@ -256,7 +256,7 @@ fn rxptx_spends_one_processing_interval_per_burst_or_per_packet() {
         c.sim.duration_ps = 2000 * US;
         run(&c).unwrap()
     };
-    let cycles_per_us = 3000.0; // altra: 3 GHz
+    let cycles_per_us = host_cfg("rxptx", 64, 4.0).host.unwrap().cpu.freq_hz as f64 / 1e6;
     for (per, r) in [(ProcPer::Burst, run_per(ProcPer::Burst)), (ProcPer::Packet, run_per(ProcPer::Packet))] {
         let core = &r["cores"][0];
         let hist = core["rx_burst_packets"].as_array().unwrap();

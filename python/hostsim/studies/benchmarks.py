@@ -21,7 +21,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List, Mapping, Tuple
 
 from . import Rows, TableCells, param
 from .draw import bars, figure, save
@@ -300,55 +300,65 @@ def _memcached_figures(rows: Rows, out: Path) -> List[Path]:
 # ---------------------------------------------------------------- enhancements
 
 #: The kernel-bypass study's accumulative enhancements on a72-quad, each
-#: step keeping the ones before: (label, {dotted key: value}). Doubling is
-#: relative to the preset (SPEC §4; the I/O cache stands in for the LLC);
-#: the study's low-latency PCIe value is not in the reference, so that step
-#: halves the link latency (an estimate), and the core model has no
-#: load/store unit count, so "+2x LSUs" is not a step here.
+#: step keeping the ones before: (label, {dotted host field: the new value
+#: from the preset's}). Doubling is relative to the preset (SPEC §4; the I/O
+#: cache stands in for the LLC); the study's low-latency PCIe value is not
+#: in the reference, so that step halves the link latency (an estimate), and
+#: the core model has no load/store unit count, so "+2x LSUs" is not a step.
 ENHANCEMENTS: List[Any] = [
     ("baseline", {}),
-    ("+3 GHz", {"host.cpu.freq": "3GHz"}),
-    ("+low-latency PCIe", {"host.pcie.latency": "100ns"}),
-    ("+2x channels", {"host.mem.dram.channels": 2}),
-    ("+2x ROB", {"host.cpu.rob_entries": 768}),
-    ("+2x L1", {"host.mem.l1d.size": "128KiB"}),
-    ("+2x L2/LLC", {"host.mem.l2.size": "4MiB", "host.mem.llc.size": "128KiB"}),
-    ("+DCA", {"host.mem.llc.dca.enabled": True}),
+    ("+3 GHz", {"host.cpu.freq_hz": lambda v: 3_000_000_000}),
+    ("+low-latency PCIe", {"host.pcie.latency_ps": lambda v: v // 2}),
+    ("+2x channels", {"host.mem.dram.channels": lambda v: 2 * v}),
+    ("+2x ROB", {"host.cpu.rob_entries": lambda v: 2 * v}),
+    ("+2x L1", {"host.mem.l1d.size_bytes": lambda v: 2 * v}),
+    ("+2x L2/LLC", {"host.mem.l2.size_bytes": lambda v: 2 * v, "host.mem.llc.size_bytes": lambda v: 2 * v}),
+    ("+DCA", {"host.mem.llc.dca.enabled": lambda v: True}),
 ]
-#: The preset's values, where a step has not reached a key yet (SPEC §4 a72-quad).
-A72_BASE = {"host.cpu.freq": "2GHz", "host.pcie.latency": "200ns", "host.mem.dram.channels": 1,
-            "host.cpu.rob_entries": 384, "host.mem.l1d.size": "64KiB", "host.mem.l2.size": "2MiB",
-            "host.mem.llc.size": "64KiB", "host.mem.llc.dca.enabled": False}
+ENHANCED_PRESET = "a72-quad"
+
+
+def _preset_value(host: Mapping[str, Any], key: str) -> Any:
+    value: Any = host
+    for part in key.split(".")[1:]:
+        value = value[part]
+    return value
+
+
+def _enhancement_steps() -> List[Tuple[str, Dict[str, Any]]]:
+    """Each step's label and the value of every enhanced field there (the preset's until its step)."""
+    from ..host import preset_host
+
+    host = preset_host(ENHANCED_PRESET)
+    assert host is not None
+    current = {key: _preset_value(host, key) for _, changes in ENHANCEMENTS for key in changes}
+    steps = []
+    for label, changes in ENHANCEMENTS:
+        for key, change in changes.items():
+            current[key] = change(_preset_value(host, key))
+        steps.append((label, dict(current)))
+    return steps
 
 
 def _enhancement_axes() -> List[Dict[str, Any]]:
-    """Every key as one axis of a zip group: its value at each step (the preset's until its step)."""
-    axes = []
-    for key, value in A72_BASE.items():
-        values = []
-        for _, changes in ENHANCEMENTS:
-            value = changes.get(key, value)
-            values.append(value)
-        axes.append({"zip": "step", "key": key, "values": values})
-    return axes
+    """Every enhanced field as one axis of a zip group: its value at each step."""
+    steps = _enhancement_steps()
+    return [{"zip": "step", "key": key, "values": [values[key] for _, values in steps]} for key in steps[0][1]]
 
 
 def _enhancement_sweeps() -> Dict[str, Dict[str, Any]]:
     return {"steps": {
         "kind": "msb",
         "msb": {"threshold": 0.01, "resolution": 0.02},
-        "base": {"app": "memcached", "preset": "a72-quad", "sim": {"duration": "2ms", "warmup": "1ms"}},
+        "base": {"app": "memcached", "preset": ENHANCED_PRESET, "sim": {"duration": "2ms", "warmup": "1ms"}},
         "axes": [{"key": "stack", "values": STACKS}] + _enhancement_axes(),
     }}
 
 
 def _step(row: Mapping[str, Any]) -> str:
-    """The label of the step a row is at: the last enhancement whose values the row has."""
-    label = ENHANCEMENTS[0][0]
-    for name, changes in ENHANCEMENTS[1:]:
-        if changes and all(row["params"].get(k) == v for k, v in changes.items()):
-            label = name
-    return label
+    """The label of the step a row is at."""
+    return next(label for label, values in _enhancement_steps()
+                if all(row["params"].get(k) == v for k, v in values.items()))
 
 
 def _enhancement_table(rows: Rows) -> TableCells:
