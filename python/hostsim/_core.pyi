@@ -24,6 +24,9 @@ def host_preset(name: str) -> str:
 def host_presets() -> list[str]:
     """Names of the presets that have a host model."""
 
+def config_schema() -> str:
+    """The JSON Schema (draft 2020-12) of the config contract ``SimConfig``, as JSON."""
+
 def apps() -> str:
     """The registered applications as JSON: a list of ``{"name", "pmd", "kernel"}``
     (whether each runs on the poll-mode driver and on the kernel stack)."""

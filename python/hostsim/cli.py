@@ -154,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     _sweep_parsers(sub)
 
+    sch = sub.add_parser("schema", help="print the JSON Schema of the core's config contract (what `inspect` prints)")
+    sch.set_defaults(func=cmd_schema)
+
     val = sub.add_parser("validate", help="run the public calibration checks and print simulated vs reference")
     val.add_argument("--json", metavar="FILE", help="also write the checks as JSON")
     val.set_defaults(func=cmd_validate)
@@ -362,6 +365,13 @@ def cmd_params(args: argparse.Namespace) -> int:
     from . import params
 
     return params.main(args.preset, args.missing, args.json)
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from .runner import core
+
+    print(json.dumps(json.loads(core().config_schema()), indent=2))
+    return 0
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:

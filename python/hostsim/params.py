@@ -111,17 +111,17 @@ def fields(preset: str) -> List[Tuple[str, Any, str]]:
     """(field, value in base units, unit) of every leaf of ``preset``: host first, then the rest."""
     out = [(name, value, unit_of(name, value)) for name, value in _leaves(_host.preset_host(preset), "host.")]
     effective = _config.Config(preset=preset).effective()
-    for section, kind in _config.SECTIONS.items():
-        for f in dataclasses.fields(kind):
-            name = f"{section}.{f.name}"
-            value = f.metadata["parse"](effective[section][f.name], name)
-            out.append((name, value, unit_of(f.metadata["key"], value)))
-    for table, (table_fields, _) in _config.NESTED.items():
-        for fname, (default, parse, _doc) in table_fields.items():
-            name = f"loadgen.{table}.{fname}"
-            value = default if default is None else parse(default, name)
-            time = parse in (_config._time, _config._time_pos)
-            out.append((name, value, "ps" if time else unit_of(fname, value)))
+    for section, specs in _config.FIELDS.items():
+        for fname, spec in specs.items():
+            name = f"{section}.{fname}"
+            if spec.table is None:
+                value = spec.convert(effective[section][fname], name)
+                out.append((name, value, unit_of(spec.key, value)))
+                continue
+            out.append((name, None, "table"))  # none unless set (or implied by the app)
+            for iname, ispec in spec.table.items():  # a nested table: its defaults
+                value = ispec.default.model_dump(mode="json") if hasattr(ispec.default, "model_dump") else ispec.default
+                out.append((f"{name}.{iname}", value, unit_of(ispec.key, value)))
     return out
 
 

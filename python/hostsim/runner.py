@@ -45,10 +45,20 @@ def simulate_resolved(resolved: Dict[str, Any], preset: Optional[str] = None) ->
     return Result(data)
 
 
+def check_with_core(contract: Mapping[str, Any]) -> None:
+    """The core's own checks of a contract (ranges, cross-field rules); raises :class:`ConfigError`."""
+    try:
+        core().validate(json.dumps(contract))
+    except ValueError as e:
+        raise _config_error(e) from None
+
+
 def _config_error(e: ValueError) -> ValueError:
     """The core's config errors (``field: message``) as :class:`ConfigError`s naming the field."""
     field, sep, message = str(e).partition(": ")
     if sep and re.fullmatch(r"[a-z_][a-z0-9_]*(\.[a-z0-9_]+)*", field):
+        if not field.startswith("host."):  # a contract key names the user's field by its stem
+            field = ".".join(p[:-3] if p.endswith("_ps") else p[:-4] if p.endswith("_bps") else p for p in field.split("."))
         return ConfigError(field, message)
     return e
 

@@ -322,3 +322,22 @@ def _format_scaled(value: float, unit: str) -> str:
         if abs(value) >= scale:
             return f"{value / scale:.4g} {prefix}{unit}"
     return f"{value:.4g} {unit}"
+
+
+def format_time_ps(ps: int) -> Any:
+    """Exact inverse of :func:`parse_time_ps`: ``1_000_000_000`` → ``"1ms"`` (0 stays 0)."""
+    if ps == 0:
+        return 0
+    for unit in ("s", "ms", "us", "ns"):
+        if ps % TIME_UNITS[unit] == 0:
+            return f"{ps // TIME_UNITS[unit]}{unit}"
+    return f"{ps}ps"
+
+
+def format_bit_rate_bps(bps: int) -> str:
+    """Exact inverse of :func:`parse_bit_rate_bps`: ``10**11`` → ``"100Gbps"``."""
+    for unit in ("Tbps", "Gbps", "Mbps", "Kbps"):
+        scale = BIT_RATE_UNITS[unit]
+        if bps and bps % scale == 0:
+            return f"{bps // scale}{unit}"
+    return f"{bps}bps"

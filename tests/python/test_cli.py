@@ -160,7 +160,7 @@ def test_bad_input_is_a_clean_error(cli, args, field):
 def test_unknown_field_message(cli):
     proc = cli("run", "--set", "reflector.sevice_time=1")
     assert "unknown field 'reflector.sevice_time'" in proc.stderr
-    assert "known: reflector.service, reflector.service_time" in proc.stderr
+    assert "reflector.service, reflector.service_time, reflector.swap_pairs" in proc.stderr
 
 
 def test_unwritable_capture_is_a_clean_error(cli):

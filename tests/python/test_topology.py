@@ -20,7 +20,7 @@ def test_applications_and_their_stacks_come_from_the_cores_registry():
     registry = json.loads(_core.apps())
     assert [a["name"] for a in registry] == list(host_apps())
     # A stack that does not run the application names the one that does.
-    with pytest.raises(ConfigError, match=r"^stack: invalid value 'pmd' .*kernel for app iperf"):
+    with pytest.raises(ConfigError, match=r"^stack: invalid value ['\"]pmd['\"] .*kernel for app iperf"):
         resolve({"app": "iperf", "stack": "pmd"})
     with pytest.raises(ConfigError, match=r"^stack: .*the kernel stack runs ipfwd, bridge, ovs, udp-echo, memcached, iperf"):
         resolve({"app": "testpmd", "stack": "kernel"})

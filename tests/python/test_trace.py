@@ -167,7 +167,7 @@ def test_cli_pcap_flag_and_bad_files(tmp_path, cli, us_trace):
     assert proc.returncode == 2 and "missing.pcap" in proc.stderr and "Traceback" not in proc.stderr
     proc = cli("run", "--pcap", str(path), "--set", "loadgen.trace.time_scale=0")
     assert proc.returncode == 2
-    assert "loadgen.trace.time_scale: invalid value '0'" in proc.stderr
+    assert "loadgen.trace.time_scale: invalid value \"0\"" in proc.stderr
     proc = cli("run", "--pcap", str(path), "--set", "loadgen.trace.speed=2")
     assert proc.returncode == 2 and "unknown field 'loadgen.trace.speed'" in proc.stderr
 

@@ -20,18 +20,22 @@ pub use crate::stack::StackKind as Stack;
 /// Smallest and largest Ethernet frame the load generator emits (bytes, FCS included).
 pub use crate::wire::ethernet::{MAX_FRAME_BYTES, MIN_FRAME_BYTES};
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SimConfig {
     /// Seed of every random stream in the run.
+    #[serde(default = "SimConfig::default_seed")]
     pub seed: u64,
     /// Device under test, attached to the load generator's ports.
     pub app: String,
     /// The host's network stack: the poll-mode driver or the Linux kernel model.
     #[serde(default)]
     pub stack: Stack,
+    #[serde(default)]
     pub sim: SimTiming,
+    #[serde(default)]
     pub link: LinkConfig,
+    #[serde(default)]
     pub loadgen: LoadgenConfig,
     #[serde(default)]
     pub reflector: ReflectorConfig,
@@ -40,8 +44,8 @@ pub struct SimConfig {
     pub host: Option<crate::host::HostConfig>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
+#[serde(default, deny_unknown_fields)]
 pub struct SimTiming {
     /// Time the load generator transmits, warm-up included (ps).
     pub duration_ps: u64,
@@ -50,6 +54,15 @@ pub struct SimTiming {
     /// Longest time to wait after the last transmission for replies (ps).
     /// Twice the link's propagation delay is always added on top.
     pub drain_ps: u64,
+}
+
+impl Default for SimTiming {
+    /// 1 ms of traffic whose first 100 µs are not measured, and up to 1 ms
+    /// to wait for replies: the users' default trial (estimates; a bandwidth
+    /// test sets its own warm-up).
+    fn default() -> Self {
+        SimTiming { duration_ps: 1_000_000_000, warmup_ps: 100_000_000, drain_ps: 1_000_000_000 }
+    }
 }
 
 impl Default for SimConfig {
@@ -71,6 +84,28 @@ impl Default for SimConfig {
 }
 
 
+
+/// States the largest value of every fixed-width unsigned integer
+/// (`"format": "uint16"` → `"maximum": 65535`) where no tighter bound is given.
+fn add_integer_maxima(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            let max = match map.get("format").and_then(|f| f.as_str()) {
+                Some("uint8") => Some(u8::MAX as u64),
+                Some("uint16") => Some(u16::MAX as u64),
+                Some("uint32") => Some(u32::MAX as u64),
+                Some("uint64") | Some("uint") => Some(u64::MAX),
+                _ => None,
+            };
+            if let Some(max) = max {
+                map.entry("maximum").or_insert(max.into());
+            }
+            map.values_mut().for_each(add_integer_maxima);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(add_integer_maxima),
+        _ => {}
+    }
+}
 
 fn check(ok: bool, field: &str, value: impl ToString, allowed: &str) -> Result<()> {
     if ok {
@@ -101,7 +136,22 @@ impl SimConfig {
         }
     }
 
-    /// Parses the JSON contract form; unknown or missing fields are errors.
+    /// The JSON Schema (draft 2020-12) of the contract form, derived from
+    /// these types: every field, its type, its serde default and doc
+    /// comment. The Python package's pydantic model is generated from it
+    /// and a test keeps the two equal (`hostsim schema` prints it).
+    pub fn json_schema() -> serde_json::Value {
+        let mut schema = serde_json::to_value(schemars::schema_for!(SimConfig)).expect("a schema is plain JSON");
+        add_integer_maxima(&mut schema);
+        schema
+    }
+
+    fn default_seed() -> u64 {
+        1
+    }
+
+    /// Parses the JSON contract form: unknown fields are errors, a missing
+    /// field takes the default the schema lists (`app` has none).
     pub fn from_json(text: &str) -> Result<SimConfig> {
         let de = &mut serde_json::Deserializer::from_str(text);
         let cfg: SimConfig = serde_path_to_error::deserialize(de).map_err(crate::error::Error::from_serde_path)?;
@@ -130,8 +180,8 @@ impl SimConfig {
             }
         }
         let s = &self.sim;
-        check(s.duration_ps > 0, "sim.duration", s.duration_ps, "> 0")?;
-        check(s.warmup_ps < s.duration_ps, "sim.warmup", s.warmup_ps, "< sim.duration")?;
+        check(s.duration_ps > 0, "sim.duration", format!("{} ps", s.duration_ps), "> 0")?;
+        check(s.warmup_ps < s.duration_ps, "sim.warmup", format!("{} ps", s.warmup_ps), &format!("less than sim.duration ({} ps)", s.duration_ps))?;
         check(self.link.rate_bps > 0 && self.link.rate_bps <= MAX_LINK_RATE_BPS, "link.rate", self.link.rate_bps, "> 0 and <= 1.6 Tbps (1.6e12 bps)")?;
         check(self.link.propagation_ps <= 10_000_000_000_000, "link.propagation", self.link.propagation_ps, "<= 10 s")?;
         // Every frame on a link's delay line holds a buffer: bounded before anything is allocated.
@@ -202,6 +252,44 @@ mod tests {
         }
         at[keys[keys.len() - 1]] = value;
         v.to_string()
+    }
+
+    #[test]
+    fn the_schema_names_every_field_of_the_contract() {
+        // Every key of a serialized config (with a host) is a property of its schema object.
+        let schema = SimConfig::json_schema();
+        let defs = &schema["$defs"];
+        let mut cfg = SimConfig::default();
+        cfg.app = "testpmd".into();
+        cfg.host = Some(crate::host::HostConfig::preset("i9-7940x-cx5").unwrap());
+        fn walk(value: &serde_json::Value, schema: &serde_json::Value, defs: &serde_json::Value, path: &str, seen: &mut usize) {
+            let resolve = |s: &serde_json::Value| -> serde_json::Value {
+                let mut s = s.clone();
+                for _ in 0..4 {
+                    if let Some(r) = s.get("$ref").and_then(|r| r.as_str()) {
+                        s = defs[r.trim_start_matches("#/$defs/")].clone();
+                    } else if let Some(any) = s.get("anyOf").and_then(|a| a.as_array()) {
+                        s = any.iter().find(|v| v.get("type") != Some(&serde_json::json!("null"))).cloned().unwrap_or_default();
+                    } else {
+                        break;
+                    }
+                }
+                s
+            };
+            let schema = resolve(schema);
+            if let Some(map) = value.as_object() {
+                let Some(props) = schema.get("properties") else { return };
+                for (k, v) in map {
+                    let sub = props.get(k).unwrap_or_else(|| panic!("{path}.{k} is not in the schema"));
+                    *seen += 1;
+                    walk(v, sub, defs, &format!("{path}.{k}"), seen);
+                }
+            }
+        }
+        let mut seen = 0;
+        walk(&serde_json::to_value(&cfg).unwrap(), &schema, defs, "", &mut seen);
+        assert!(seen > 250, "{seen} fields checked");
+        assert_eq!(schema["additionalProperties"], serde_json::json!(false), "unknown fields are refused");
     }
 
     #[test]

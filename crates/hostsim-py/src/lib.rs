@@ -54,6 +54,12 @@ fn host_preset(name: &str) -> PyResult<String> {
     serde_json::to_string(&cfg).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
+/// The JSON Schema of the config contract (`SimConfig`), as JSON.
+#[pyfunction]
+fn config_schema() -> String {
+    hostsim_core::config::SimConfig::json_schema().to_string()
+}
+
 /// Names of the presets that have a host model.
 #[pyfunction]
 fn host_presets() -> Vec<&'static str> {
@@ -99,6 +105,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host_preset, m)?)?;
     m.add_function(wrap_pyfunction!(host_presets, m)?)?;
     m.add_function(wrap_pyfunction!(apps, m)?)?;
+    m.add_function(wrap_pyfunction!(config_schema, m)?)?;
     m.add_function(wrap_pyfunction!(calibration_checks, m)?)?;
     m.add("__version__", hostsim_core::VERSION)?;
     Ok(())

@@ -57,7 +57,7 @@ const HASH_SIZE: u32 = 256;
 const HEADS_PER_LINE: u32 = 8;
 
 /// `host.app.bridge`: the bridge's settings and its work per frame.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct BridgeConfig {
     /// How long a learned address is used for forwarding after it was last

@@ -17,7 +17,7 @@ use crate::error::{ConfigError, Result};
 /// Which port a forwarding application transmits a packet on, given the
 /// port it came from (testpmd `--port-topology`; l2fwd pairs ports the
 /// same way).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum PortTopology {
     /// 0↔1, 2↔3, ...; an odd last port to itself.
@@ -41,7 +41,7 @@ impl PortTopology {
 }
 
 /// testpmd forwarding modes (`--forward-mode`).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum ForwardMode {
     Io,
@@ -54,7 +54,7 @@ pub enum ForwardMode {
 }
 
 /// What rxptx's processing time is charged per (`host.app.proc_per`).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum ProcPer {
     /// The kernel-bypass study's definition: receive a burst, wait one
@@ -65,7 +65,7 @@ pub enum ProcPer {
     Packet,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct AppConfig {
     /// testpmd's forwarding mode (app `testpmd` only).
@@ -126,7 +126,7 @@ fn default_echo_port() -> u16 {
 }
 
 /// The key-value store behind `--app memcached`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct KvsAppConfig {
     /// UDP port the store answers on (memcached's 11211).

@@ -34,7 +34,7 @@ const ENTRIES_BASE: u64 = 0x31_0000_0000;
 const BUCKET_ENTRIES: u32 = 8;
 
 /// `host.app.flow_table`: the table's size and what a lookup costs.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct FlowTableConfig {
     /// Flow entries the table holds (a power of two); buckets are one per

@@ -28,7 +28,7 @@ const FIB_BASE: u64 = 0x2f00_0000;
 const NEIGH_BASE: u64 = 0x2f10_0000;
 
 /// `host.app.ipfwd`: the forwarding path's work per packet.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct IpfwdConfig {
     /// Trie nodes a lookup visits, one line each (root to leaf; estimate

@@ -38,7 +38,7 @@ use crate::wire::{ethernet, ipv4};
 const TBL24_BASE: u64 = 0x40_0000_0000;
 
 /// `host.app.l3fwd`: the work per packet.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct L3fwdConfig {
     /// Instructions of the LPM lookup (the tbl24 index and entry checks; estimate).

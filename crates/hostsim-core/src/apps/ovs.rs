@@ -31,7 +31,7 @@ use crate::stack::{App, AppCx, Forwarding};
 /// `host.app.ovs`: the datapath's flow table and work per frame. The
 /// table's fields are its own rather than a nested `FlowTableConfig`, so
 /// that a partial `host.app.ovs` keeps OvS's defaults, not the vswitch's.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct OvsConfig {
     /// Flow entries the table holds (a power of two; estimate: OvS's

@@ -14,7 +14,7 @@ use crate::engine::stats::{HasStats, StatSink};
 use crate::engine::time::{Ps, PS_PER_S};
 
 /// What a core was doing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Category {
     /// Receive path of the driver (rx_burst, descriptor reads and refills).

@@ -12,7 +12,7 @@ pub const MAX_FREQ_HZ: u64 = 100_000_000_000;
 /// Largest base CPI accepted (cycles per instruction).
 pub const MAX_BASE_CPI: f64 = 1000.0;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CoreConfig {
     /// Core clock (Hz).

@@ -41,7 +41,7 @@ pub struct Reflector {
     busy_ps: Ps,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum ServiceDist {
     Fixed,
@@ -50,13 +50,14 @@ pub enum ServiceDist {
 
 /// The reference device: a single server with a finite queue that returns
 /// every frame with swapped MACs.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
+#[serde(default, deny_unknown_fields)]
 pub struct ReflectorConfig {
     pub service: ServiceDist,
     /// Mean service time per frame (ps).
     pub service_time_ps: u64,
     /// Frames the device holds at once, the one in service included (≥ 1).
+    #[schemars(range(min = 1))]
     pub queue_frames: u32,
     /// Fault injection: drop every N-th arriving frame (0 = never).
     #[serde(default)]

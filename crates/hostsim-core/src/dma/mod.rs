@@ -39,7 +39,7 @@ use crate::engine::time::{Ps, PS_PER_S};
 use crate::error::{ConfigError, Result};
 
 /// The copy engine's parameters (`host.copy_engine`).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields, default)]
 pub struct CopyEngineConfig {
     /// Independent channels (C5500/C3500: 8 [V], see the module's sources).

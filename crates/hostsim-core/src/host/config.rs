@@ -21,7 +21,7 @@ pub use crate::stack::kernel::KernelConfig;
 pub use crate::stack::pmd::config::{PipelineConfig, PmdConfig, PmdCosts, RxSharing};
 use crate::nic::QueueModel;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct HostConfig {
     pub cpu: CoreConfig,
@@ -64,7 +64,7 @@ pub struct HostConfig {
 }
 
 /// One queue pair served by one core.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Binding {
     pub core: u32,

@@ -17,13 +17,21 @@ use crate::engine::time::{bits_to_ps, Ps};
 use crate::framebuf::FrameId;
 
 /// A full-duplex link between a generator port and a host port.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
+#[serde(default, deny_unknown_fields)]
 pub struct LinkConfig {
     /// Line rate of each direction (bits per second).
     pub rate_bps: u64,
     /// One-way propagation delay (ps).
     pub propagation_ps: u64,
+}
+
+impl Default for LinkConfig {
+    /// 100 GbE, and 200 µs one way: the load generator's default link
+    /// (estimate: a long enough cable that the reply path is visible).
+    fn default() -> Self {
+        LinkConfig { rate_bps: 100_000_000_000, propagation_ps: 200_000_000 }
+    }
 }
 
 /// Bytes on the wire per frame beyond the frame itself.

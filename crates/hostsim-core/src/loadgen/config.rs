@@ -20,7 +20,7 @@ fn check(ok: bool, field: &str, value: impl ToString, allowed: &str) -> Result<(
 
 /// Which generator ports send, when a host has several (RFC 2544's
 /// uni- and bidirectional tests).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Traffic {
     /// Every port sends into its host port (port pairs in both directions).
@@ -33,7 +33,7 @@ pub enum Traffic {
 }
 
 /// Whose addresses a generator port's frames carry.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Address {
     /// The host port it is wired to (`dst_mac`, `dst_ip` and their port
@@ -51,14 +51,14 @@ pub enum Address {
 }
 
 /// How the offered load is stated.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Rate {
     pub unit: RateUnit,
     pub value: f64,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum RateUnit {
     /// Ethernet frame bits per second (frame bytes incl. FCS × 8).
@@ -70,7 +70,7 @@ pub enum RateUnit {
 }
 
 /// Frame-size distribution (sizes include the 4 B FCS).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum SizeDist {
     Fixed { bytes: u32 },
@@ -86,14 +86,14 @@ pub enum SizeDist {
     Imix,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Interarrival {
     Constant,
     Poisson,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Protocol {
     /// Ethernet II with the experimental EtherType 0x88B5 and the tag after the header.
@@ -110,19 +110,21 @@ pub enum Protocol {
 /// implementation limit).
 pub const MAX_KEPT_SAMPLES: u64 = 10_000_000;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
+#[serde(default, deny_unknown_fields)]
 pub struct LoadgenConfig {
     pub rate: Rate,
     pub size: SizeDist,
     pub interarrival: Interarrival,
     pub protocol: Protocol,
     /// Number of flows (distinct UDP source ports), ≥ 1.
+    #[schemars(range(min = 1, max = 65536))]
     pub flows: u32,
     /// Flow popularity: 0 (the default) sends the flows in turn; s > 0
     /// draws each frame's flow from a Zipf distribution, flow rank r (the
     /// first flow is rank 1) with weight 1 / r^s.
     #[serde(default)]
+    #[schemars(range(min = 0, max = 10))]
     pub flow_skew: f64,
     /// Byte offset of the 16-byte tag; `None` puts it right after the headers.
     #[serde(default)]
@@ -169,7 +171,7 @@ pub struct LoadgenConfig {
 
 /// A Zipf distribution over the sizes `min..=max` (bytes): the size of rank
 /// r (min is rank 1) has weight 1 / r^skew; skew 0 is uniform.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ZipfSizeConfig {
     pub min: u32,
@@ -179,47 +181,68 @@ pub struct ZipfSizeConfig {
 }
 
 /// The memcached client (`loadgen.memcached.*`; SPEC 2.9).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
+#[serde(default, deny_unknown_fields)]
 pub struct McClientConfig {
     /// Size of the key space (keys 0..keys).
+    #[schemars(range(min = 1, max = 4294967296u64))]
     pub keys: u64,
     /// Key lengths (bytes), at most 250 (memcached's limit).
     pub key_size: ZipfSizeConfig,
     /// Value lengths of SETs (bytes).
     pub value_size: ZipfSizeConfig,
     /// Zipf popularity over the key space (0 = uniform).
-    #[serde(default)]
+    #[schemars(range(min = 0))]
     pub key_skew: f64,
     /// Fraction of GETs among the requests after the population (0..=1).
+    #[schemars(range(min = 0, max = 1))]
     pub get_ratio: f64,
     /// The first `keys` requests SET every key in order.
-    #[serde(default)]
     pub populate: bool,
     /// UDP port of the server (memcached's 11211).
-    #[serde(default = "McClientConfig::default_udp_port")]
     pub udp_port: u16,
 }
 
-impl McClientConfig {
-    fn default_udp_port() -> u16 {
-        11211
+impl Default for McClientConfig {
+    /// 10 000 keys of 16–40 B (uniform), values of 16–512 B (Zipf 1), key
+    /// popularity Zipf 0.99, 90 % GETs after a population pass, port 11211:
+    /// estimates in the range of the memcached literature (short keys, small
+    /// skewed values, GET-heavy); 11211 is memcached's port.
+    fn default() -> Self {
+        McClientConfig {
+            keys: 10_000,
+            key_size: ZipfSizeConfig { min: 16, max: 40, skew: 0.0 },
+            value_size: ZipfSizeConfig { min: 16, max: 512, skew: 1.0 },
+            key_skew: 0.99,
+            get_ratio: 0.9,
+            populate: true,
+            udp_port: 11211,
+        }
     }
 }
 
 /// Closed-loop load (`loadgen.closed_loop.*`).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ClosedLoopConfig {
     /// Requests in flight at once (started together at t = 0).
+    #[schemars(range(min = 1, max = 32768))]
     pub outstanding: u32,
-    /// A request unanswered this long (ps) is given up and replaced.
+    /// A request unanswered this long (ps) is given up and replaced
+    /// (1 ms; estimate).
+    #[serde(default = "ClosedLoopConfig::default_timeout_ps")]
     pub timeout_ps: u64,
+}
+
+impl ClosedLoopConfig {
+    fn default_timeout_ps() -> u64 {
+        1_000_000_000
+    }
 }
 
 /// The TCP receiver (`loadgen.tcp.*`): it terminates the host's connections
 /// (`--app tcp-send`) and acknowledges what arrives in order.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSinkConfig {
     /// The round-trip time the receiver closes (ps): each ACK leaves
@@ -231,10 +254,12 @@ pub struct TcpSinkConfig {
     /// Probability that an arriving segment is lost (discarded unseen), to
     /// exercise retransmission.
     #[serde(default)]
+    #[schemars(range(min = 0, max = 1))]
     pub drop: f64,
     /// Full-sized segments received in order before an ACK goes out (RFC
     /// 1122 §4.2.3.2 and RFC 5681 §4.2: at least every second one).
     #[serde(default = "TcpSinkConfig::default_delack_segments")]
+    #[schemars(range(min = 1, max = 64))]
     pub delack_segments: u32,
     /// Longest an in-order segment waits for its ACK (ps): Linux's
     /// `TCP_DELACK_MIN`, HZ/25 = 40 ms (include/net/tcp.h).
@@ -245,6 +270,7 @@ pub struct TcpSinkConfig {
     /// had grown to it. Sent in the window field scaled by 2^7 (a window
     /// scale negotiated at a handshake that is not modelled).
     #[serde(default = "TcpSinkConfig::default_window_bytes")]
+    #[schemars(range(min = 1500, max = 8388480))]
     pub window_bytes: u32,
 }
 
@@ -276,7 +302,7 @@ impl Default for TcpSinkConfig {
 }
 
 /// Where trace departures come from.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum TraceTiming {
     /// The trace's own timestamps, relative to its first frame, times `time_scale`.
@@ -286,7 +312,7 @@ pub enum TraceTiming {
 }
 
 /// What to do with a frame larger than `max_frame_bytes`.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum OnOversize {
     /// Leave it out, count it (`loadgen.trace_oversize_frames`) and warn.
@@ -297,7 +323,7 @@ pub enum OnOversize {
 
 /// How often the trace is played: `false` once, `true` until `sim.duration`
 /// ends, a count N for N passes in all (as `tcpreplay --loop=N`).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq)]
 #[serde(untagged)]
 pub enum TraceLoop {
     Forever(bool),
@@ -316,7 +342,7 @@ impl TraceLoop {
 }
 
 /// Trace replay (`loadgen.trace.*`; SPEC 2.3 trace mode).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TraceConfig {
     /// The pcap (µs or ns, either byte order) or pcapng file; Ethernet link type only.
@@ -325,6 +351,7 @@ pub struct TraceConfig {
     pub timing: TraceTiming,
     /// Multiplies the trace's gaps (0.5 replays twice as fast); `timing = trace` only.
     #[serde(default = "TraceConfig::default_time_scale")]
+    #[schemars(range(min = 0))]
     pub time_scale: f64,
     #[serde(default = "TraceConfig::default_loop", rename = "loop")]
     pub repeat: TraceLoop,

@@ -14,7 +14,7 @@ use crate::error::{ConfigError, Result};
 use super::cache::LINE_BYTES;
 
 /// A private cache (L1D or L2).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CacheConfig {
     /// Capacity (bytes); a multiple of `ways` × 64 with a power-of-two set count.
@@ -29,7 +29,7 @@ pub struct CacheConfig {
 }
 
 /// How the LLC relates to the private caches.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Inclusion {
     /// Every line in an L1/L2 is also in the LLC; an LLC eviction
@@ -41,7 +41,7 @@ pub enum Inclusion {
 }
 
 /// Direct cache access (Intel DDIO): device writes allocate into a few LLC ways.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DcaConfig {
     pub enabled: bool,
@@ -49,7 +49,7 @@ pub struct DcaConfig {
     pub ways: u32,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LlcConfig {
     /// Capacity (bytes), shared by all cores and the device.
@@ -61,7 +61,7 @@ pub struct LlcConfig {
     pub dca: DcaConfig,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DramConfig {
     /// Independent channels; consecutive 64 B lines go to consecutive channels.
@@ -72,7 +72,7 @@ pub struct DramConfig {
     pub idle_latency_ps: u64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct MemConfig {
     pub l1d: CacheConfig,

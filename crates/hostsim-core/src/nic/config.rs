@@ -8,7 +8,7 @@ use crate::engine::time::Ps;
 use crate::error::{ConfigError, Result};
 
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct NicConfig {
     /// On-chip receive packet buffer. 82599: 512 KB shared by all queues
@@ -86,7 +86,7 @@ pub struct NicConfig {
 }
 
 /// See [`NicConfig::queue_model`].
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum QueueModel {
     #[default]

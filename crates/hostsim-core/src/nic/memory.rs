@@ -35,7 +35,7 @@ pub fn on_card(addr: u64) -> bool {
 }
 
 /// The on-board memory of a NIC (`nic.memory`).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct NicMemoryConfig {
     /// Capacity (bytes).

@@ -18,7 +18,7 @@ pub const LANE_CHOICES: &[u32] = &[1, 2, 4, 8, 16];
 /// 10-bit tags (PCIe 4.0) allow at most 1023 outstanding non-posted requests per function.
 pub const MAX_READ_TAGS: u32 = 1023;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PcieConfig {
     /// PCIe generation, 1..=6 (2.5, 5, 8, 16, 32, 64 GT/s per lane).

@@ -43,7 +43,7 @@ pub struct Socket {
 /// `sim.duration` ends). It is also that application's config,
 /// `host.app.tcp_send` (`apps::tcp_send` gives its defaults, with their
 /// sources, and its checks).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct WriterSpec {
     pub connections: u32,

@@ -28,7 +28,7 @@ pub const MBUF_HEADER_BYTES: u64 = 128;
 /// Headroom before the packet data (`RTE_PKTMBUF_HEADROOM`).
 pub const HEADROOM_BYTES: u64 = 128;
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct MempoolConfig {
     /// Number of mbufs (testpmd: enough for all rings and caches).

@@ -34,7 +34,7 @@ use crate::mem::MemSystem;
 use crate::nic::{Nic, NicEvent};
 
 /// The software stack a host application runs on (SPEC 2.8).
-#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize, schemars::JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum StackKind {
     /// DPDK-style poll-mode driver, run to completion.

@@ -38,7 +38,7 @@ pub struct Entry {
 /// are a few dozen instructions plus a store or load per object; the CAS of
 /// a multi-producer or multi-consumer ring costs about 6 ns uncontended,
 /// params.md §5, about 40 instructions on a 3 GHz core at CPI 0.5).
-#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RingCosts {
     /// One enqueue or dequeue call.

@@ -12,7 +12,7 @@ use crate::error::{ConfigError, Result};
 /// The most sk_buffs a core's slab may hold: its 128 MiB region of the
 /// core's layout (`kernel/mod.rs`, checked by a test there).
 pub const MAX_SKBS: u32 = 1 << 18;
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct KernelConfig {
     /// Minimum time between two interrupts of the queue (the ITR of
@@ -53,7 +53,7 @@ pub struct KernelConfig {
 }
 
 /// How a TCP sender's payload reaches the NIC (`host.tx_scheme`; SPEC §1 study 4).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum TxScheme {
     /// The CPU copies the payload from the application's buffer into the
@@ -87,7 +87,7 @@ impl TxScheme {
 }
 
 /// The TCP sender's parameters (`host.kernel.tcp.*`).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct TcpConfig {
     /// Payload bytes per segment: the Ethernet MTU of 1500 B (RFC 894)
@@ -162,7 +162,7 @@ impl Default for KernelConfig {
 /// are not modelled). The protocol, scheduler, system-call and copy stages
 /// have no published per-stage figure here; their counts are estimates of
 /// the same order (a system call ≈ 0.1 µs, a thread switch ≈ 1 µs, §7b).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct KernelCosts {
     /// Hard interrupt: entry, handler (mask, schedule NAPI), EOI, exit.

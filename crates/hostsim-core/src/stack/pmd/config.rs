@@ -21,7 +21,7 @@ fn invalid(field: &str, value: impl ToString, allowed: &str) -> crate::error::Er
 }
 
 /// The poll-mode driver, with DPDK's parameter names and defaults.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PmdConfig {
     /// Packets per rx_burst / tx_burst (testpmd `--burst`, default 32; params.md §6a).
@@ -51,7 +51,7 @@ pub struct PmdConfig {
 }
 
 /// Instruction counts of the driver's steps. Calibrated (see `PmdCosts::default`).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PmdCosts {
     /// Fixed part of one rx_burst call (loop set-up, tail bookkeeping).
@@ -85,7 +85,7 @@ pub struct PmdCosts {
 /// What sharing one receive queue between cores costs beyond the memory
 /// accesses themselves (those — the shared lines moving between the cores'
 /// caches — the memory system charges).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SharingCosts {
     /// Instructions of one claim attempt around its compare-and-swap (load
@@ -110,7 +110,7 @@ impl Default for SharingCosts {
 
 /// How several cores share one receive queue (`host.rx_sharing`; SPEC 2.11,
 /// the single-queue designs of study 3).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum RxSharing {
     /// One core owns the queue.
@@ -171,7 +171,7 @@ impl Default for PmdCosts {
 /// hand each burst to a worker core through that worker's ring; the workers
 /// run the application and transmit, each on its own TX queue. `rx_cores`
 /// 0 is run to completion (every core polls, processes and transmits).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PipelineConfig {
     pub rx_cores: u32,
