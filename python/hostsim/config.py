@@ -446,7 +446,7 @@ def _schema_error(e: pydantic.ValidationError) -> ConfigError:
     first = e.errors()[0]
     loc = [str(p) for p in first["loc"] if not isinstance(p, int)]
     # Unions report each alternative under the branch's model name: keep the field path.
-    loc = [p for p in loc if not p[:1].isupper() and p not in ("bool", "int", "str", "float")]
+    loc = [p for p in loc if not p[:1].isupper() and "[" not in p and p not in ("bool", "int", "str", "float")]
     name = ".".join(_fields.user_name(p) if i else p for i, p in enumerate(loc)) or "config"
     return ConfigError.invalid(name, first.get("input"), first["msg"])
 

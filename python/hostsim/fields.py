@@ -168,6 +168,8 @@ def choices(annotation: Any) -> Optional[Tuple[str, ...]]:
         annotation = annotation.model_fields["root"].annotation
     if get_origin(annotation) is Literal:
         return tuple(str(a) for a in get_args(annotation))
+    if get_origin(annotation) is Union and all(get_origin(a) is Literal for a in get_args(annotation)):
+        return tuple(str(w) for a in get_args(annotation) for w in get_args(a))
     return None
 
 

@@ -25,6 +25,8 @@ import json
 import re
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from . import fields as _fields
+from . import schema
 from .units import (
     ConfigError,
     parse_bool,
@@ -36,8 +38,8 @@ from .units import (
     parse_time_ps,
 )
 
-#: testpmd's ``--forward-mode`` choices the core implements.
-FORWARD_MODES = ("io", "mac", "macswap", "rxonly", "txonly")
+#: testpmd's ``--forward-mode`` choices the core implements (the schema's ``ForwardMode``).
+FORWARD_MODES = _fields.choices(schema.ForwardMode) or ()
 
 Parser = Callable[[Any, str], Any]
 
@@ -64,15 +66,6 @@ SUFFIXES: Tuple[Tuple[str, Parser], ...] = (
     ("_hz", _freq),
     ("_ps", _time),
 )
-
-#: Fields whose value is one of a fixed set of words.
-CHOICES: Dict[str, Tuple[str, ...]] = {
-    "app.forward_mode": FORWARD_MODES,
-    "app.proc_per": ("burst", "packet"),
-    "app.port_topology": ("paired", "chained", "loop"),
-    "mem.llc.inclusion": ("inclusive", "non_inclusive"),
-}
-
 
 def _core() -> Any:
     from .runner import core
@@ -197,17 +190,45 @@ def parse_bind(value: Any, field: str) -> List[Dict[str, int]]:
     return out
 
 
+def _schema_field(section: str) -> Any:
+    """The pydantic field of ``host.<section>`` in the core's schema (``None`` if it has none)."""
+    from typing import Union, get_args, get_origin
+
+    from pydantic import BaseModel
+
+    from . import schema
+
+    model: Any = schema.HostConfig
+    info = None
+    for part in section.split("."):
+        if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
+            return None
+        info = model.model_fields[part]
+        model = info.annotation
+        if get_origin(model) is Union:
+            model = next((a for a in get_args(model) if a is not type(None)), model)
+    return info
+
+
 def _typed(default: Any, section: str) -> Parser:
-    """A parser for a field without a unit suffix, from the type of the preset's value."""
+    """A parser for a field without a unit suffix: the schema's choices and
+    integer bounds, else the type of the preset's value."""
+    from .fields import choices as _choices
+
     if section == "bind":
         return parse_bind
-    if section in CHOICES:
-        choices = CHOICES[section]
-        return lambda v, f: parse_choice(v, f, choices)
+    info = _schema_field(section)
+    words = _choices(info.annotation) if info is not None else None
+    if words is not None:
+        return lambda v, f: parse_choice(v, f, words)
     if isinstance(default, bool):
         return parse_bool
     if isinstance(default, int):
-        return lambda v, f: parse_int(v, f, 0, 2**64 - 1)
+        lo, hi = 0, 2**64 - 1
+        for m in info.metadata if info is not None else ():
+            lo = getattr(m, "ge", None) if getattr(m, "ge", None) is not None else lo
+            hi = getattr(m, "le", None) if getattr(m, "le", None) is not None else hi
+        return lambda v, f: parse_int(v, f, lo, hi)
     if isinstance(default, float):
         return _number
     return lambda v, f: v
