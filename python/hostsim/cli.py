@@ -141,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default 1: a bisection in this process)")
     g.add_argument("--ray", metavar="ADDRESS",
                    help="run each round's trials on a Ray cluster: HOST:PORT of a head, auto, or local; --jobs "
-                        "sets how many trials a round has; needs the ray package")
+                        "(2 or more) sets how many trials a round has; needs the ray package")
     g.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     msb.set_defaults(func=cmd_msb)
 
@@ -270,6 +270,9 @@ def cmd_msb(args: argparse.Namespace) -> int:
     if args.ray is None:
         result = msb(cfg, **options)  # jobs > 1: msb's own pool, kept for every round
     else:
+        if jobs == 1:  # the bisection runs in this process: nothing would go to the cluster
+            raise ConfigError.invalid("jobs", args.jobs, "an integer >= 2 with --ray: the trials a round of the "
+                                                         "k-ary search sends to the cluster")
         # A round's trials are tasks on the cluster; only a local cluster takes its CPU count from --jobs.
         with executor_from_args(jobs if args.ray.strip() == "local" else 1, args.ray) as executor:
             result = msb(cfg, executor=executor, **options)

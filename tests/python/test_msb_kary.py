@@ -197,3 +197,6 @@ def test_msb_cli_jobs_runs_a_k_ary_search(cli, tmp_path):
     assert f"k-ary search: {m['search']['rounds']} rounds of 2" in proc.stdout
     bad = cli(*args, "--jobs", "0")
     assert bad.returncode == 2 and "jobs: invalid value '0'" in bad.stderr
+    # --ray with one trial a round would send nothing to the cluster.
+    alone = cli(*args, "--ray", "127.0.0.1:6379")
+    assert alone.returncode == 2 and "jobs: invalid value '1' (allowed: an integer >= 2 with --ray" in alone.stderr
