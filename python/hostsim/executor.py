@@ -7,7 +7,8 @@ function returned, or the exception it raised (or that broke the worker).
 (``--jobs 1``); :class:`ProcessExecutor` on a local process pool
 (``concurrent.futures`` with the ``forkserver`` start method where the
 platform has it, else ``spawn``: workers start clean, whatever state the
-parent holds); :class:`hostsim.executor_ray.RayExecutor` on a Ray cluster
+parent holds; a pool per call, or one kept for every call inside ``with``,
+as a bandwidth test's rounds use it); :class:`hostsim.executor_ray.RayExecutor` on a Ray cluster
 (``--ray ADDRESS``). :func:`make_executor` picks one from the command
 line's ``--jobs`` and ``--ray``.
 """
@@ -43,21 +44,42 @@ class InlineExecutor:
 
 
 class ProcessExecutor:
-    """Runs the tasks on ``jobs`` worker processes of a local pool, at most ``jobs`` at a time."""
+    """Runs the tasks on ``jobs`` worker processes of a local pool, at most ``jobs`` at a time.
+
+    Each call starts a pool and stops it when done; inside ``with`` one pool
+    serves every call (workers start once) until the block ends.
+    """
 
     def __init__(self, jobs: int):
         self.jobs = check_jobs(jobs)
         methods = multiprocessing.get_all_start_methods()
         self.context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        self._pool: Optional[ProcessPoolExecutor] = None
+
+    def __enter__(self) -> "ProcessExecutor":
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=self.context)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stops the pool kept by ``with`` (tasks not started are dropped)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
     def map_unordered(self, fn: Callable[[Any], Any], tasks: Sequence[Any]) -> Iterator[Tuple[int, Answer]]:
         if not tasks:
             return
-        pool = ProcessPoolExecutor(max_workers=min(self.jobs, len(tasks)), mp_context=self.context)
+        kept = self._pool
+        pool = kept if kept is not None else ProcessPoolExecutor(max_workers=min(self.jobs, len(tasks)),
+                                                                 mp_context=self.context)
+        running: Dict[Future, int] = {}
         try:
             # Submitted as workers free up, so an interrupted sweep leaves no queue of work behind.
             pending = list(enumerate(tasks))[::-1]
-            running: Dict[Future, int] = {}
             while pending or running:
                 while pending and len(running) < self.jobs:
                     i, task = pending.pop()
@@ -76,7 +98,11 @@ class ProcessExecutor:
                         answer = e
                     yield i, answer
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            if kept is None:
+                pool.shutdown(wait=True, cancel_futures=True)
+            else:  # the kept pool stays: an interrupted call's tasks finish there unread
+                for future in running:
+                    future.cancel()
 
 
 def check_jobs(jobs: Any) -> int:

@@ -22,6 +22,22 @@ curve of every trial run, sorted by offered rate. For a host application
 each curve point also carries the trial's drop breakdown (``drops``: DmaDrops,
 CoreDrops, TxDrops as ``dma``, ``core``, ``tx``). ``points=N`` adds N evenly
 spaced trials across (0, line rate] to the curve for a fuller picture.
+
+With ``jobs=k`` above 1 the search is k-ary: each round tests k rates at
+once, splitting the bracket (lo, hi) evenly into k + 1 parts, on an
+:mod:`~hostsim.executor` (a local pool of k processes, or the one given,
+e.g. a Ray cluster's); the highest passing rate becomes ``lo`` and the
+lowest failing rate above it ``hi``. It stops on the same resolution rule
+and the same ``max_trials`` budget (counted in trials: the last round may
+test fewer rates), then re-tests the knee (both re-tests at once) and runs
+the ``points`` trials, k at a time. Trials are recorded in round order,
+ascending rate within a round, whatever order they finish in, so a k-ary
+search is as deterministic as the bisection; but different k test
+different rates, so they can end in slightly different brackets (each
+within the resolution of the knee). The result records it in
+``msb.search`` (``{"kind": "k-ary", "k": k, "rounds": R}``); ``jobs=1``
+(the default) is the bisection, run in this process, and its result has no
+``msb.search``.
 """
 
 from __future__ import annotations
@@ -31,6 +47,7 @@ import sys
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from .config import ConfigSource, resolve
+from .executor import Executor, ProcessExecutor, check_jobs
 from .result import MsbResult, Result
 from .runner import as_config, simulate_resolved
 from .units import ConfigError
@@ -158,34 +175,77 @@ class TrialLength:
 
 
 class _Search:
-    """Runs trials at given packet rates and remembers them."""
+    """Runs trials at given packet rates and remembers them; ``executor``
+    (when given) runs a round of several rates at once."""
 
-    def __init__(self, base: Dict[str, Any], preset: str, threshold: float, bar: Any, length: TrialLength):
+    def __init__(self, base: Dict[str, Any], preset: str, threshold: float, bar: Any, length: TrialLength,
+                 executor: Optional[Executor] = None):
         self.base = base
         self.preset = preset
         self.threshold = threshold
         self.bar = bar
         self.length = length
+        self.executor = executor
         self.trials: List[Result] = []
         self.points: List[Dict[str, Any]] = []
 
-    def run(self, pps: float) -> Dict[str, Any]:
+    def _trial(self, pps: float) -> Tuple[Dict[str, Any], int, str]:
+        """The config of a trial at ``pps`` per sending port, its warm-up and why."""
         cfg = dict(self.base)
         cfg["loadgen"] = dict(self.base["loadgen"], rate={"unit": "pps", "value": float(pps)})
         warmup, why = self.length.warmup_ps(pps)
         cfg["sim"] = dict(self.base["sim"], warmup_ps=warmup, duration_ps=warmup + self.length.window_ps)
-        result = simulate_resolved(cfg, self.preset)
+        return cfg, warmup, why
+
+    def _record(self, pps: float, warmup: int, why: str, result: Result) -> Dict[str, Any]:
         point = curve_point(result, self.threshold)
         point["requested_pps"] = float(pps)
         point["warmup_ps"] = warmup
         point["warmup_reason"] = why
         self.trials.append(result)
         self.points.append(point)
+        return point
+
+    def _tick(self, pps: float, point: Mapping[str, Any]) -> None:
         if self.bar is not None:
             verdict = "pass" if point["passed"] else "fail"
             self.bar.set_postfix_str(f"{pps / 1e6:.4g} Mpps loss {point['loss_rate']:.3%} {verdict}")
             self.bar.update(1)
+
+    def run(self, pps: float) -> Dict[str, Any]:
+        """One trial, in this process."""
+        cfg, warmup, why = self._trial(pps)
+        point = self._record(pps, warmup, why, simulate_resolved(cfg, self.preset))
+        self._tick(pps, point)
         return point
+
+    def run_many(self, rates: List[float]) -> List[Dict[str, Any]]:
+        """Trials at ``rates``: at once on the executor (one after another in
+        this process without one, or for a single rate); recorded in the
+        order of ``rates`` whatever order they finish in."""
+        if self.executor is None or len(rates) < 2:
+            return [self.run(pps) for pps in rates]
+        trials = [self._trial(pps) for pps in rates]
+        results: Dict[int, Result] = {}
+        for i, answer in self.executor.map_unordered(run_trial, [(cfg, self.preset) for cfg, _, _ in trials]):
+            if isinstance(answer, BaseException) or "error" in answer:
+                error = f"{type(answer).__name__}: {answer}" if isinstance(answer, BaseException) else answer["error"]
+                raise RuntimeError(f"msb: the trial at {rates[i] / 1e6:.4g} Mpps per sending port failed ({error})")
+            results[i] = Result(answer)
+            self._tick(rates[i], curve_point(results[i], self.threshold))
+        return [self._record(pps, warmup, why, results[i])
+                for i, (pps, (_, warmup, why)) in enumerate(zip(rates, trials))]
+
+
+def run_trial(task: Tuple[Dict[str, Any], str]) -> Dict[str, Any]:
+    """One trial on an executor's worker: the result's data, or ``{"error"}``
+    as text (exceptions with their own constructors do not always cross a
+    process boundary)."""
+    cfg, preset = task
+    try:
+        return simulate_resolved(cfg, preset).to_dict()
+    except Exception as e:
+        return {"error": f"{type(e).__name__}: {e}"}
 
 
 def _progress_bar(enabled: bool, total: int) -> Any:
@@ -196,8 +256,10 @@ def _progress_bar(enabled: bool, total: int) -> Any:
     return tqdm(total=total, desc="msb", unit="trial", file=sys.stderr, leave=False)
 
 
-def _expected_steps(resolution: float, max_trials: int) -> int:
-    return min(max_trials, 1 + math.ceil(math.log2(1 / resolution)) + 1)
+def _expected_steps(resolution: float, max_trials: int, k: int = 1) -> int:
+    """About how many search trials: line rate, then rounds of k that each split the bracket in k + 1."""
+    rounds = math.ceil(math.log2(1 / resolution) / math.log2(k + 1))
+    return min(max_trials, 1 + k * rounds + 1)
 
 
 def msb(
@@ -209,20 +271,26 @@ def msb(
     points: int = 0,
     overrides: Optional[Mapping[str, Any]] = None,
     overload: float = DEFAULT_OVERLOAD,
+    jobs: int = 1,
+    executor: Optional[Executor] = None,
 ) -> MsbResult:
     """Finds the maximum sustainable bandwidth of ``config`` and returns the curve.
 
     ``threshold`` is the largest acceptable loss rate (a fraction in [0, 1));
     ``resolution`` the relative width of the final bracket; ``max_trials``
-    caps the search; ``points`` adds evenly spaced trials to the curve.
+    caps the search (in trials); ``points`` adds evenly spaced trials to the curve.
     ``overload`` bounds how far above the threshold a trial's true loss may
     be and still pass: trials warm up until the device's buffers are full
-    (see ``TrialLength``).
+    (see ``TrialLength``). ``jobs`` above 1 makes the search k-ary with
+    k = ``jobs`` (see the module's text): each round's trials run on
+    ``executor``, by default a local pool of ``jobs`` processes; with
+    ``jobs=1`` every trial runs in this process and ``executor`` is unused.
     """
     threshold = check_threshold(threshold)
     resolution = check_resolution(resolution)
     max_trials = _check_count(max_trials, "max_trials", 1)
     points = _check_count(points, "points", 0)
+    k = check_jobs(jobs)
     if isinstance(overload, bool) or not isinstance(overload, (int, float)) or not 0 < overload < 1:
         raise ConfigError.invalid("overload", overload, "a fraction in (0, 1), e.g. 0.01")
     cfg = as_config(config, overrides)
@@ -243,19 +311,24 @@ def msb(
     # The core's line rate for that mean size, per sending port.
     line_pps = float(probe["loadgen"]["line_rate_pps"]) / max(1, int(probe["loadgen"]["sending_ports"]))
 
-    bar = _progress_bar(progress, _expected_steps(resolution, max_trials) + RETEST_STEPS + points)
-    search = _Search(base, cfg.preset_name(), threshold, bar, length)
+    bar = _progress_bar(progress, _expected_steps(resolution, max_trials, k) + RETEST_STEPS + points)
+    # Our own pool is kept for every round (its workers start once); a given executor is the caller's.
+    own = ProcessExecutor(k).__enter__() if k > 1 and executor is None else None
+    search = _Search(base, cfg.preset_name(), threshold, bar, length, None if k == 1 else own or executor)
     try:
-        best, above = _bisect(search, line_pps, resolution, max_trials)
-        retests = _retest_knee(search, best, above, resolution, line_pps, max_trials)
+        if k == 1:
+            best, above = _bisect(search, line_pps, resolution, max_trials)
+        else:
+            best, above, rounds = _kary(search, line_pps, resolution, max_trials, k)
+        retests = _retest_knee(search, best, above, resolution, line_pps, max_trials, at_once=k > 1)
         if any(r.get("skipped") == "max_trials" for r in retests):
             warnings.append("msb: max_trials was reached before the knee was re-tested; msb.monotonic is unchecked there")
         tried = {p["requested_pps"] for p in search.points}
-        for k in range(1, points + 1):
-            pps = line_pps * k / points
-            if not any(math.isclose(pps, t, rel_tol=1e-9) for t in tried):
-                search.run(pps)
+        extra = [line_pps * i / points for i in range(1, points + 1)]
+        search.run_many([pps for pps in extra if not any(math.isclose(pps, t, rel_tol=1e-9) for t in tried)])
     finally:
+        if own is not None:
+            own.close()
         if bar is not None:
             bar.close()
 
@@ -281,7 +354,9 @@ def msb(
         "msb": dict(_msb_dict(search, best, above, threshold, resolution, mean_bytes),
                     trial=length.to_dict(), monotonic=monotonic, retests=retests,
                     bracket={"below_pps": best["offered_pps"] if best else 0.0,
-                             "above_pps": above["offered_pps"] if above else None}),
+                             "above_pps": above["offered_pps"] if above else None},
+                    # The bisection (jobs=1) records nothing here: results from before k-ary searches read the same.
+                    **({} if k == 1 else {"search": {"kind": "k-ary", "k": k, "rounds": rounds}})),
         "sim": _sim_totals(search.trials),
         "config": base,
         "preset": cfg.preset_name(),
@@ -312,26 +387,31 @@ RETEST_STEPS = 2
 
 
 def _retest_knee(search: _Search, best: Optional[Dict[str, Any]], above: Optional[Dict[str, Any]],
-                 resolution: float, line_pps: float, max_trials: int = 1 << 30) -> List[Dict[str, Any]]:
+                 resolution: float, line_pps: float, max_trials: int = 1 << 30,
+                 at_once: bool = False) -> List[Dict[str, Any]]:
     """Re-tests around the knee: a little below the MSB must pass, a little
     above the first failing rate must fail; otherwise the curve is not
-    monotonic there. Returns what each re-test found."""
+    monotonic there. Returns what each re-test found. ``at_once`` runs both
+    as one round (a k-ary search), else one after the other."""
     out: List[Dict[str, Any]] = []
     if best is None or above is None:
         return out  # line rate passed, or nothing did: no knee
     checks = [(best["requested_pps"] * (1 - RETEST_STEPS * resolution), True)]
     if above["requested_pps"] * (1 + RETEST_STEPS * resolution) <= line_pps:
         checks.append((above["requested_pps"] * (1 + RETEST_STEPS * resolution), False))
+    planned: List[Dict[str, Any]] = []
     for pps, should_pass in checks:
         entry: Dict[str, Any] = {"requested_pps": pps, "expected": "pass" if should_pass else "fail"}
         if pps * search.length.window_ps / 1e12 < MIN_TRIAL_PACKETS:
             entry["skipped"] = "too few frames"
-        elif len(search.trials) >= max_trials:
+        elif len(search.trials) + len(planned) >= max_trials:
             entry["skipped"] = "max_trials"
         else:
-            p = search.run(pps)
-            entry.update(passed=p["passed"], loss_rate=p["loss_rate"])
+            planned.append(entry)
         out.append(entry)
+    rates = [e["requested_pps"] for e in planned]
+    for entry, p in zip(planned, search.run_many(rates) if at_once else [search.run(pps) for pps in rates]):
+        entry.update(passed=p["passed"], loss_rate=p["loss_rate"])
     return out
 
 
@@ -360,6 +440,33 @@ def _bisect(search: _Search, line_pps: float, resolution: float, max_trials: int
         else:
             hi, above = mid, point
     return best, above
+
+
+def _kary(search: _Search, line_pps: float, resolution: float, max_trials: int, k: int) -> Any:
+    """The search with k rates a round; returns (best passing point or None,
+    lowest failing point above it or None, rounds run)."""
+    first = search.run(line_pps)
+    if first["passed"]:
+        return first, None, 0
+    lo, hi = 0.0, line_pps
+    best: Optional[Dict[str, Any]] = None
+    above = first
+    rounds = 0
+    while len(search.trials) < max_trials and hi - lo > resolution * hi:
+        n = min(k, max_trials - len(search.trials))
+        rates = [lo + (hi - lo) * i / (n + 1) for i in range(1, n + 1)]
+        rates = [r for r in rates if r * search.length.window_ps / 1e12 >= MIN_TRIAL_PACKETS]
+        if not rates:
+            break
+        tried = list(zip(rates, search.run_many(rates)))
+        rounds += 1
+        passed = [(r, p) for r, p in tried if p["passed"]]
+        if passed:
+            lo, best = passed[-1]
+        failed = [(r, p) for r, p in tried if not p["passed"] and r > lo]
+        if failed:
+            hi, above = failed[0]
+    return best, above, rounds
 
 
 def _msb_dict(

@@ -27,6 +27,9 @@ file, the line, the field, the value and what is allowed.
 is not stored yet, on an :mod:`executor` (in this process, or a process
 pool), writes each to the store as it finishes, and returns one row per
 point. Only this process writes to the store; workers return results.
+A sweep parallelises over points only: each point's bandwidth test is the
+bisection, its trials one after another (``hostsim msb --jobs N`` splits
+one test's trials over N workers, a k-ary search; see :mod:`hostsim.msb`).
 """
 
 from __future__ import annotations

@@ -156,6 +156,18 @@ def test_a_connection_the_caller_made_is_used_and_left_open(head):
 
 
 @needs_ray
+def test_a_k_ary_bandwidth_test_on_ray_matches_the_local_pool(head, short):
+    from test_msb import _config
+    from test_msb_kary import scrub
+
+    local = hostsim.msb(_config(short), jobs=2)
+    with RayExecutor(head) as executor:
+        remote = hostsim.msb(_config(short), jobs=2, executor=executor)
+    assert remote.msb.search.to_dict() == {"kind": "k-ary", "k": 2, "rounds": local.msb.search.rounds}
+    assert scrub(remote.to_dict()) == scrub(local.to_dict())
+
+
+@needs_ray
 def test_a_sweep_on_ray_stores_the_same_results_as_one_process(head, one_process, tmp_path):
     path, expected = one_process
     proc = sweep_cli(tmp_path, path, "--ray", head)
