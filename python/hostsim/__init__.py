@@ -7,6 +7,7 @@ results::
     import hostsim
     r = hostsim.simulate({"loadgen": {"rate": "10Gbps"}})
     r.loadgen.achieved_bps
+    r.typed().loadgen.achieved_pps   # the pydantic model, hostsim.models.RunResult
     m = hostsim.msb({"reflector": {"service_time": "100ns"}}, threshold=0.01)
     m.msb.pps
     rows = hostsim.run_sweep("sizes.toml", store="hostsim.duckdb", jobs=2)
@@ -15,7 +16,7 @@ results::
 
 from __future__ import annotations
 
-from . import presets
+from . import models, presets
 from .config import Config, Link, Loadgen, Reflector, Timing, load_config, resolve
 from .frames import load
 from .msb import msb

@@ -96,6 +96,12 @@ class Result(AttrView):
             f.write(self.stats_txt())
 
 
+    def typed(self) -> Any:
+        """This result validated into the typed model :class:`hostsim.models.RunResult`."""
+        from .models import RunResult
+
+        return RunResult.model_validate(self._data)
+
     def to_frame(self) -> Any:
         """This result as a one-row pandas DataFrame of dotted columns (:func:`hostsim.frames.result_frame`)."""
         from .frames import result_frame
@@ -116,6 +122,12 @@ class MsbResult(Result):
     def trials(self) -> List[Result]:
         """Every trial's full result, in the order they ran."""
         return list(self._trials)
+
+    def typed(self) -> Any:
+        """This test validated into the typed model :class:`hostsim.models.MsbResult`."""
+        from .models import MsbResult as Typed
+
+        return Typed.model_validate(self._data)
 
     def to_frame(self) -> Any:
         """The curve as a pandas DataFrame, a row per trial point (:func:`hostsim.frames.msb_frame`)."""

@@ -1,0 +1,254 @@
+"""Typed results: pydantic v2 models of a run's and a bandwidth test's result.
+
+``hostsim.simulate(...)`` and ``hostsim.msb(...)`` return :class:`hostsim.Result`
+and :class:`hostsim.MsbResult`, read-only views of the core's JSON that read
+like dicts and objects. ``.typed()`` validates that JSON into the models here
+(:class:`RunResult`, :class:`MsbResult`): every figure the load generator,
+the run and the bandwidth test report is a declared, typed field (the
+resolved ``config`` is the contract's own model, :class:`hostsim.schema.SimConfig`),
+so an editor completes ``r.typed().loadgen.achieved_pps`` and a type checker
+knows it is a float. The host model's many counters (``mem``, ``cpu``,
+``nic``, ``pmd`` ...) stay tables (``dict``) here; ``to_frame()`` flattens them.
+
+The models forbid unknown fields: ``tests/python/test_models.py`` validates
+the results of every stack and application family against them, so a field
+the core adds or drops fails a test until the model follows.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from pydantic import BaseModel, ConfigDict
+
+from .schema import SimConfig
+
+Table = Dict[str, Any]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Latency(_Model):
+    """Round-trip latency of the measured window's replies (ns)."""
+
+    count: int
+    min: Optional[float] = None
+    mean: Optional[float] = None
+    max: Optional[float] = None
+    std: Optional[float] = None
+    p50: Optional[float] = None
+    p90: Optional[float] = None
+    p99: Optional[float] = None
+    p999: Optional[float] = None
+
+
+class Traffic(_Model):
+    """What a generator (or one of its ports) sent and got back in the measured window."""
+
+    tx_packets: int
+    rx_packets: int
+    tx_bytes: int
+    rx_bytes: int
+    lost_packets: int
+    in_flight_packets: int
+    duplicate_packets: int
+    invalid_packets: int
+    reordered_packets: int
+    drop_rate: float
+    loss_rate: float
+    offered_bps: float
+    offered_pps: float
+    achieved_bps: float
+    achieved_pps: float
+    latency_ns: Latency
+    # Present with the memcached client, the TCP receiver or a TCP flow, a trace, kept samples.
+    memcached: Optional[Table] = None
+    tcp: Optional[Table] = None
+    rx_tcp_acks: Optional[int] = None
+    goodput_bps: Optional[float] = None
+    rx_untagged_packets: Optional[int] = None
+    trace_frames: Optional[int] = None
+    trace_frames_read: Optional[int] = None
+    trace_frames_sent: Optional[int] = None
+    trace_passes: Optional[int] = None
+    trace_oversize_frames: Optional[int] = None
+    trace_filtered_frames: Optional[int] = None
+    trace_truncated_frames: Optional[int] = None
+    trace_padded_frames: Optional[int] = None
+    trace_checksummed_frames: Optional[int] = None
+    trace_span_ps: Optional[int] = None
+    trace_delayed_frames: Optional[int] = None
+    trace_delay_ps: Optional[int] = None
+    trace_complete: Optional[bool] = None
+    #: The first ``loadgen.keep_samples`` (sequence number, latency) pairs.
+    samples: Optional[List[List[float]]] = None
+
+
+class PortTraffic(Traffic):
+    """One generator port's share."""
+
+    port: int
+    sends: bool
+    rx_frames_at_port: int
+
+
+class LoadgenResult(Traffic):
+    """The load generator's report (SPEC's measurement vocabulary)."""
+
+    requested_pps: float
+    line_rate_bps: float
+    line_rate_pps: float
+    link_rate_bps: int
+    rate_capped: bool
+    sending_ports: int
+    max_frame_bytes: int
+    mean_frame_bytes: float
+    measured_window_ps: int
+    #: (latency bucket in ns, replies) pairs.
+    latency_histogram: List[List[float]]
+    ports: List[PortTraffic]
+
+
+class SimResult(_Model):
+    """The run itself: simulated time, wall time, speed, buffering."""
+
+    seed: int
+    version: str
+    simulated_ps: int
+    simulated_s: float
+    wall_s: float
+    events: int
+    packets: int
+    packets_per_wall_s: float
+    path_min_ps: int
+    buffer_frames: int
+    buffers: Dict[str, int]
+    frame_buffers: int
+    backlog_frames: Dict[str, int]
+    backlog_growth_rate: float
+
+
+class Drops(_Model):
+    """Where the host dropped frames, by class."""
+
+    dma: int
+    core: int
+    tx: int
+    ring: int
+    fifo_tx: int
+    no_port: int
+    tx_ring_full: int
+    socket: int
+    qdisc: int
+
+
+class RunResult(_Model):
+    """One simulation's result, typed (``hostsim.Result.typed()``)."""
+
+    config: SimConfig
+    preset: str
+    loadgen: LoadgenResult
+    sim: SimResult
+    warnings: List[str]
+    stats: List[Table]
+    capture: Table
+    accounting: Optional[Table] = None
+    reflector: Optional[Table] = None
+    # The host model's report (every application but the reflector).
+    stack: Optional[str] = None
+    app: Optional[Table] = None
+    drops: Optional[Drops] = None
+    cores: Optional[List[Table]] = None
+    cpu: Optional[Table] = None
+    mem: Optional[Table] = None
+    nic: Optional[Table] = None
+    nics: Optional[List[Table]] = None
+    ports: Optional[List[Table]] = None
+    pmd: Optional[Table] = None
+    kernel: Optional[Table] = None
+    copy_engine: Optional[Table] = None
+    pipeline: Optional[Table] = None
+    rx_sharing: Optional[Table] = None
+
+
+class PointLatency(_Model):
+    p50: Optional[float] = None
+    p99: Optional[float] = None
+    mean: Optional[float] = None
+    max: Optional[float] = None
+
+
+class CurvePoint(_Model):
+    """One trial of a bandwidth test."""
+
+    requested_pps: Optional[float]
+    offered_bps: float
+    offered_pps: float
+    achieved_bps: float
+    achieved_pps: float
+    tx_packets: int
+    rx_packets: int
+    drop_rate: float
+    in_flight_packets: int
+    loss_rate: float
+    backlog_growth_rate: float
+    passed: bool
+    latency_ns: PointLatency
+    warmup_ps: Optional[int] = None
+    warmup_reason: Optional[str] = None
+    drops: Optional[Dict[str, int]] = None
+    ports: Optional[List[Table]] = None
+
+
+class Knee(_Model):
+    below: Optional[CurvePoint]
+    above: Optional[CurvePoint]
+
+
+class Bracket(_Model):
+    below_pps: Optional[float]
+    above_pps: Optional[float]
+
+
+class Msb(_Model):
+    """The bandwidth test's answer: the MSB, the knee around it, the curve."""
+
+    bps: float
+    pps: float
+    ports: List[Table]
+    sending_ports: int
+    threshold: float
+    resolution: float
+    trials: int
+    line_rate_pps: float
+    line_rate_bps: float
+    mean_frame_bytes: float
+    knee: Knee
+    curve: List[CurvePoint]
+    trial: Table
+    monotonic: bool
+    retests: List[Table]
+    bracket: Bracket
+    search: Optional[Table] = None
+    points: Optional[int] = None
+
+
+class MsbSim(_Model):
+    simulated_ps: int
+    wall_s: float
+    packets_per_wall_s: float
+    events: int
+    seed: int
+    version: str
+
+
+class MsbResult(_Model):
+    """A bandwidth test's result, typed (``hostsim.MsbResult.typed()``)."""
+
+    msb: Msb
+    sim: MsbSim
+    config: SimConfig
+    preset: str
+    warnings: List[str]
