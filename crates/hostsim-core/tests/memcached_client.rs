@@ -16,11 +16,7 @@ fn cfg(keys: u64, rps: f64) -> SimConfig {
     c.loadgen.memcached = Some(McClientConfig {
         keys,
         key_size: ZipfSizeConfig { min: 8, max: 40, skew: 1.0 },
-        value_size: ZipfSizeConfig { min: 16, max: 512, skew: 1.0 },
-        key_skew: 0.99,
-        get_ratio: 0.9,
-        populate: true,
-        udp_port: 11211,
+        ..McClientConfig::default()
     });
     c.sim.duration_ps = 2000 * US;
     c

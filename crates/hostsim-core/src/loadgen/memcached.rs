@@ -523,10 +523,7 @@ mod tests {
             keys: 1000,
             key_size: ZipfSizeConfig { min: 8, max: 32, skew: 0.0 },
             value_size: ZipfSizeConfig { min: 1, max: 200, skew: 1.0 },
-            key_skew: 0.99,
-            get_ratio: 0.9,
-            populate: true,
-            udp_port: 11211,
+            ..McClientConfig::default()
         }
     }
 
