@@ -292,6 +292,10 @@ class Config:
         """The core's JSON contract for this config; see :func:`resolve`."""
         return resolve(self)
 
+    def model(self) -> schema.SimConfig:
+        """The resolved config as the contract's typed pydantic model (:class:`hostsim.schema.SimConfig`)."""
+        return schema.SimConfig.model_validate(resolve(self))
+
     def copy(self) -> "Config":
         return copy.deepcopy(self)
 

@@ -118,3 +118,10 @@ def test_a_resolved_config_is_a_valid_model():
         out = resolve(cfg)
         assert schema.SimConfig.model_validate(out).model_dump(mode="json", exclude_none=False) == \
             {**out, **({"host": None} if "host" not in out else {})}
+
+
+def test_a_config_gives_its_typed_model():
+    m = load_config({"link": {"rate": "10Gbps"}, "loadgen": {"size": "imix"}}).model()
+    assert isinstance(m, schema.SimConfig)
+    assert m.link.rate_bps == 10_000_000_000 and m.sim.duration_ps == 1_000_000_000
+    assert m.loadgen.size.root.kind == "imix"
