@@ -116,7 +116,8 @@ class Section:
         return name
 
     def __setattr__(self, name: str, value: Any) -> None:
-        self._values[self._spec_name(name)] = value
+        spec_name = self._spec_name(name)
+        self._values[spec_name] = _fields.by_key(FIELDS[self._name][spec_name], name, value)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -222,12 +223,13 @@ class Config:
                     _host.set_override(self.host, [str(name)], inner)
             return self
         section, parts = _split_field(dotted)
+        given = dotted.strip().split(".")[1:]  # as written: a core key (duration_ps) takes base units
         if section is None:
             setattr(self, parts[0], value)
         elif len(parts) == 1:
-            setattr(getattr(self, section), parts[0], value)
+            setattr(getattr(self, section), given[0], value)
         else:
-            _set_in_table(getattr(self, section), parts, value, dotted.strip())
+            _set_in_table(getattr(self, section), [parts[0], given[1]] + parts[2:], value, dotted.strip())
         return self
 
     def get(self, dotted: str) -> Any:
@@ -309,7 +311,7 @@ def _set_in_table(section: Section, parts: List[str], value: Any, dotted: str) -
     name = _fields.aliases(inner_specs).get(parts[1], parts[1])
     inner = inner_specs.get(name)
     if len(parts) == 2:
-        new[name] = value
+        new[name] = _fields.by_key(inner, parts[1], value) if inner is not None else value
     else:
         old = new.get(name)
         sub = dict(old) if isinstance(old, Mapping) else (

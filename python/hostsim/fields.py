@@ -142,6 +142,14 @@ def aliases(fields: Dict[str, Spec]) -> Dict[str, str]:
     return {s.key: s.name for s in fields.values() if s.key != s.name}
 
 
+def by_key(spec: Spec, given: str, value: Any) -> Any:
+    """A value set under the core's key (``duration_ps = 5000``): a bare number
+    is in base units, so it becomes the exact unit string the stem takes."""
+    if given == spec.key != spec.name and isinstance(value, int) and not isinstance(value, bool):
+        return to_user(spec.key, value)
+    return value
+
+
 # ---------------------------------------------------------------- converters by type
 
 
@@ -263,7 +271,7 @@ def resolve_names(fields: Dict[str, Spec], values: Dict[str, Any], prefix: str) 
         name = alias.get(k, k)
         if name not in fields:
             raise unknown(f"{prefix}.{k}", [f"{prefix}.{n}" for n in fields])
-        out[name] = v
+        out[name] = by_key(fields[name], k, v)
     return out
 
 

@@ -8,7 +8,7 @@ from typing import Any, Dict
 import pytest
 
 from hostsim import _core, schema
-from hostsim.config import FIELDS, load_config, resolve
+from hostsim.config import FIELDS, Config, Timing, load_config, resolve
 from hostsim.units import ConfigError
 
 
@@ -125,3 +125,15 @@ def test_a_config_gives_its_typed_model():
     assert isinstance(m, schema.SimConfig)
     assert m.link.rate_bps == 10_000_000_000 and m.sim.duration_ps == 1_000_000_000
     assert m.loadgen.size.root.kind == "imix"
+
+
+def test_a_core_key_takes_base_units_and_its_stem_takes_unit_strings():
+    c = Config(sim=Timing(duration_ps=5_000_000, warmup="0ps"))
+    assert resolve(c)["sim"]["duration_ps"] == 5_000_000 and c.sim.duration == "5us"
+    c.set("link.propagation_ps", 1000).set("link.rate", "10Gbps")
+    assert resolve(c)["link"] == {"propagation_ps": 1000, "rate_bps": 10_000_000_000}
+    out = resolve({"app": "memcached", "preset": "i9-7940x-cx5",
+                   "loadgen": {"closed_loop": {"outstanding": 2, "timeout_ps": 5000}}})
+    assert out["loadgen"]["closed_loop"] == {"outstanding": 2, "timeout_ps": 5000}
+    with pytest.raises(ConfigError, match="^sim.duration: .*a bare number needs a unit"):
+        resolve({"sim": {"duration": 5000}})
