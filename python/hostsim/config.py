@@ -56,13 +56,14 @@ from .sizes import (  # noqa: F401  (the size helpers' long-standing home)
     parse_size_dist,
     size_label,
 )
-from .units import ConfigError, parse_choice, parse_int
+from .units import ConfigError, parse_choice
 
 SECTIONS = _fields.SECTIONS
 #: Each section's fields by user name (see :mod:`hostsim.fields`).
-FIELDS: Dict[str, Dict[str, _fields.Spec]] = {name: _fields.table(model, name) for name, model in SECTIONS.items()}
+FIELDS: Dict[str, Dict[str, _fields.Spec]] = {name: _fields.table(model) for name, model in SECTIONS.items()}
+#: The top-level fields the contract has (``app`` takes its choices from the core's registry).
+_SEED, _STACK = _fields.spec(schema.SimConfig, "seed"), _fields.spec(schema.SimConfig, "stack")
 TOP_FIELDS = ("seed", "app", "stack", "preset")
-STACKS = _fields.choices(schema.StackKind) or ()
 
 
 def apps() -> Tuple[str, ...]:
@@ -72,22 +73,21 @@ def apps() -> Tuple[str, ...]:
 
 def _top_specs() -> Dict[str, Tuple[Any, str]]:
     """The top-level fields: name -> (default in user units, description)."""
-    top = schema.SimConfig.model_fields
     return {
-        "seed": (top["seed"].default, top["seed"].description or ""),
-        "app": ("reflector", top["app"].description or ""),
-        "stack": (top["stack"].default, top["stack"].description or ""),
+        "seed": (_SEED.default, _SEED.doc),
+        "app": ("reflector", schema.SimConfig.model_fields["app"].description or ""),
+        "stack": (_STACK.default, _STACK.doc),
         "preset": (_presets.DEFAULT_PRESET, "machine preset the config starts from"),
     }
 
 
 def _parse_top(name: str, value: Any) -> Any:
     if name == "seed":
-        return parse_int(value, "seed", 0, 2**64 - 1)
+        return _SEED.convert(value, "seed")
     if name == "app":
         return parse_choice(value, "app", apps())
     if name == "stack":
-        return parse_choice(value, "stack", STACKS)
+        return _STACK.convert(value, "stack")
     return _presets.get(value, "preset").name
 
 
@@ -404,18 +404,17 @@ def _split_field(dotted: Any) -> Tuple[Optional[str], List[str]]:
 
 
 def _unknown(dotted: str) -> ConfigError:
+    """An unknown name: the fields of the table it is in, and the nearest of all as a hint."""
     parts = dotted.split(".")
     section = parts[0]
-    if section in SECTIONS and len(parts) >= 3 and (FIELDS[section].get(parts[1]) or _fields.Spec) and \
-            getattr(FIELDS[section].get(parts[1]), "table", None):
-        known = [f"{section}.{parts[1]}.{n}" for n in FIELDS[section][parts[1]].table or {}]
+    spec = FIELDS[section].get(parts[1]) if section in SECTIONS and len(parts) >= 3 else None
+    if spec is not None and spec.table:
+        known = [f"{section}.{parts[1]}.{n}" for n in spec.table]
     elif section in SECTIONS:
         known = [f"{section}.{n}" for n in section_fields(section)]
     else:
         known = list(TOP_FIELDS) + list(SECTIONS)
-    err = _fields.unknown(dotted, known_fields())
-    hint = err.message.split("(", 1)[1].split("known:")[0]
-    return ConfigError(dotted, f"unknown field '{dotted}' ({hint}known: {', '.join(known)})")
+    return _fields.unknown(dotted, known, candidates=known_fields())
 
 
 # ---------------------------------------------------------------- resolution

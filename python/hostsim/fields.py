@@ -27,6 +27,8 @@ cross-field rules with errors that name the field.
 
 from __future__ import annotations
 
+import copy
+import difflib
 import ipaddress
 import os
 import re
@@ -85,9 +87,8 @@ class Spec:
 
     @property
     def default(self) -> Any:
-        """The core's default (base units), ``None`` when the field has none."""
-        d = self.info.default
-        return None if d is PydanticUndefined else d
+        """The core's default (base units, a fresh copy), ``None`` when the field has none."""
+        return _default(self.info)
 
     @property
     def doc(self) -> str:
@@ -118,23 +119,29 @@ def to_user(key: str, value: Any) -> Any:
         return format_bit_rate_bps(value)
     if isinstance(value, dict) and set(value) == {"unit", "value"}:
         sign = {"percent": "%", "bps": "bps", "pps": "pps"}[value["unit"]]
-        return f"{value['value']:g}{sign}"
+        number = repr(float(value["value"]))  # the shortest text that reads back as the same float
+        return (number[:-2] if number.endswith(".0") else number) + sign
     if isinstance(value, dict) and value.get("kind") == "fixed":
         return value["bytes"]
     return value
 
 
-def table(model: Type[BaseModel], prefix: str) -> Dict[str, Spec]:
+def _default(info: Any) -> Any:
+    return None if info.default is PydanticUndefined else copy.deepcopy(info.default)
+
+
+def spec(model: Type[BaseModel], key: str) -> Spec:
+    """The user-facing field of ``model``'s field ``key`` (a nested table's fields included)."""
+    info = model.model_fields[key]
+    nested = _nested_model(info.annotation)
+    inner = table(nested) if nested is not None else None
+    convert = _converter(key, info.annotation, info.metadata, inner, _default(info))
+    return Spec(user_name(key), key, info, convert, inner)
+
+
+def table(model: Type[BaseModel]) -> Dict[str, Spec]:
     """The user-facing fields of ``model`` (a section or nested table), by user name."""
-    out: Dict[str, Spec] = {}
-    for key, info in model.model_fields.items():
-        annotation = info.annotation
-        nested = _nested_model(annotation)
-        inner = table(nested, f"{prefix}.{user_name(key)}") if nested is not None else None
-        default = None if info.default is PydanticUndefined else info.default
-        convert = _converter(key, annotation, info.metadata, inner, default)
-        out[user_name(key)] = Spec(user_name(key), key, info, convert, inner)
-    return out
+    return {user_name(key): spec(model, key) for key in model.model_fields}
 
 
 def aliases(fields: Dict[str, Spec]) -> Dict[str, str]:
@@ -153,7 +160,8 @@ def by_key(spec: Spec, given: str, value: Any) -> Any:
 # ---------------------------------------------------------------- converters by type
 
 
-def _strip_optional(annotation: Any) -> Tuple[Any, bool]:
+def strip_optional(annotation: Any) -> Tuple[Any, bool]:
+    """``Optional[X]`` → ``(X, True)``; anything else → ``(it, False)``."""
     if get_origin(annotation) is Union:
         args = [a for a in get_args(annotation) if a is not type(None)]
         if len(args) == 1 and len(get_args(annotation)) == 2:
@@ -163,7 +171,7 @@ def _strip_optional(annotation: Any) -> Tuple[Any, bool]:
 
 def _nested_model(annotation: Any) -> Optional[Type[BaseModel]]:
     """The model of a nested table field (trace, memcached, closed_loop, tcp); not Rate or ZipfSizeConfig."""
-    inner, _ = _strip_optional(annotation)
+    inner, _ = strip_optional(annotation)
     if isinstance(inner, type) and issubclass(inner, BaseModel) and not issubclass(inner, RootModel):
         if inner not in (schema.Rate, schema.ZipfSizeConfig):
             return inner
@@ -181,16 +189,15 @@ def choices(annotation: Any) -> Optional[Tuple[str, ...]]:
     return None
 
 
-def _bounds(metadata: List[Any]) -> Tuple[Optional[int], Optional[int]]:
-    lo = hi = None
-    for m in metadata:
-        lo = getattr(m, "ge", lo) if getattr(m, "ge", None) is not None else lo
-        hi = getattr(m, "le", hi) if getattr(m, "le", None) is not None else hi
+def bounds(metadata: List[Any]) -> Tuple[Optional[int], Optional[int]]:
+    """The ``ge``/``le`` bounds a field's pydantic metadata declares (``None`` where it has none)."""
+    lo = next((m.ge for m in metadata if getattr(m, "ge", None) is not None), None)
+    hi = next((m.le for m in metadata if getattr(m, "le", None) is not None), None)
     return lo, hi
 
 
 def _converter(key: str, annotation: Any, metadata: List[Any], inner: Optional[Dict[str, Spec]], default: Any) -> Converter:
-    base, optional = _strip_optional(annotation)
+    base, optional = strip_optional(annotation)
     one = _table_converter(inner, optional) if inner is not None else _value_converter(key, base, metadata, default)
     if not optional or inner is not None:
         return one
@@ -225,10 +232,10 @@ def _value_converter(key: str, base: Any, metadata: List[Any], default: Any) -> 
     if base is bool:
         return parse_bool
     if base is int:
-        lo, hi = _bounds(metadata)
+        lo, hi = bounds(metadata)
         return lambda v, f: parse_int(v, f, lo, hi)
     if base is float:
-        return _number
+        return number
     if base is str:
         if key.endswith("_mac"):
             return _mac
@@ -257,7 +264,7 @@ def _table_converter(fields: Dict[str, Spec], optional: bool) -> Converter:
         out = {}
         for name, spec in fields.items():
             value = names.get(name)
-            out[spec.key] = spec.default if value is None else spec.convert(value, f"{f}.{name}")
+            out[spec.key] = spec.default if value is None else spec.convert(value, f"{f}.{name}")  # a fresh copy
         return out
 
     return convert
@@ -275,10 +282,9 @@ def resolve_names(fields: Dict[str, Spec], values: Dict[str, Any], prefix: str) 
     return out
 
 
-def unknown(dotted: str, known: List[str]) -> ConfigError:
-    import difflib
-
-    close = difflib.get_close_matches(dotted, known, n=1)
+def unknown(dotted: str, known: List[str], candidates: Optional[List[str]] = None) -> ConfigError:
+    """An unknown field: the nearest of ``candidates`` (default ``known``) as a hint, and the ``known`` ones."""
+    close = difflib.get_close_matches(dotted, known if candidates is None else candidates, n=1)
     hint = f"did you mean '{close[0]}'? " if close else ""
     return ConfigError(dotted, f"unknown field '{dotted}' ({hint}known: {', '.join(known)})")
 
@@ -286,11 +292,14 @@ def unknown(dotted: str, known: List[str]) -> ConfigError:
 # ---------------------------------------------------------------- user syntax of a few types
 
 
-def _number(v: Any, f: str) -> float:
+def number(v: Any, f: str) -> float:
+    """A finite number (a bool is not one)."""
+    if isinstance(v, bool):
+        raise ConfigError.invalid(f, v, "a number")
     try:
-        x = float(v) if not isinstance(v, bool) else float("nan")
+        x = float(v)
     except (TypeError, ValueError):
-        x = float("nan")
+        raise ConfigError.invalid(f, v, "a number") from None
     if x != x or x in (float("inf"), float("-inf")):
         raise ConfigError.invalid(f, v, "a finite number")
     return x
@@ -316,7 +325,7 @@ def _size_range(v: Any, f: str, default: Dict[str, Any]) -> Dict[str, Any]:
     hi = parse_size_bytes(v["max"], f"{f}.max", positive=False) if "max" in v else None
     lo = parse_size_bytes(v["min"], f"{f}.min", positive=False) if "min" in v else min(default["min"], hi or default["min"])
     hi = max(lo, default["max"]) if hi is None else hi
-    return {"min": lo, "max": hi, "skew": _number(v.get("skew", default["skew"]), f"{f}.skew")}
+    return {"min": lo, "max": hi, "skew": number(v.get("skew", default["skew"]), f"{f}.skew")}
 
 
 _MAC = re.compile(r"^[0-9a-fA-F]{2}([:-])[0-9a-fA-F]{2}(\1[0-9a-fA-F]{2}){4}$")

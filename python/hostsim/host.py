@@ -25,6 +25,8 @@ import json
 import re
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+from pydantic import BaseModel
+
 from . import fields as _fields
 from . import schema
 from .units import (
@@ -192,58 +194,34 @@ def parse_bind(value: Any, field: str) -> List[Dict[str, int]]:
 
 def _schema_field(section: str) -> Any:
     """The pydantic field of ``host.<section>`` in the core's schema (``None`` if it has none)."""
-    from typing import Union, get_args, get_origin
-
-    from pydantic import BaseModel
-
-    from . import schema
-
     model: Any = schema.HostConfig
     info = None
     for part in section.split("."):
         if not (isinstance(model, type) and issubclass(model, BaseModel)) or part not in model.model_fields:
             return None
         info = model.model_fields[part]
-        model = info.annotation
-        if get_origin(model) is Union:
-            model = next((a for a in get_args(model) if a is not type(None)), model)
+        model, _ = _fields.strip_optional(info.annotation)
     return info
 
 
 def _typed(default: Any, section: str) -> Parser:
     """A parser for a field without a unit suffix: the schema's choices and
     integer bounds, else the type of the preset's value."""
-    from .fields import choices as _choices
-
     if section == "bind":
         return parse_bind
     info = _schema_field(section)
-    words = _choices(info.annotation) if info is not None else None
+    words = _fields.choices(info.annotation) if info is not None else None
     if words is not None:
         return lambda v, f: parse_choice(v, f, words)
     if isinstance(default, bool):
         return parse_bool
     if isinstance(default, int):
-        lo, hi = 0, 2**64 - 1
-        for m in info.metadata if info is not None else ():
-            lo = getattr(m, "ge", None) if getattr(m, "ge", None) is not None else lo
-            hi = getattr(m, "le", None) if getattr(m, "le", None) is not None else hi
+        lo, hi = _fields.bounds(info.metadata) if info is not None else (None, None)
+        lo, hi = 0 if lo is None else lo, 2**64 - 1 if hi is None else hi
         return lambda v, f: parse_int(v, f, lo, hi)
     if isinstance(default, float):
-        return _number
+        return _fields.number
     return lambda v, f: v
-
-
-def _number(v: Any, f: str) -> float:
-    if isinstance(v, bool):
-        raise ConfigError.invalid(f, v, "a number")
-    try:
-        number = float(v)
-    except (TypeError, ValueError):
-        raise ConfigError.invalid(f, v, "a number") from None
-    if number != number or number in (float("inf"), float("-inf")):
-        raise ConfigError.invalid(f, v, "a finite number")
-    return number
 
 
 def user_names(tree: Mapping[str, Any]) -> List[str]:

@@ -2035,7 +2035,13 @@ class ReflectorConfig(BaseModel):
             le=4294967295,
         ),
     ] = 1024
-    service: Annotated[ServiceDist, Field(validate_default=True)] = "fixed"
+    service: Annotated[
+        ServiceDist,
+        Field(
+            description="Service-time distribution: fixed or exponential.",
+            validate_default=True,
+        ),
+    ] = "fixed"
     service_time_ps: Annotated[
         int,
         Field(
@@ -2066,7 +2072,13 @@ class TraceConfig(BaseModel):
             description="Recompute the IPv4 header checksum and the UDP and TCP checksums\n(IPv4 and IPv6) of every frame, as `tcpreplay --fixcsum`: captures\ntaken with checksum offload carry placeholders."
         ),
     ] = False
-    loop: Annotated[TraceLoop, Field(validate_default=True)] = False
+    loop: Annotated[
+        TraceLoop,
+        Field(
+            description="How often the trace is played: false once, true until `sim.duration` ends, N for N passes.",
+            validate_default=True,
+        ),
+    ] = False
     max_frame_bytes: Annotated[
         int,
         Field(
@@ -2075,7 +2087,13 @@ class TraceConfig(BaseModel):
             le=4294967295,
         ),
     ] = 1518
-    on_oversize: Annotated[OnOversize, Field(validate_default=True)] = "skip"
+    on_oversize: Annotated[
+        OnOversize,
+        Field(
+            description="Frames larger than `max_frame_bytes`: skip them (counted, warned) or stop with an error.",
+            validate_default=True,
+        ),
+    ] = "skip"
     pad_runts: Annotated[
         bool,
         Field(
@@ -2107,7 +2125,13 @@ class TraceConfig(BaseModel):
             ge=0.0,
         ),
     ] = 1.0
-    timing: Annotated[TraceTiming, Field(validate_default=True)] = "trace"
+    timing: Annotated[
+        TraceTiming,
+        Field(
+            description="trace: the file's timestamps; rate: `loadgen.rate` and `loadgen.interarrival`.",
+            validate_default=True,
+        ),
+    ] = "trace"
     udp_port: Annotated[
         Optional[int],
         Field(
@@ -2152,9 +2176,13 @@ class LoadgenConfig(BaseModel):
             description="Keep a fixed number of requests outstanding instead of following\n`loadgen.rate` (memcached client only)."
         ),
     ] = None
-    dst_ip: str = "10.0.0.2"
-    dst_mac: str = "02:00:00:00:00:02"
-    dst_port: Annotated[int, Field(ge=0, le=65535)] = 9
+    dst_ip: Annotated[str, Field(description="The device's IPv4 address.")] = "10.0.0.2"
+    dst_mac: Annotated[str, Field(description="The device's MAC.")] = (
+        "02:00:00:00:00:02"
+    )
+    dst_port: Annotated[
+        int, Field(description="UDP destination port.", ge=0, le=65535)
+    ] = 9
     flow_skew: Annotated[
         float,
         Field(
@@ -2171,7 +2199,13 @@ class LoadgenConfig(BaseModel):
             le=65536,
         ),
     ] = 1
-    interarrival: Annotated[Interarrival, Field(validate_default=True)] = "constant"
+    interarrival: Annotated[
+        Interarrival,
+        Field(
+            description="Spacing of departures: constant or Poisson.",
+            validate_default=True,
+        ),
+    ] = "constant"
     keep_samples: Annotated[
         int,
         Field(
@@ -2186,18 +2220,40 @@ class LoadgenConfig(BaseModel):
             description="Send memcached requests instead of tagged frames (`loadgen::memcached`)."
         ),
     ] = None
-    protocol: Annotated[Protocol, Field(validate_default=True)] = "udp"
-    rate: Annotated[Rate, Field(validate_default=True)] = {
-        "unit": "percent",
-        "value": 100.0,
-    }
-    size: Annotated[SizeDist, Field(validate_default=True)] = {
-        "bytes": 64,
-        "kind": "fixed",
-    }
-    src_ip: str = "10.0.0.1"
-    src_mac: str = "02:00:00:00:00:01"
-    src_port: Annotated[int, Field(ge=0, le=65535)] = 1024
+    protocol: Annotated[
+        Protocol,
+        Field(
+            description="udp (Ethernet/IPv4/UDP), raw Ethernet, or tcp (bulk TCP segments, for `--app iperf`).",
+            validate_default=True,
+        ),
+    ] = "udp"
+    rate: Annotated[
+        Rate,
+        Field(
+            description="Offered load of each sending port: bps (frame bits), pps or % of line rate.",
+            validate_default=True,
+        ),
+    ] = {"unit": "percent", "value": 100.0}
+    size: Annotated[
+        SizeDist,
+        Field(
+            description="Frame size(s) in bytes, FCS included.", validate_default=True
+        ),
+    ] = {"bytes": 64, "kind": "fixed"}
+    src_ip: Annotated[str, Field(description="The load generator's IPv4 address.")] = (
+        "10.0.0.1"
+    )
+    src_mac: Annotated[str, Field(description="The load generator's MAC.")] = (
+        "02:00:00:00:00:01"
+    )
+    src_port: Annotated[
+        int,
+        Field(
+            description="First UDP source port (flow i uses `src_port + i`).",
+            ge=0,
+            le=65535,
+        ),
+    ] = 1024
     tag_offset: Annotated[
         Optional[int],
         Field(

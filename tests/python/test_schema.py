@@ -137,3 +137,10 @@ def test_a_core_key_takes_base_units_and_its_stem_takes_unit_strings():
     assert out["loadgen"]["closed_loop"] == {"outstanding": 2, "timeout_ps": 5000}
     with pytest.raises(ConfigError, match="^sim.duration: .*a bare number needs a unit"):
         resolve({"sim": {"duration": 5000}})
+
+
+def test_every_field_has_a_description_from_the_core():
+    from hostsim.config import field_docs
+
+    bare = [k for k, v in field_docs().items() if v.startswith("(default") or v.startswith(" (default")]
+    assert not bare, f"fields without a doc comment in the Rust config types: {bare}"

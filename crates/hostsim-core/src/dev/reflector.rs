@@ -53,6 +53,7 @@ pub enum ServiceDist {
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ReflectorConfig {
+    /// Service-time distribution: fixed or exponential.
     pub service: ServiceDist,
     /// Mean service time per frame (ps).
     pub service_time_ps: u64,

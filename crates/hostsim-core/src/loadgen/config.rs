@@ -110,30 +110,49 @@ pub enum Protocol {
 /// implementation limit).
 pub const MAX_KEPT_SAMPLES: u64 = 10_000_000;
 
+/// Limits of the load generator's fields, stated once: the schema's ranges
+/// and the checks in `validate` both use them (implementation limits, not
+/// model values).
+pub const MAX_FLOWS: u32 = 65536;
+pub const MAX_FLOW_SKEW: f64 = 10.0;
+pub const MAX_OUTSTANDING: u32 = 32768;
+pub const MAX_DELACK_SEGMENTS: u32 = 64;
+pub const MAX_MEMCACHED_KEYS: u64 = 1 << 32;
+
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct LoadgenConfig {
+    /// Offered load of each sending port: bps (frame bits), pps or % of line rate.
     pub rate: Rate,
+    /// Frame size(s) in bytes, FCS included.
     pub size: SizeDist,
+    /// Spacing of departures: constant or Poisson.
     pub interarrival: Interarrival,
+    /// udp (Ethernet/IPv4/UDP), raw Ethernet, or tcp (bulk TCP segments, for `--app iperf`).
     pub protocol: Protocol,
     /// Number of flows (distinct UDP source ports), ≥ 1.
-    #[schemars(range(min = 1, max = 65536))]
+    #[schemars(range(min = 1, max = MAX_FLOWS))]
     pub flows: u32,
     /// Flow popularity: 0 (the default) sends the flows in turn; s > 0
     /// draws each frame's flow from a Zipf distribution, flow rank r (the
     /// first flow is rank 1) with weight 1 / r^s.
     #[serde(default)]
-    #[schemars(range(min = 0, max = 10))]
+    #[schemars(range(min = 0, max = MAX_FLOW_SKEW))]
     pub flow_skew: f64,
     /// Byte offset of the 16-byte tag; `None` puts it right after the headers.
     #[serde(default)]
     pub tag_offset: Option<u32>,
+    /// The load generator's MAC.
     pub src_mac: String,
+    /// The device's MAC.
     pub dst_mac: String,
+    /// The load generator's IPv4 address.
     pub src_ip: String,
+    /// The device's IPv4 address.
     pub dst_ip: String,
+    /// First UDP source port (flow i uses `src_port + i`).
     pub src_port: u16,
+    /// UDP destination port.
     pub dst_port: u16,
     /// Write transmitted frames (measured window and warm-up) to this pcap file.
     #[serde(default)]
@@ -185,7 +204,7 @@ pub struct ZipfSizeConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct McClientConfig {
     /// Size of the key space (keys 0..keys).
-    #[schemars(range(min = 1, max = 4294967296u64))]
+    #[schemars(range(min = 1, max = MAX_MEMCACHED_KEYS))]
     pub keys: u64,
     /// Key lengths (bytes), at most 250 (memcached's limit).
     pub key_size: ZipfSizeConfig,
@@ -226,7 +245,7 @@ impl Default for McClientConfig {
 #[serde(deny_unknown_fields)]
 pub struct ClosedLoopConfig {
     /// Requests in flight at once (started together at t = 0).
-    #[schemars(range(min = 1, max = 32768))]
+    #[schemars(range(min = 1, max = MAX_OUTSTANDING))]
     pub outstanding: u32,
     /// A request unanswered this long (ps) is given up and replaced
     /// (1 ms; estimate).
@@ -259,7 +278,7 @@ pub struct TcpSinkConfig {
     /// Full-sized segments received in order before an ACK goes out (RFC
     /// 1122 §4.2.3.2 and RFC 5681 §4.2: at least every second one).
     #[serde(default = "TcpSinkConfig::default_delack_segments")]
-    #[schemars(range(min = 1, max = 64))]
+    #[schemars(range(min = 1, max = MAX_DELACK_SEGMENTS))]
     pub delack_segments: u32,
     /// Longest an in-order segment waits for its ACK (ps): Linux's
     /// `TCP_DELACK_MIN`, HZ/25 = 40 ms (include/net/tcp.h).
@@ -270,12 +289,16 @@ pub struct TcpSinkConfig {
     /// had grown to it. Sent in the window field scaled by 2^7 (a window
     /// scale negotiated at a handshake that is not modelled).
     #[serde(default = "TcpSinkConfig::default_window_bytes")]
-    #[schemars(range(min = 1500, max = 8388480))]
+    #[schemars(range(min = MIN_WINDOW_BYTES, max = MAX_WINDOW_BYTES))]
     pub window_bytes: u32,
 }
 
 /// The window scale the receiver's ACKs use (RFC 7323 shift).
 pub const TCP_WINDOW_SHIFT: u32 = 7;
+/// The receive window's range: at least one full-sized segment, at most the
+/// 16-bit window field scaled by 2^`TCP_WINDOW_SHIFT`.
+pub const MIN_WINDOW_BYTES: u32 = 1500;
+pub const MAX_WINDOW_BYTES: u32 = (u16::MAX as u32) << TCP_WINDOW_SHIFT;
 
 impl TcpSinkConfig {
     fn default_delack_segments() -> u32 {
@@ -347,12 +370,14 @@ impl TraceLoop {
 pub struct TraceConfig {
     /// The pcap (µs or ns, either byte order) or pcapng file; Ethernet link type only.
     pub path: String,
+    /// trace: the file's timestamps; rate: `loadgen.rate` and `loadgen.interarrival`.
     #[serde(default = "TraceConfig::default_timing")]
     pub timing: TraceTiming,
     /// Multiplies the trace's gaps (0.5 replays twice as fast); `timing = trace` only.
     #[serde(default = "TraceConfig::default_time_scale")]
     #[schemars(range(min = 0))]
     pub time_scale: f64,
+    /// How often the trace is played: false once, true until `sim.duration` ends, N for N passes.
     #[serde(default = "TraceConfig::default_loop", rename = "loop")]
     pub repeat: TraceLoop,
     /// Keep only UDP datagrams (IPv4 or IPv6) to this destination port.
@@ -361,6 +386,7 @@ pub struct TraceConfig {
     /// Largest frame replayed, FCS included (a captured length L is an L + 4 B frame).
     #[serde(default = "TraceConfig::default_max_frame_bytes")]
     pub max_frame_bytes: u32,
+    /// Frames larger than `max_frame_bytes`: skip them (counted, warned) or stop with an error.
     #[serde(default = "TraceConfig::default_on_oversize")]
     pub on_oversize: OnOversize,
     /// Also rewrite the IPv4 destination to `loadgen.dst_ip` and the UDP
@@ -509,8 +535,8 @@ impl LoadgenConfig {
         let lg = self;
         check(lg.keep_samples <= MAX_KEPT_SAMPLES, "loadgen.keep_samples", lg.keep_samples, &format!("<= {MAX_KEPT_SAMPLES} (16 B each)"))?;
         check(lg.rate.value.is_finite() && lg.rate.value > 0.0, "loadgen.rate", lg.rate.value, "> 0")?;
-        check(lg.flows >= 1 && lg.flows <= 65536, "loadgen.flows", lg.flows, "1..=65536")?;
-        check(lg.flow_skew.is_finite() && (0.0..=10.0).contains(&lg.flow_skew), "loadgen.flow_skew", lg.flow_skew, "0..=10 (0: flows in turn)")?;
+        check((1..=MAX_FLOWS).contains(&lg.flows), "loadgen.flows", lg.flows, &format!("1..={MAX_FLOWS}"))?;
+        check(lg.flow_skew.is_finite() && (0.0..=MAX_FLOW_SKEW).contains(&lg.flow_skew), "loadgen.flow_skew", lg.flow_skew, &format!("0..={MAX_FLOW_SKEW} (0: flows in turn)"))?;
         if lg.flow_skew > 0.0 {
             check(lg.protocol != Protocol::Tcp, "loadgen.flow_skew", lg.flow_skew, "0 with loadgen.protocol tcp (its segments' offsets assume flows in turn)")?;
         }
@@ -547,16 +573,16 @@ impl LoadgenConfig {
         }
         if let Some(c) = &lg.closed_loop {
             check(lg.memcached.is_some(), "loadgen.closed_loop", "set", "only with loadgen.memcached (requests matched by id)")?;
-            check((1..=32768).contains(&c.outstanding), "loadgen.closed_loop.outstanding", c.outstanding, "1..=32768")?;
+            check((1..=MAX_OUTSTANDING).contains(&c.outstanding), "loadgen.closed_loop.outstanding", c.outstanding, &format!("1..={MAX_OUTSTANDING}"))?;
             check(c.timeout_ps > 0, "loadgen.closed_loop.timeout", c.timeout_ps, "> 0")?;
         }
         if let Some(t) = &lg.tcp {
             check(lg.trace.is_none() && lg.memcached.is_none(), "loadgen.tcp", "set", "not together with loadgen.trace or loadgen.memcached (the receiver sends only ACKs)")?;
             check(t.drop.is_finite() && (0.0..1.0).contains(&t.drop), "loadgen.tcp.drop", t.drop, "0 <= p < 1")?;
-            check((1..=64).contains(&t.delack_segments), "loadgen.tcp.delack_segments", t.delack_segments, "1..=64")?;
+            check((1..=MAX_DELACK_SEGMENTS).contains(&t.delack_segments), "loadgen.tcp.delack_segments", t.delack_segments, &format!("1..={MAX_DELACK_SEGMENTS}"))?;
             check(t.delack_timeout_ps > 0, "loadgen.tcp.delack_timeout", t.delack_timeout_ps, "> 0")?;
-            let max = (u16::MAX as u32) << TCP_WINDOW_SHIFT;
-            check((1500..=max).contains(&t.window_bytes), "loadgen.tcp.window_bytes", t.window_bytes, &format!("1500..={max} (the 16-bit field scaled by 2^{TCP_WINDOW_SHIFT})"))?;
+            let max = MAX_WINDOW_BYTES;
+            check((MIN_WINDOW_BYTES..=max).contains(&t.window_bytes), "loadgen.tcp.window_bytes", t.window_bytes, &format!("1500..={max} (the 16-bit field scaled by 2^{TCP_WINDOW_SHIFT})"))?;
         }
         Ok(())
     }

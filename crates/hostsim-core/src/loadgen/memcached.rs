@@ -67,8 +67,8 @@ fn index_digits(keys: u64) -> u32 {
 /// Checks a client config; `limit_bytes` is the largest frame a request may fill.
 pub fn validate(c: &McClientConfig, limit_bytes: u32) -> Result<()> {
     const F: &str = "loadgen.memcached";
-    if !(1..=1 << 32).contains(&c.keys) {
-        return Err(invalid(&format!("{F}.keys"), c.keys, "1..=4294967296"));
+    if !(1..=super::config::MAX_MEMCACHED_KEYS).contains(&c.keys) {
+        return Err(invalid(&format!("{F}.keys"), c.keys, &format!("1..={}", super::config::MAX_MEMCACHED_KEYS)));
     }
     let need = index_digits(c.keys) + 1;
     check_sizes(&c.key_size, &format!("{F}.key_size"), need, KEY_MAX_BYTES as u32)?;
