@@ -25,7 +25,8 @@ use crate::dev::reflector::ServiceDist;
 use crate::engine::time::Ps;
 use crate::error::Result;
 use crate::loadgen::config::Interarrival;
-use crate::mem::config::DramConfig;
+use crate::mem::config::{DramConfig, MemConfig};
+use crate::mem::ddr::{AddressMap, DramModel};
 use crate::mem::dram::{Agent, Dram};
 use crate::nic::rss::{toeplitz, MICROSOFT_KEY, VERIFICATION_VECTORS};
 use crate::pcie::{effective_bandwidth, DmaOp, Kind, PcieConfig, PcieLink};
@@ -148,19 +149,71 @@ fn rss_checks() -> Vec<Check> {
 }
 
 fn dram_checks() -> Vec<Check> {
-    // altra's DRAM (params.md §4: DDR4-2400-class channels, 81 ns idle).
-    let cfg = DramConfig { channels: 4, channel_bandwidth_bytes_per_s: 19_200_000_000, idle_latency_ps: 81_000 };
-    let mut d = Dram::new(&cfg);
+    // altra's DRAM (params.md §4: DDR4-2400 channels, 81 ns idle), first as
+    // plain channels, then with its banks and DDR4-2400 timing.
+    let banked = MemConfig::altra().dram;
+    let flat = DramConfig { model: DramModel::Channel, ..banked.clone() };
+    let stream = |cfg: &DramConfig| {
+        let mut d = Dram::new(cfg);
+        let lines = 100_000u64;
+        for i in 0..lines {
+            d.read(i * 64, 0, Agent::Core);
+        }
+        ((lines * 64) as f64 / d.drained_at() as f64 * 1e3, d.bank_counters())
+    };
+    let mut d = Dram::new(&flat);
     let idle = d.read(0, 1_000_000, Agent::Core) as f64 / 1e3;
-    let mut d = Dram::new(&cfg);
-    let lines = 100_000u64;
-    for i in 0..lines {
-        d.read(i * 64, 0, Agent::Core);
-    }
-    let gbs = (lines * 64) as f64 / d.drained_at() as f64 * 1e3;
+    let (gbs, _) = stream(&flat);
+    let t = &banked.timing;
+    let ns = |ps: u64| ps as f64 / 1e3;
+    // One bank, idle between requests: a precharged bank (miss), the open
+    // row (hit), another row (conflict). Rows are 8 KiB × 16 banks × 2 ranks
+    // × 4 channels apart under RoRaBaCoCh.
+    let mut d = Dram::new(&banked);
+    let row = 8192 * 16 * 2 * 4;
+    let miss = ns(d.read(0, 1_000_000, Agent::Core));
+    let hit = ns(d.read(4 * 64, 2_000_000, Agent::Core));
+    let conflict = ns(d.read(row, 3_000_000, Agent::Core));
+    let refresh_share = t.t_rfc_ps as f64 / t.t_refi_ps as f64;
+    // One rank, so that nothing hides its refreshes.
+    let one_rank = DramConfig { ranks: 1, ..banked.clone() };
+    let (bus_gbs, bus_rows) = stream(&DramConfig { address_map: AddressMap::RoCoRaBaCh, ..one_rank.clone() });
+    let (ccd_gbs, _) = stream(&one_rank);
+    let burst_ns = ns(banked.burst_ps());
+    let idle_ns = ns(banked.idle_latency_ps);
     vec![
-        check("dram", "idle read latency, 4 channels".into(), "ns", cfg.idle_latency_ps as f64 / 1e3, idle, 0.0, "the config (params.md §4)"),
-        check("dram", "streaming reads, 4 × 19.2 GB/s".into(), "GB/s", 4.0 * 19.2, gbs, 0.001, "channels × channel bandwidth"),
+        check("dram", "idle read latency, 4 channels (model = channel)".into(), "ns", idle_ns, idle, 0.0, "the config (params.md §4)"),
+        check("dram", "streaming reads, 4 × 19.2 GB/s (model = channel)".into(), "GB/s", 4.0 * 19.2, gbs, 0.001, "channels × channel bandwidth"),
+        check("dram", "row conflict, idle (DDR4-2400 17-17-17)".into(), "ns", idle_ns, conflict, 0.001, "the config: idle latency = a row conflict"),
+        check("dram", "row miss, idle".into(), "ns", idle_ns - ns(t.t_rp_ps), miss, 0.001, "idle latency − tRP"),
+        check("dram", "row hit, idle".into(), "ns", idle_ns - ns(t.t_rp_ps + t.t_rcd_ps), hit, 0.001, "idle latency − tRP − tRCD"),
+        check(
+            "dram",
+            "streaming reads, 1 rank, RoCoRaBaCh (bus-bound)".into(),
+            "GB/s",
+            4.0 * 64.0 / burst_ns * (1.0 - refresh_share),
+            bus_gbs,
+            0.02,
+            "channels × 64 B / tBURST × (1 − tRFC / tREFI); the banks reopened after each refresh cost the rest",
+        ),
+        check(
+            "dram",
+            "streaming reads, 1 rank, RoCoRaBaCh: row hits".into(),
+            "share",
+            1.0 - 64.0 / banked.row_bytes as f64,
+            bus_rows.row_hits as f64 / (bus_rows.row_hits + bus_rows.row_misses + bus_rows.row_conflicts) as f64,
+            0.02,
+            "a stream opens each 8 KiB row once (1 − 64 B / row) and each bank again after a refresh",
+        ),
+        check(
+            "dram",
+            "streaming reads, 1 rank, RoRaBaCoCh (tCCD_L-bound)".into(),
+            "GB/s",
+            4.0 * 64.0 / ns(t.t_ccd_l_ps) * (1.0 - refresh_share),
+            ccd_gbs,
+            0.01,
+            "channels × 64 B / tCCD_L × (1 − tRFC / tREFI): one bank group per channel",
+        ),
     ]
 }
 

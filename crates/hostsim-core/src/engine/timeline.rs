@@ -107,6 +107,25 @@ impl Timeline {
         t
     }
 
+    /// Where `book(ready, dur)` would start, without booking: lets a caller
+    /// fit one request into several servers before it books any of them.
+    pub fn fit(&self, ready: Ps, dur: Ps) -> Ps {
+        let live = &self.busy[self.head..];
+        if dur == 0 || live.last().is_none_or(|&(_, e)| ready >= e) {
+            return ready;
+        }
+        let mut i = live.partition_point(|&(_, end)| end <= ready);
+        let mut t = ready;
+        while let Some(&(s, e)) = live.get(i) {
+            if t + dur <= s {
+                break;
+            }
+            t = t.max(e);
+            i += 1;
+        }
+        t
+    }
+
     /// Inserts [s, e) before absolute index `i`, merging with touching live neighbours.
     fn insert(&mut self, i: usize, s: Ps, e: Ps) {
         let joins_prev = i > self.head && self.busy[i - 1].1 == s;

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{ConfigError, Result};
 
 use super::cache::LINE_BYTES;
+use super::ddr::{AddressMap, DdrTiming, DramModel};
 
 /// A private cache (L1D or L2).
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
@@ -68,8 +69,57 @@ pub struct DramConfig {
     pub channels: u32,
     /// Peak bandwidth of one channel (bytes per second).
     pub channel_bandwidth_bytes_per_s: u64,
-    /// Unloaded load-to-use latency (ps); queueing for a busy channel adds to it.
+    /// Unloaded load-to-use latency (ps); queueing for a busy channel adds to
+    /// it. With `model = banks` it is the latency of a row conflict, what a
+    /// random pointer chase measures; a row hit costs tRP + tRCD less.
     pub idle_latency_ps: u64,
+    /// `banks`: ranks, banks and rows with DDR timing and refresh; `channel`:
+    /// each channel one server of line transfers.
+    pub model: DramModel,
+    /// How a line address is split into row, rank, bank, column and channel.
+    pub address_map: AddressMap,
+    /// Ranks per channel.
+    pub ranks: u32,
+    /// Bank groups per rank (1 for DDR3).
+    pub bank_groups: u32,
+    /// Banks per bank group.
+    pub banks_per_group: u32,
+    /// Row buffer of one rank (bytes): the device page × devices per rank.
+    pub row_bytes: u32,
+    /// DDR timing of the speed grade.
+    pub timing: DdrTiming,
+}
+
+impl DramConfig {
+    /// Channels of DDR4 x8 devices, 8 Gb, two ranks of 16 banks in 4 groups
+    /// and 8 KiB rows (gem5 `DDR4_2400_8x8`: 1 KiB device page × 8 devices).
+    pub fn ddr4(channels: u32, channel_bandwidth_bytes_per_s: u64, idle_latency_ps: u64, timing: DdrTiming) -> DramConfig {
+        DramConfig {
+            channels,
+            channel_bandwidth_bytes_per_s,
+            idle_latency_ps,
+            model: DramModel::Banks,
+            address_map: AddressMap::RoRaBaCoCh, // gem5 MemInterface.addr_mapping default
+            ranks: 2,
+            bank_groups: 4,
+            banks_per_group: 4,
+            row_bytes: 8192,
+            timing,
+        }
+    }
+
+    /// Channels served as plain servers of line transfers (`model = channel`).
+    pub fn flat(channels: u32, channel_bandwidth_bytes_per_s: u64, idle_latency_ps: u64) -> DramConfig {
+        DramConfig {
+            model: DramModel::Channel,
+            ..DramConfig::ddr4(channels, channel_bandwidth_bytes_per_s, idle_latency_ps, DdrTiming::ddr4_2400())
+        }
+    }
+
+    /// One line's burst on the data bus (ps, rounded down).
+    pub fn burst_ps(&self) -> u64 {
+        (LINE_BYTES as u128 * crate::engine::time::PS_PER_S as u128 / self.channel_bandwidth_bytes_per_s.max(1) as u128) as u64
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
@@ -115,11 +165,12 @@ impl MemConfig {
                 inclusion: Inclusion::NonInclusive,
                 dca: DcaConfig { enabled: true, ways: 4 }, // SPEC §4 "DCA on 4 of its 16 ways"
             },
-            dram: DramConfig {
-                channels: 4,                                  // SPEC §4 "DDR4-2400 with 4 channels"
-                channel_bandwidth_bytes_per_s: 19_200_000_000, // params §4 "DDR4-2400" 19.2 GB/s per channel
-                idle_latency_ps: 81_000,                       // params §4 "Graviton2 (N1) DRAM latency" 81 ns
-            },
+            dram: DramConfig::ddr4(
+                4,              // SPEC §4 "DDR4-2400 with 4 channels"
+                19_200_000_000, // params §4 "DDR4-2400" 19.2 GB/s per channel
+                81_000,         // params §4 "Graviton2 (N1) DRAM latency" 81 ns
+                DdrTiming::ddr4_2400(),
+            ),
             // A line modified in another core's cache: 47 ns between Neoverse N1
             // cores on a CMN-600 mesh (AWS Graviton2; docs/reference/
             // ports-queues-cores.md §3) [V, a sister chip]; 150 cycles = 50 ns at
@@ -160,11 +211,12 @@ impl MemConfig {
                 // allocate into the whole I/O cache.
                 dca: DcaConfig { enabled: false, ways: 16 },
             },
-            dram: DramConfig {
-                channels: 1, // estimate: "DDR4-3200 (8×8)" read as one 64-bit channel of eight x8 devices
-                channel_bandwidth_bytes_per_s: 25_600_000_000, // params §4 "DDR4-3200" 25.6 GB/s per channel
-                idle_latency_ps: 81_000,                       // estimate: as params §4 "Graviton2 (N1)" 81 ns
-            },
+            dram: DramConfig::ddr4(
+                1,              // estimate: "DDR4-3200 (8×8)" read as one 64-bit channel of eight x8 devices
+                25_600_000_000, // params §4 "DDR4-3200" 25.6 GB/s per channel
+                81_000,         // estimate: as params §4 "Graviton2 (N1)" 81 ns
+                DdrTiming::ddr4_3200(),
+            ),
             // A line bounced between two Cortex-A72 cores of one cluster: 82–89 ns
             // (Raspberry Pi 4; docs/reference/ports-queues-cores.md §3) [V, a
             // sister chip]: 85 ns is 170 cycles at 2 GHz.
@@ -195,9 +247,15 @@ impl MemConfig {
                 dca: DcaConfig { enabled: true, ways: 2 }, // params §3 "Default value" 2 ways (estimate for Ivy Bridge)
             },
             dram: DramConfig {
-                channels: 2,                                   // estimate: dual-channel desktop platform
-                channel_bandwidth_bytes_per_s: 12_800_000_000, // DDR3-1600: 1600 MT/s × 8 B (params §4 rule)
-                idle_latency_ps: 65_000,                       // estimate: params §4 "Nehalem-era reference" ~60 ns
+                // gem5 DDR3_1600_8x8: 8 banks, no bank groups, 1 KiB device page × 8.
+                bank_groups: 1,
+                banks_per_group: 8,
+                ..DramConfig::ddr4(
+                    2,              // estimate: dual-channel desktop platform
+                    12_800_000_000, // DDR3-1600: 1600 MT/s × 8 B (params §4 rule)
+                    65_000,         // estimate: params §4 "Nehalem-era reference" ~60 ns
+                    DdrTiming::ddr3_1600(),
+                )
             },
             // params §5 Nehalem ladder "L3 line modified in another core ~75
             // cycles" (Intel's guide) [V]; measured on Ivy Bridge-E (i7-4930K):
@@ -231,13 +289,10 @@ impl MemConfig {
                 inclusion: Inclusion::NonInclusive, // params §5 "SKX L3 … non-inclusive" [V]
                 dca: DcaConfig { enabled: true, ways: 2 }, // params §3 "Default value (Skylake-SP)" 0x600 = 2 of 11 ways [V]
             },
-            dram: DramConfig {
-                // Quad-channel DDR4 (docs/reference/ports-queues-cores.md §4) [V];
-                // DDR4-2666 per channel [R].
-                channels: 4,
-                channel_bandwidth_bytes_per_s: 21_300_000_000, // params §4 "DDR4-2666" 21.3 GB/s per channel [C]
-                idle_latency_ps: 85_000,                       // params §4 "Skylake-SP local DRAM idle latency ~80–90 ns" [NS]
-            },
+            // Quad-channel DDR4 (docs/reference/ports-queues-cores.md §4) [V];
+            // DDR4-2666 per channel [R], 21.3 GB/s (params §4 "DDR4-2666") [C];
+            // 85 ns: params §4 "Skylake-SP local DRAM idle latency ~80–90 ns" [NS].
+            dram: DramConfig::ddr4(4, 21_300_000_000, 85_000, DdrTiming::ddr4_2666()),
             // A line modified in another core's cache: 47–48 ns measured on
             // Cascade Lake, the same mesh (docs/reference/ports-queues-cores.md
             // §3) [V, a sister chip]: about 145 cycles at 3.1 GHz.
@@ -279,18 +334,14 @@ impl MemConfig {
                 // params §3 "Default value (Skylake-SP Xeon Gold 6140)" 0x600 = 2 of 11 ways [V, a sister chip].
                 dca: DcaConfig { enabled: true, ways: 2 },
             },
-            dram: DramConfig {
-                // Six DDR4 channels per socket (params §4 "Channels per socket"
-                // SKX/CLX [R]; docs/reference/ports-queues-cores.md §7 [V]).
-                channels: 6,
-                // SPEC §4 140.8 GB/s system peak ÷ 6 channels = 23.47 GB/s, i.e.
-                // DDR4-2933 (2933⅓ MT/s × 8 B; params §4 table "DDR4-2933"
-                // 23.5 GB/s per channel, 140.8 for 6 [C]).
-                channel_bandwidth_bytes_per_s: 23_466_666_667,
-                // params §4 "Skylake-SP local DRAM idle latency ~80–90 ns" [NS] and
-                // §5 "Cascade Lake SP … DRAM ≈ 80–90 ns" [NS/R]: estimate 85 ns.
-                idle_latency_ps: 85_000,
-            },
+            // Six DDR4 channels per socket (params §4 "Channels per socket"
+            // SKX/CLX [R]; docs/reference/ports-queues-cores.md §7 [V]); SPEC §4
+            // 140.8 GB/s system peak ÷ 6 channels = 23.47 GB/s, i.e. DDR4-2933
+            // (2933⅓ MT/s × 8 B; params §4 table "DDR4-2933" 23.5 GB/s per
+            // channel, 140.8 for 6 [C]); 85 ns: params §4 "Skylake-SP local DRAM
+            // idle latency ~80–90 ns" [NS] and §5 "Cascade Lake SP … DRAM ≈
+            // 80–90 ns" [NS/R], an estimate.
+            dram: DramConfig::ddr4(6, 23_466_666_667, 85_000, DdrTiming::ddr4_2933()),
             // A line modified in another core's cache: 48 ns measured on a
             // 16-core Xeon Gold 6242, Cascade Lake (docs/reference/
             // ports-queues-cores.md §3) [V, a sister chip]: 139 cycles at 2.9 GHz.
@@ -315,6 +366,9 @@ impl MemConfig {
         check((1..=1024).contains(&d.channels), "mem.dram.channels", d.channels, "1..=1024")?;
         check(d.channel_bandwidth_bytes_per_s > 0, "mem.dram.channel_bandwidth_bytes_per_s", d.channel_bandwidth_bytes_per_s, "> 0")?;
         check(d.idle_latency_ps > 0, "mem.dram.idle_latency_ps", d.idle_latency_ps, "> 0")?;
+        if d.model == DramModel::Banks {
+            super::ddr::validate(d)?;
+        }
         check(self.transfer_cycles >= 1, "mem.transfer_cycles", self.transfer_cycles, ">= 1")?;
         Ok(())
     }
@@ -326,7 +380,7 @@ impl Default for MemConfig {
     }
 }
 
-fn check(ok: bool, field: &str, value: impl ToString, allowed: &str) -> Result<()> {
+pub(super) fn check(ok: bool, field: &str, value: impl ToString, allowed: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {

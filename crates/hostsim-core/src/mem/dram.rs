@@ -1,11 +1,16 @@
-//! DRAM as independent channels, each a server of 64 B line transfers.
+//! DRAM as independent channels, each a data bus of 64 B line transfers,
+//! with the banks, rows and DDR timing behind it (`model = banks`, see
+//! [`banks`](super::banks)) or without them (`model = channel`).
 //!
 //! Line `n` lives on channel `n % channels` (line interleaving). A transfer
-//! occupies its channel for 64 B / channel bandwidth; a request that finds its
-//! channel busy waits for it. A read's latency is the idle (unloaded)
-//! latency plus that wait, so loaded latency and the bandwidth ceiling —
-//! channels × per-channel bandwidth — emerge from the queueing rather than
-//! being looked up. Write-backs and device writes occupy the same channels.
+//! occupies its channel's bus for 64 B / channel bandwidth; a request that
+//! finds the bus (or, with banks, its bank, bank group or rank) busy waits.
+//! With `model = channel` a read's latency is the idle (unloaded) latency
+//! plus that wait; with banks it depends on the row's state as well. So
+//! loaded latency and the bandwidth ceiling — channels × per-channel
+//! bandwidth, less what row conflicts, tCCD_L and refresh take — emerge
+//! from the queueing rather than being looked up. Write-backs and device
+//! writes occupy the same channels.
 //!
 //! Callers do not come in simulated-time order: a core books its misses
 //! from the end of its work unit, ahead of the NIC. So a channel is a
@@ -17,12 +22,13 @@
 //! of 1 / bandwidth), so N back-to-back transfers take N × 64 B / bandwidth
 //! rounded up once, not N times.
 //!
-//! Simplified: no banks, rows, refresh or read/write turnaround, so the model
-//! reaches 100 % of peak where real parts sustain 70–85 % (params.md §4,
-//! "Sustained efficiency"); no scheduler reorders requests (FR-FCFS), and
-//! a request booked more than [`HISTORY_PS`](crate::engine::timeline::HISTORY_PS)
-//! behind the latest one no longer sees the periods before that. Jacob, Ng &
-//! Wang, *Memory Systems: Cache, DRAM, Disk*, ch. 7–13, for what is left out.
+//! Simplified: no read/write turnaround and no FR-FCFS reordering (see
+//! [`banks`](super::banks)); with `model = channel` no banks, rows or
+//! refresh either, so that model reaches 100 % of peak where real parts
+//! sustain 70–85 % (params.md §4, "Sustained efficiency"). A request booked
+//! more than [`HISTORY_PS`](crate::engine::timeline::HISTORY_PS) behind the
+//! latest one no longer sees the periods before that. Jacob, Ng & Wang,
+//! *Memory Systems: Cache, DRAM, Disk*, ch. 7–13.
 
 use serde_json::{json, Value};
 
@@ -31,7 +37,9 @@ use crate::engine::time::{Ps, PS_PER_S};
 use crate::engine::timeline::Timeline;
 
 use super::cache::{LINE_BYTES, LINE_SHIFT};
+use super::banks::{BankCounters, Banks};
 use super::config::DramConfig;
+use super::ddr::DramModel;
 
 /// Who caused a DRAM transfer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +86,9 @@ pub struct Dram {
     xfer_ps: Ps,
     xfer_rem: u64,
     idle_latency_ps: Ps,
+    /// Banks and rows (`model = banks`), and the fixed part of every
+    /// request's latency: the idle latency less a row conflict's DRAM timing.
+    banks: Option<(Banks, Ps)>,
     counters: DramCounters,
 }
 
@@ -93,6 +104,19 @@ impl Dram {
             xfer_ps: (num / bandwidth as u128) as Ps,
             xfer_rem: (num % bandwidth as u128) as u64,
             idle_latency_ps: cfg.idle_latency_ps,
+            banks: (cfg.model == DramModel::Banks).then(|| {
+                let b = Banks::new(
+                    cfg.address_map,
+                    cfg.channels,
+                    cfg.ranks,
+                    cfg.bank_groups,
+                    cfg.banks_per_group,
+                    cfg.row_bytes,
+                    &cfg.timing,
+                );
+                let fixed = cfg.idle_latency_ps.saturating_sub(b.conflict_ps() + (num / bandwidth as u128) as Ps);
+                (b, fixed)
+            }),
             counters: DramCounters::default(),
         }
     }
@@ -111,8 +135,8 @@ impl Dram {
         ((addr >> LINE_SHIFT) % self.channels.len() as u64) as usize
     }
 
-    /// Books one line transfer at `now`; returns the wait for the channel (ps).
-    fn occupy(&mut self, addr: u64, now: Ps) -> Ps {
+    /// Books one line transfer at `now`; returns its latency (ps).
+    fn occupy(&mut self, addr: u64, now: Ps, write: bool) -> Ps {
         let ch = self.channel_of(addr);
         let (bw, xfer_ps, xfer_rem) = (self.bandwidth, self.xfer_ps, self.xfer_rem);
         let c = &mut self.channels[ch];
@@ -123,21 +147,31 @@ impl Dram {
         let next = sum % bw;
         let dur = xfer_ps + (sum >= bw) as Ps + (next > 0) as Ps - (c.rem > 0) as Ps;
         c.rem = next;
-        c.busy.advance(now);
-        let wait = c.busy.book(now, dur) - now;
         c.busy_ps += dur;
+        let (latency, wait) = match &mut self.banks {
+            Some((banks, fixed)) => {
+                let (end, wait) = banks.access(addr >> LINE_SHIFT, now, write, &mut c.busy, dur);
+                (end - now + *fixed, wait)
+            }
+            None => {
+                c.busy.advance(now);
+                let wait = c.busy.book(now, dur) - now;
+                (self.idle_latency_ps + wait, wait)
+            }
+        };
         self.counters.queue_wait_ps += wait;
-        wait
+        latency
     }
 
-    /// Reads one line; returns its latency (idle latency + channel wait).
+    /// Reads one line; returns its latency (the idle latency, or the row's
+    /// case with banks, plus the waits).
     pub fn read(&mut self, addr: u64, now: Ps, agent: Agent) -> Ps {
         match agent {
             Agent::Core => self.counters.bytes_read_core += LINE_BYTES,
             Agent::Device => self.counters.bytes_read_device += LINE_BYTES,
             Agent::Engine => self.counters.bytes_read_engine += LINE_BYTES,
         }
-        self.idle_latency_ps + self.occupy(addr, now)
+        self.occupy(addr, now, false)
     }
 
     /// Writes one line; returns the time until it is in DRAM, measured like a read.
@@ -147,7 +181,12 @@ impl Dram {
             Agent::Device => self.counters.bytes_written_device += LINE_BYTES,
             Agent::Engine => self.counters.bytes_written_engine += LINE_BYTES,
         }
-        self.idle_latency_ps + self.occupy(addr, now)
+        self.occupy(addr, now, true)
+    }
+
+    /// Row hits, misses and conflicts (zero with `model = channel`).
+    pub fn bank_counters(&self) -> BankCounters {
+        self.banks.as_ref().map(|(b, _)| *b.counters()).unwrap_or_default()
     }
 
     /// The time every channel has finished the transfers booked so far.
@@ -175,6 +214,11 @@ impl Dram {
             "bytes_written_engine": c.bytes_written_engine,
             "queue_wait_ps": c.queue_wait_ps,
             "busy_ps": self.busy_ps(),
+            "row_hits": self.bank_counters().row_hits,
+            "row_misses": self.bank_counters().row_misses,
+            "row_conflicts": self.bank_counters().row_conflicts,
+            "activates": self.bank_counters().activates,
+            "refresh_wait_ps": self.bank_counters().refresh_wait_ps,
         })
     }
 }
@@ -195,10 +239,21 @@ impl HasStats for Dram {
         s.add("bytes_written_engine", c.bytes_written_engine as f64, "Byte", "Bytes written to DRAM: write-backs of lines the copy engine wrote");
         s.add("queue_wait_ps", c.queue_wait_ps as f64, "Picosecond", "Summed time requests waited for a busy channel");
         s.add("busy_ps", self.busy_ps() as f64, "Picosecond", "Summed time channels spent transferring lines");
+        if self.banks.is_some() {
+            let b = self.bank_counters();
+            s.add("row_hits", b.row_hits as f64, "Count", "Requests whose row was open in its bank");
+            s.add("row_misses", b.row_misses as f64, "Count", "Requests to a precharged bank (first use, or after a refresh): activate");
+            s.add("row_conflicts", b.row_conflicts as f64, "Count", "Requests whose bank had another row open: precharge and activate");
+            s.add("activates", b.activates as f64, "Count", "ACTIVATE commands");
+            s.add("refresh_wait_ps", b.refresh_wait_ps as f64, "Picosecond", "Summed time requests waited for a refresh to end");
+        }
     }
 
     fn reset_stats(&mut self) {
         self.counters = DramCounters::default();
+        if let Some((b, _)) = &mut self.banks {
+            b.reset_stats();
+        }
         for c in &mut self.channels {
             c.busy_ps = 0;
         }
@@ -210,7 +265,7 @@ mod tests {
     use super::*;
 
     fn dram(channels: u32, bw: u64) -> Dram {
-        Dram::new(&DramConfig { channels, channel_bandwidth_bytes_per_s: bw, idle_latency_ps: 80_000 })
+        Dram::new(&DramConfig::flat(channels, bw, 80_000))
     }
 
     #[test]

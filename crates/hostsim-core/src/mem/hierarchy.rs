@@ -411,7 +411,7 @@ pub(super) mod tests {
             l1d: CacheConfig { size_bytes: 1024, ways: 4, latency_cycles: 2, mshrs: 4 },
             l2: CacheConfig { size_bytes: 4096, ways: 4, latency_cycles: 10, mshrs: 8 },
             llc: LlcConfig { size_bytes: 16384, ways: 8, latency_cycles: 30, inclusion, dca: DcaConfig { enabled: true, ways: 2 } },
-            dram: DramConfig { channels: 1, channel_bandwidth_bytes_per_s: 64_000_000_000, idle_latency_ps: 50_000 },
+            dram: DramConfig::flat(1, 64_000_000_000, 50_000),
             transfer_cycles: 60,
         }
     }

@@ -13,8 +13,10 @@
 //! (channels and queueing), `config` (parameters and presets), `stats`
 //! (reporting). Read params.md §3–§5 for where the numbers come from.
 
+mod banks;
 pub mod cache;
 pub mod config;
+pub mod ddr;
 mod dca;
 pub mod dram;
 mod filter;
@@ -23,5 +25,6 @@ mod stats;
 
 pub use cache::{lines, Cache, LINE_BYTES};
 pub use config::{CacheConfig, DcaConfig, DramConfig, Inclusion, LlcConfig, MemConfig};
+pub use ddr::{AddressMap, DdrTiming, DramModel};
 pub use dram::{Agent, Dram, DramCounters};
 pub use hierarchy::{Access, Level, LevelCounters, MemCounters, MemSystem, Traffic};

@@ -80,7 +80,7 @@ pub struct NicMemory {
 
 impl NicMemory {
     pub fn new(cfg: &NicMemoryConfig) -> NicMemory {
-        let dram = Dram::new(&DramConfig { channels: cfg.channels, channel_bandwidth_bytes_per_s: cfg.channel_bandwidth_bytes_per_s, idle_latency_ps: cfg.idle_latency_ps });
+        let dram = Dram::new(&DramConfig::flat(cfg.channels, cfg.channel_bandwidth_bytes_per_s, cfg.idle_latency_ps));
         NicMemory { bytes: cfg.bytes, dram, clipped_bytes: 0 }
     }
 

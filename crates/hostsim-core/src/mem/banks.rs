@@ -1,0 +1,409 @@
+//! Banks, rows and DDR timing behind each channel's data bus.
+//!
+//! A line is placed by the address map ([`ddr::place`](super::ddr::place))
+//! on a channel, rank, bank and row. Each bank keeps its row open after an
+//! access (open-page policy), so a request finds one of three cases:
+//! * **row hit**: the row is open; READ/WRITE at once;
+//! * **row miss**: the bank is precharged (never used, or closed by a
+//!   refresh); ACTIVATE, wait tRCD, then READ/WRITE;
+//! * **row conflict**: another row is open; PRECHARGE (not before tRAS
+//!   after its ACTIVATE, tRTP after its last read, tWR after its last
+//!   write data), wait tRP, ACTIVATE, wait tRCD, then READ/WRITE.
+//!
+//! The data follow the column command by CL (reads) or CWL (writes) and
+//! occupy the channel's data bus for one burst (64 B / channel bandwidth,
+//! tCCD_S). Shared resources are [`Timeline`]s booked into gaps, as the
+//! data bus always was: column commands of one bank group are tCCD_L apart;
+//! ACTIVATEs of one rank are max(tRRD, tFAW / 4) apart (the four-activate
+//! window as an even spacing); the data bus carries one burst at a time.
+//! A request's start is moved until all of them fit at once. Every rank is
+//! refreshed for tRFC every tREFI, the ranks staggered evenly over the
+//! interval (none at time 0); a command cannot start inside a refresh, and a refresh closes
+//! the rank's rows.
+//!
+//! Latency: the unloaded latency of a row conflict (precharge, activate,
+//! read, one burst) is the configured idle latency, which is what a random
+//! pointer chase over a large buffer measures; what remains of it after the
+//! DRAM timing is the controller and interconnect, a fixed part every
+//! request pays. So a row hit costs tRP + tRCD less than the idle latency.
+//!
+//! Simplified, as the model stands:
+//! * no scheduler: requests are served in the order they are booked
+//!   (first come, first served into the gaps), not FR-FCFS, which would
+//!   let a row hit that arrives later pass a queued conflict;
+//! * a bank's open row and its precharge/activate readiness are those of
+//!   the request booked last, so a request booked at an earlier simulated
+//!   time than one already booked to the same bank sees that one's row;
+//! * no read/write bus turnaround (tWTR, tRTW) and no rank-to-rank switch;
+//!   tRRD_L is not separate from tRRD;
+//! * refresh is all-bank (REFab) at fixed times, never postponed.
+
+use crate::engine::time::Ps;
+use crate::engine::timeline::Timeline;
+
+use super::ddr::{place, AddressMap, DdrTiming};
+
+/// No row open.
+const CLOSED: u64 = u64::MAX;
+/// Fits tried before a request goes after everything booked.
+const MAX_TRIES: u32 = 32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowCase {
+    Hit,
+    Miss,
+    Conflict,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Bank {
+    open_row: u64,
+    /// Refresh epoch of the last access (a later refresh closed the row).
+    epoch: u64,
+    /// Earliest column command to the open row (ACTIVATE + tRCD).
+    cas_ok: Ps,
+    /// Earliest PRECHARGE.
+    pre_ok: Ps,
+}
+
+impl Default for Bank {
+    fn default() -> Self {
+        Bank { open_row: CLOSED, epoch: 0, cas_ok: 0, pre_ok: 0 }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BankCounters {
+    pub row_hits: u64,
+    pub row_misses: u64,
+    pub row_conflicts: u64,
+    pub activates: u64,
+    /// Summed time requests waited for a refresh to end (ps).
+    pub refresh_wait_ps: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Banks {
+    map: AddressMap,
+    channels: u64,
+    ranks: u64,
+    banks: u64,
+    groups: u64,
+    row_lines: u64,
+    t: DdrTiming,
+    act_slot: Ps,
+    bank: Vec<Bank>,
+    /// Column commands per (channel, rank, bank group).
+    group_cas: Vec<Timeline>,
+    /// ACTIVATEs per (channel, rank).
+    rank_act: Vec<Timeline>,
+    counters: BankCounters,
+}
+
+impl Banks {
+    /// From a validated config.
+    pub fn new(
+        map: AddressMap,
+        channels: u32,
+        ranks: u32,
+        bank_groups: u32,
+        banks_per_group: u32,
+        row_bytes: u32,
+        t: &DdrTiming,
+    ) -> Banks {
+        let (channels, ranks, groups) = (channels as u64, ranks as u64, bank_groups as u64);
+        let banks = groups * banks_per_group as u64;
+        let ranks_total = (channels * ranks) as usize;
+        Banks {
+            map,
+            channels,
+            ranks,
+            banks,
+            groups,
+            row_lines: (row_bytes as u64 / super::cache::LINE_BYTES).max(1),
+            t: t.clone(),
+            act_slot: t.t_rrd_ps.max(t.t_faw_ps.div_ceil(4)),
+            bank: vec![Bank::default(); ranks_total * banks as usize],
+            group_cas: vec![Timeline::new(); ranks_total * groups as usize],
+            rank_act: vec![Timeline::new(); ranks_total],
+            counters: BankCounters::default(),
+        }
+    }
+
+    /// DRAM timing of a row conflict up to its data (tRP + tRCD + CL).
+    pub fn conflict_ps(&self) -> Ps {
+        self.t.t_rp_ps + self.t.t_rcd_ps + self.t.t_cl_ps
+    }
+
+    /// `t` moved past a refresh of rank `ri` if it falls inside one, and
+    /// the refresh epoch it is in (refreshes started so far).
+    #[inline]
+    fn refresh(&self, ri: u64, t: Ps) -> (Ps, u64) {
+        let (refi, rfc) = (self.t.t_refi_ps, self.t.t_rfc_ps);
+        if rfc == 0 {
+            return (t, 0);
+        }
+        let offset = (2 * ri + 1) * refi / (2 * self.channels * self.ranks);
+        if t < offset {
+            return (t, 0);
+        }
+        let x = t - offset;
+        let phase = x % refi;
+        let epoch = x / refi + 1;
+        if phase < rfc {
+            (t + rfc - phase, epoch)
+        } else {
+            (t, epoch)
+        }
+    }
+
+    /// Serves one line at `now` whose burst takes `burst` ps on the data
+    /// bus `bus` of its channel; books every resource it uses. Returns the
+    /// end of its data on the bus and the time it waited beyond its
+    /// unloaded case (ps).
+    pub fn access(&mut self, line: u64, now: Ps, write: bool, bus: &mut Timeline, burst: Ps) -> (Ps, Ps) {
+        let p = place(line, self.map, self.channels, self.ranks, self.banks, self.row_lines);
+        let ri = p.channel as u64 * self.ranks + p.rank as u64;
+        let bi = (ri * self.banks) as usize + p.bank;
+        let gi = (ri * self.groups + p.bank as u64 % self.groups) as usize;
+        let t = &self.t;
+        let cas_to_data = if write { t.t_cwl_ps } else { t.t_cl_ps };
+        let b = self.bank[bi];
+        let (ri_us, act_slot, ccd) = (ri as usize, self.act_slot, t.t_ccd_l_ps);
+
+        let (refreshed, _) = self.refresh(ri, now);
+        self.counters.refresh_wait_ps += refreshed - now;
+        let mut s = refreshed;
+        let mut tries = 0;
+        let (case, pre, rcd, epoch) = loop {
+            tries += 1;
+            let (s2, epoch) = self.refresh(ri, s);
+            s = s2;
+            let case = if b.open_row == CLOSED || b.epoch != epoch {
+                RowCase::Miss
+            } else if b.open_row == p.row {
+                RowCase::Hit
+            } else {
+                RowCase::Conflict
+            };
+            let pre = if case == RowCase::Conflict { t.t_rp_ps } else { 0 };
+            let rcd = if case == RowCase::Hit { 0 } else { t.t_rcd_ps };
+            if tries > MAX_TRIES {
+                // A long backlog with many small gaps: after everything
+                // booked so far, where every resource is free.
+                let ready = (self.rank_act[ri_us].idle_from().saturating_sub(pre))
+                    .max(self.group_cas[gi].idle_from().saturating_sub(pre + rcd))
+                    .max(bus.idle_from().saturating_sub(pre + rcd + cas_to_data));
+                if s < ready {
+                    s = ready;
+                    continue;
+                }
+                break (case, pre, rcd, epoch);
+            }
+            let bank_ready = match case {
+                RowCase::Hit => b.cas_ok,
+                RowCase::Conflict => b.pre_ok,
+                RowCase::Miss => 0,
+            };
+            if s < bank_ready {
+                s = bank_ready;
+                continue;
+            }
+            if case != RowCase::Hit {
+                let a = self.rank_act[ri_us].fit(s + pre, act_slot);
+                if a > s + pre {
+                    s = a - pre;
+                    continue;
+                }
+            }
+            let c = s + pre + rcd;
+            let c2 = self.group_cas[gi].fit(c, ccd);
+            if c2 > c {
+                s += c2 - c;
+                continue;
+            }
+            let d0 = c + cas_to_data;
+            let d = bus.fit(d0, burst);
+            if d > d0 {
+                s += d - d0;
+                continue;
+            }
+            break (case, pre, rcd, epoch);
+        };
+
+        let act = s + pre;
+        let c = act + rcd;
+        if case != RowCase::Hit {
+            self.rank_act[ri_us].advance(now);
+            self.rank_act[ri_us].book(act, act_slot);
+            self.counters.activates += 1;
+        }
+        self.group_cas[gi].advance(now);
+        let c = self.group_cas[gi].book(c, ccd);
+        bus.advance(now);
+        let d = bus.book(c + cas_to_data, burst);
+        let end = d + burst;
+
+        let b = &mut self.bank[bi];
+        if case != RowCase::Hit {
+            b.cas_ok = act + t.t_rcd_ps;
+            b.pre_ok = act + t.t_ras_ps;
+        }
+        let free = if write { end + t.t_wr_ps } else { c + t.t_rtp_ps };
+        b.pre_ok = b.pre_ok.max(free);
+        b.open_row = p.row;
+        b.epoch = epoch;
+        match case {
+            RowCase::Hit => self.counters.row_hits += 1,
+            RowCase::Miss => self.counters.row_misses += 1,
+            RowCase::Conflict => self.counters.row_conflicts += 1,
+        }
+        (end, d - (now + pre + rcd + cas_to_data))
+    }
+
+    pub fn counters(&self) -> &BankCounters {
+        &self.counters
+    }
+
+    pub fn reset_stats(&mut self) {
+        self.counters = BankCounters::default();
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::time::Ps;
+    use crate::mem::config::{DramConfig, MemConfig};
+    use crate::mem::ddr::AddressMap;
+    use crate::mem::dram::{Agent, Dram};
+
+    /// altra's DDR4-2400 on one channel whose burst is exactly 1 ns (64 GB/s),
+    /// one rank, no refresh unless asked.
+    fn cfg(refresh: bool) -> DramConfig {
+        let mut c = DramConfig { channels: 1, ranks: 1, channel_bandwidth_bytes_per_s: 64_000_000_000, ..MemConfig::altra().dram };
+        if !refresh {
+            c.timing.t_rfc_ps = 0;
+        }
+        c
+    }
+
+    /// Lines apart that share a bank but not a row (RoRaBaCoCh, one rank).
+    const ROW: u64 = 8192 * 16;
+
+    #[test]
+    fn an_idle_request_pays_its_rows_case() {
+        let c = cfg(false);
+        let (idle, t) = (c.idle_latency_ps, c.timing.clone());
+        let mut d = Dram::new(&c);
+        assert_eq!(d.read(0, 1_000_000, Agent::Core), idle - t.t_rp_ps, "a precharged bank: activate, read");
+        assert_eq!(d.read(64, 2_000_000, Agent::Core), idle - t.t_rp_ps - t.t_rcd_ps, "the open row: read");
+        assert_eq!(d.read(ROW, 3_000_000, Agent::Core), idle, "another row: precharge, activate, read");
+        let b = d.bank_counters();
+        assert_eq!((b.row_misses, b.row_hits, b.row_conflicts, b.activates), (1, 1, 1, 2));
+    }
+
+    #[test]
+    fn a_stream_hits_open_rows_and_random_lines_conflict() {
+        let mut d = Dram::new(&cfg(true));
+        for i in 0..20_000u64 {
+            d.read(i * 64, i * 5_000, Agent::Core);
+        }
+        let b = d.bank_counters();
+        assert!(b.row_hits as f64 > 0.98 * 20_000.0, "{b:?}");
+        // Random lines over 1 GiB: almost every request finds another row open.
+        let mut d = Dram::new(&cfg(true));
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for i in 0..20_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            d.read((x % (1 << 30)) & !63, i * 50_000, Agent::Core);
+        }
+        // The rest are misses: each refresh closed the rows.
+        let b = d.bank_counters();
+        assert!(b.row_conflicts as f64 > 0.85 * 20_000.0, "{b:?}");
+        assert!(b.row_hits < 100, "{b:?}");
+        assert_eq!(b.activates, 20_000 - b.row_hits);
+    }
+
+    #[test]
+    fn a_conflict_waits_for_tras_and_write_recovery() {
+        let c = cfg(false);
+        let (idle, t) = (c.idle_latency_ps, c.timing.clone());
+        let mut d = Dram::new(&c);
+        let miss = d.read(0, 0, Agent::Core);
+        assert_eq!(miss, idle - t.t_rp_ps);
+        // ACTIVATE at 0: the precharge for another row waits for tRAS.
+        assert_eq!(d.read(ROW, 0, Agent::Core), t.t_ras_ps + idle);
+        // A write to the open row at 1 µs, then a conflict: precharge after
+        // the write's data and tWR.
+        let w = d.write(ROW + 64, 1_000_000, Agent::Device);
+        let data_end = 1_000_000 + t.t_cwl_ps + 1_000;
+        assert_eq!(w, t.t_cwl_ps + 1_000 + (idle - t.t_rp_ps - t.t_rcd_ps - t.t_cl_ps - 1_000));
+        assert_eq!(d.read(0, 1_000_000, Agent::Core), data_end + t.t_wr_ps - 1_000_000 + idle);
+    }
+
+    #[test]
+    fn refresh_blocks_its_rank_and_closes_rows() {
+        let c = cfg(true);
+        let (idle, t) = (c.idle_latency_ps, c.timing.clone());
+        let mut d = Dram::new(&c);
+        // One rank on one channel: refreshes start at tREFI / 2 + k × tREFI.
+        let first = t.t_refi_ps / 2;
+        d.read(0, 0, Agent::Core);
+        assert_eq!(d.read(64, first - 100_000, Agent::Core), idle - t.t_rp_ps - t.t_rcd_ps, "open row before the refresh");
+        let inside = first + 100_000;
+        let waited = first + t.t_rfc_ps - inside;
+        assert_eq!(d.read(128, inside, Agent::Core), waited + idle - t.t_rp_ps, "after it: the row was closed");
+        assert_eq!(d.bank_counters().refresh_wait_ps, waited);
+    }
+
+    #[test]
+    fn banks_overlap_where_one_bank_serialises() {
+        // 64 conflicts in one bank vs spread over 16 banks, all at time 0.
+        let run = |stride: u64| -> Ps {
+            let mut d = Dram::new(&cfg(false));
+            for i in 0..64u64 {
+                d.read(i * stride, 0, Agent::Core);
+            }
+            d.drained_at()
+        };
+        let one_bank = run(ROW);
+        let many = run(ROW + 8192);
+        let t = cfg(false).timing;
+        assert!(one_bank >= 63 * (t.t_ras_ps.max(t.t_rcd_ps + t.t_rtp_ps) + t.t_rp_ps), "{one_bank}");
+        assert!(many * 4 < one_bank, "{many} vs {one_bank}");
+    }
+
+    #[test]
+    fn a_request_booked_ahead_does_not_delay_an_earlier_one_in_another_bank() {
+        let c = cfg(false);
+        let mut d = Dram::new(&c);
+        for i in 0..10 {
+            d.read(i * 64, 500_000, Agent::Core);
+        }
+        let bank1 = 8192;
+        assert_eq!(d.read(bank1, 0, Agent::Device), c.idle_latency_ps - c.timing.t_rp_ps);
+    }
+
+    #[test]
+    fn the_address_map_decides_which_constraint_binds() {
+        // A stream all at time 0: one bank group per channel under RoRaBaCoCh
+        // (tCCD_L apart), every bank group in turn under RoCoRaBaCh (the bus:
+        // four 3.33 ns bursts are longer than tCCD_L).
+        let run = |map| {
+            let c = DramConfig { address_map: map, channel_bandwidth_bytes_per_s: 19_200_000_000, ..cfg(false) };
+            let mut d = Dram::new(&c);
+            for i in 0..1000u64 {
+                d.read(i * 64, 0, Agent::Core);
+            }
+            d.drained_at()
+        };
+        let t = cfg(false).timing;
+        let ccd = run(AddressMap::RoRaBaCoCh);
+        let bus = run(AddressMap::RoCoRaBaCh);
+        assert!(ccd >= 999 * t.t_ccd_l_ps && ccd < 999 * t.t_ccd_l_ps + 200_000, "{ccd}");
+        assert!(bus >= 3_333_333 && bus < 3_333_333 + 200_000, "{bus}");
+    }
+}
