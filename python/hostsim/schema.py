@@ -21,6 +21,15 @@ class Address(RootModel[Literal["host", "stations"]]):
     ]
 
 
+class AddressMap(RootModel[Literal["RoRaBaCoCh", "RoCoRaBaCh"]]):
+    root: Annotated[
+        Literal["RoRaBaCoCh", "RoCoRaBaCh"],
+        Field(
+            description="How a line address is split, most significant field first (gem5's\n`AddrMap` names): Ro(w), Ra(nk), Ba(nk), Co(lumn), Ch(annel). The\nchannel is always the lowest field, so consecutive lines go to\nconsecutive channels."
+        ),
+    ]
+
+
 class Binding(BaseModel):
     """
     One queue pair served by one core.
@@ -273,33 +282,107 @@ class DcaConfig(BaseModel):
     ]
 
 
-class DramConfig(BaseModel):
+class DdrTiming(BaseModel):
+    """
+    JEDEC timing of one speed grade (ps). The data burst of a line (tBURST,
+    tCCD_S) is not here: it is 64 B / the channel's bandwidth.
+    """
+
     model_config = ConfigDict(
         extra="forbid",
     )
-    channel_bandwidth_bytes_per_s: Annotated[
+    t_ccd_l_ps: Annotated[
         int,
         Field(
-            description="Peak bandwidth of one channel (bytes per second).",
+            description="Column command to column command in the same bank group (tCCD_L).",
             ge=0,
             le=18446744073709551615,
         ),
     ]
-    channels: Annotated[
+    t_cl_ps: Annotated[
         int,
         Field(
-            description="Independent channels; consecutive 64 B lines go to consecutive channels.",
-            ge=0,
-            le=4294967295,
-        ),
-    ]
-    idle_latency_ps: Annotated[
-        int,
-        Field(
-            description="Unloaded load-to-use latency (ps); queueing for a busy channel adds to it.",
+            description="READ to its first data (CAS latency, CL).",
             ge=0,
             le=18446744073709551615,
         ),
+    ]
+    t_cwl_ps: Annotated[
+        int,
+        Field(
+            description="WRITE to its first data (CWL).", ge=0, le=18446744073709551615
+        ),
+    ]
+    t_faw_ps: Annotated[
+        int,
+        Field(
+            description="Window in which a rank takes at most four ACTIVATEs (tFAW).",
+            ge=0,
+            le=18446744073709551615,
+        ),
+    ]
+    t_ras_ps: Annotated[
+        int,
+        Field(
+            description="ACTIVATE to PRECHARGE of one bank (tRAS).",
+            ge=0,
+            le=18446744073709551615,
+        ),
+    ]
+    t_rcd_ps: Annotated[
+        int,
+        Field(
+            description="ACTIVATE to READ/WRITE (tRCD).", ge=0, le=18446744073709551615
+        ),
+    ]
+    t_refi_ps: Annotated[
+        int,
+        Field(
+            description="Interval between refreshes of one rank (tREFI).",
+            ge=0,
+            le=18446744073709551615,
+        ),
+    ]
+    t_rfc_ps: Annotated[
+        int,
+        Field(
+            description="Duration of an all-bank refresh (tRFC); 0 turns refresh off.",
+            ge=0,
+            le=18446744073709551615,
+        ),
+    ]
+    t_rp_ps: Annotated[
+        int,
+        Field(
+            description="PRECHARGE to ACTIVATE (tRP).", ge=0, le=18446744073709551615
+        ),
+    ]
+    t_rrd_ps: Annotated[
+        int,
+        Field(
+            description="ACTIVATE to ACTIVATE in one rank (tRRD_S).",
+            ge=0,
+            le=18446744073709551615,
+        ),
+    ]
+    t_rtp_ps: Annotated[
+        int,
+        Field(description="READ to PRECHARGE (tRTP).", ge=0, le=18446744073709551615),
+    ]
+    t_wr_ps: Annotated[
+        int,
+        Field(
+            description="End of write data to PRECHARGE (write recovery, tWR).",
+            ge=0,
+            le=18446744073709551615,
+        ),
+    ]
+
+
+class DramModel(RootModel[Literal["banks", "channel"]]):
+    root: Annotated[
+        Literal["banks", "channel"],
+        Field(description="Which DRAM model serves the lines."),
     ]
 
 
@@ -800,24 +883,6 @@ class LlcConfig(BaseModel):
         ),
     ]
     ways: Annotated[int, Field(ge=0, le=4294967295)]
-
-
-class MemConfig(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    dram: DramConfig
-    l1d: CacheConfig
-    l2: CacheConfig
-    llc: LlcConfig
-    transfer_cycles: Annotated[
-        int,
-        Field(
-            description="Latency of a load or store whose line must come from (or be taken\naway from) another core's private cache (core cycles).",
-            ge=0,
-            le=4294967295,
-        ),
-    ]
 
 
 class MempoolConfig(BaseModel):
@@ -1600,6 +1665,65 @@ class AppConfig(BaseModel):
     ] = 64
 
 
+class DramConfig(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    address_map: Annotated[
+        AddressMap,
+        Field(
+            description="How a line address is split into row, rank, bank, column and channel."
+        ),
+    ]
+    bank_groups: Annotated[
+        int,
+        Field(description="Bank groups per rank (1 for DDR3).", ge=0, le=4294967295),
+    ]
+    banks_per_group: Annotated[
+        int, Field(description="Banks per bank group.", ge=0, le=4294967295)
+    ]
+    channel_bandwidth_bytes_per_s: Annotated[
+        int,
+        Field(
+            description="Peak bandwidth of one channel (bytes per second).",
+            ge=0,
+            le=18446744073709551615,
+        ),
+    ]
+    channels: Annotated[
+        int,
+        Field(
+            description="Independent channels; consecutive 64 B lines go to consecutive channels.",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    idle_latency_ps: Annotated[
+        int,
+        Field(
+            description="Unloaded load-to-use latency (ps); queueing for a busy channel adds to\nit. With `model = banks` it is the latency of a row conflict, what a\nrandom pointer chase measures; a row hit costs tRP + tRCD less.",
+            ge=0,
+            le=18446744073709551615,
+        ),
+    ]
+    model: Annotated[
+        DramModel,
+        Field(
+            description="`banks`: ranks, banks and rows with DDR timing and refresh; `channel`:\neach channel one server of line transfers."
+        ),
+    ]
+    ranks: Annotated[int, Field(description="Ranks per channel.", ge=0, le=4294967295)]
+    row_bytes: Annotated[
+        int,
+        Field(
+            description="Row buffer of one rank (bytes): the device page × devices per rank.",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    timing: Annotated[DdrTiming, Field(description="DDR timing of the speed grade.")]
+
+
 class KernelConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -1754,6 +1878,24 @@ class McClientConfig(BaseModel):
         ZipfSizeConfig,
         Field(description="Value lengths of SETs (bytes).", validate_default=True),
     ] = {"max": 512, "min": 16, "skew": 1.0}
+
+
+class MemConfig(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    dram: DramConfig
+    l1d: CacheConfig
+    l2: CacheConfig
+    llc: LlcConfig
+    transfer_cycles: Annotated[
+        int,
+        Field(
+            description="Latency of a load or store whose line must come from (or be taken\naway from) another core's private cache (core cycles).",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
 
 
 class NicConfig(BaseModel):

@@ -301,9 +301,12 @@ def parse_bool(value: Any, field: str) -> bool:
 
 
 def parse_choice(value: Any, field: str, choices: Tuple[str, ...]) -> str:
-    """One of a fixed set of words, case-insensitive."""
-    if isinstance(value, str) and value.strip().lower() in choices:
-        return value.strip().lower()
+    """One of a fixed set of words, case-insensitive; returned as the set spells it."""
+    if isinstance(value, str):
+        word = value.strip().lower()
+        for c in choices:
+            if c.lower() == word:
+                return c
     raise ConfigError.invalid(field, value, "one of " + ", ".join(choices))
 
 

@@ -79,6 +79,25 @@ def test_bad_host_fields_are_named_before_the_core_sees_them(dotted, value, mess
         resolve(Config(app="testpmd").set(dotted, value))
 
 
+def test_dram_banks_fields_take_units_and_gem5_spellings():
+    c = Config(app="testpmd")
+    for k, v in {"host.mem.dram.timing.t_rcd": "20ns", "host.mem.dram.address_map": "rocorabach",
+                 "host.mem.dram.model": "Channel", "host.mem.dram.ranks": 1}.items():
+        c = c.set(k, v)
+    dram = resolve(c)["host"]["mem"]["dram"]
+    assert dram["timing"]["t_rcd_ps"] == 20_000
+    assert (dram["address_map"], dram["model"], dram["ranks"]) == ("RoCoRaBaCh", "channel", 1)
+    # The preset's grade: DDR4-2400 17-17-17 (17 clocks of 0.833 ns).
+    assert host_of(preset="altra")["mem"]["dram"]["timing"]["t_cl_ps"] == 14_167
+    with pytest.raises(ConfigError, match=r"^host\.mem\.dram\.address_map: invalid value 'RoBaCh' "
+                                          r"\(allowed: one of RoRaBaCoCh, RoCoRaBaCh\)"):
+        resolve(Config(app="testpmd").set("host.mem.dram.address_map", "RoBaCh"))
+    # An idle latency the timing cannot meet is the core's error, naming the field.
+    with pytest.raises(ConfigError, match=r"^host\.mem\.dram\.idle_latency_ps: invalid value .40000. "
+                                          r"\(allowed: >= 45834 ps"):
+        resolve(Config(app="testpmd").set("host.mem.dram.idle_latency", "40ns"))
+
+
 def test_xeon_6226r_has_a_host_model():
     host = host_of(preset="xeon-6226r-fpga")
     assert host == json.loads(_core.host_preset("xeon-6226r-fpga"))
