@@ -83,9 +83,18 @@ impl Timeline {
                 return ready;
             }
         }
+        let (i, t) = self.find(ready, dur);
+        self.insert(self.head + i, t, t + dur);
+        t
+    }
+
+    /// The first gap of `dur` at or after `ready`: its start, and the index
+    /// (from `head`) of the first live period after it.
+    #[inline]
+    fn find(&self, ready: Ps, dur: Ps) -> (usize, Ps) {
         // First period ending after `ready`: bookings land near the end, so
         // walk back a few periods before falling back to a binary search.
-        let live = &self.busy[head..];
+        let live = &self.busy[self.head..];
         let mut i = live.len();
         let mut steps = 0;
         while i > 0 && live[i - 1].1 > ready && steps < 16 {
@@ -103,27 +112,17 @@ impl Timeline {
             t = t.max(e);
             i += 1;
         }
-        self.insert(head + i, t, t + dur);
-        t
+        (i, t)
     }
 
     /// Where `book(ready, dur)` would start, without booking: lets a caller
     /// fit one request into several servers before it books any of them.
+    #[inline]
     pub fn fit(&self, ready: Ps, dur: Ps) -> Ps {
-        let live = &self.busy[self.head..];
-        if dur == 0 || live.last().is_none_or(|&(_, e)| ready >= e) {
+        if dur == 0 || self.busy[self.head..].last().is_none_or(|&(_, e)| ready >= e) {
             return ready;
         }
-        let mut i = live.partition_point(|&(_, end)| end <= ready);
-        let mut t = ready;
-        while let Some(&(s, e)) = live.get(i) {
-            if t + dur <= s {
-                break;
-            }
-            t = t.max(e);
-            i += 1;
-        }
-        t
+        self.find(ready, dur).1
     }
 
     /// Inserts [s, e) before absolute index `i`, merging with touching live neighbours.

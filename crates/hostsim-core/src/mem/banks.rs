@@ -41,7 +41,7 @@
 use crate::engine::time::Ps;
 use crate::engine::timeline::Timeline;
 
-use super::ddr::{place, AddressMap, DdrTiming};
+use super::ddr::{AddressMap, DdrTiming, Place};
 
 /// No row open.
 const CLOSED: u64 = u64::MAX;
@@ -97,7 +97,33 @@ pub struct Banks {
     group_cas: Vec<Timeline>,
     /// ACTIVATEs per (channel, rank).
     rank_act: Vec<Timeline>,
+    /// Per (channel, rank): the refresh window `t` fell in last time (its
+    /// start and epoch), so most lookups need no division.
+    refresh_at: Vec<(Ps, u64)>,
+    /// Shifts for the divisors that are powers of two (`NO_SHIFT` if not):
+    /// channels, row lines, banks, ranks.
+    shifts: [u32; 4],
     counters: BankCounters,
+}
+
+const NO_SHIFT: u32 = u32::MAX;
+
+/// `x / d` and `x % d`, by a shift when `d` is a power of two.
+#[inline(always)]
+fn divmod(x: u64, d: u64, shift: u32) -> (u64, u64) {
+    if shift != NO_SHIFT {
+        (x >> shift, x & (d - 1))
+    } else {
+        (x / d, x % d)
+    }
+}
+
+fn shift_of(d: u64) -> u32 {
+    if d.is_power_of_two() {
+        d.trailing_zeros()
+    } else {
+        NO_SHIFT
+    }
 }
 
 impl Banks {
@@ -114,18 +140,21 @@ impl Banks {
         let (channels, ranks, groups) = (channels as u64, ranks as u64, bank_groups as u64);
         let banks = groups * banks_per_group as u64;
         let ranks_total = (channels * ranks) as usize;
+        let row_lines = (row_bytes as u64 / super::cache::LINE_BYTES).max(1);
         Banks {
             map,
             channels,
             ranks,
             banks,
             groups,
-            row_lines: (row_bytes as u64 / super::cache::LINE_BYTES).max(1),
+            row_lines,
             t: t.clone(),
             act_slot: t.t_rrd_ps.max(t.t_faw_ps.div_ceil(4)),
             bank: vec![Bank::default(); ranks_total * banks as usize],
             group_cas: vec![Timeline::new(); ranks_total * groups as usize],
             rank_act: vec![Timeline::new(); ranks_total],
+            refresh_at: vec![(Ps::MAX, 0); ranks_total],
+            shifts: [shift_of(channels), shift_of(row_lines), shift_of(banks), shift_of(ranks)],
             counters: BankCounters::default(),
         }
     }
@@ -138,18 +167,22 @@ impl Banks {
     /// `t` moved past a refresh of rank `ri` if it falls inside one, and
     /// the refresh epoch it is in (refreshes started so far).
     #[inline]
-    fn refresh(&self, ri: u64, t: Ps) -> (Ps, u64) {
+    fn refresh(&mut self, ri: usize, t: Ps) -> (Ps, u64) {
         let (refi, rfc) = (self.t.t_refi_ps, self.t.t_rfc_ps);
         if rfc == 0 {
             return (t, 0);
         }
-        let offset = (2 * ri + 1) * refi / (2 * self.channels * self.ranks);
-        if t < offset {
-            return (t, 0);
+        let (mut start, mut epoch) = self.refresh_at[ri];
+        if !(t >= start && t - start < refi) {
+            let offset = (2 * ri as u64 + 1) * refi / (2 * self.channels * self.ranks);
+            if t < offset {
+                return (t, 0);
+            }
+            let k = (t - offset) / refi;
+            (start, epoch) = (offset + k * refi, k + 1);
+            self.refresh_at[ri] = (start, epoch);
         }
-        let x = t - offset;
-        let phase = x % refi;
-        let epoch = x / refi + 1;
+        let phase = t - start;
         if phase < rfc {
             (t + rfc - phase, epoch)
         } else {
@@ -157,27 +190,51 @@ impl Banks {
         }
     }
 
+    /// [`ddr::place`](super::ddr::place) with shifts where it can.
+    #[inline]
+    fn place(&self, line: u64) -> Place {
+        let [sc, sl, sb, sr] = self.shifts;
+        let (mut r, channel) = divmod(line, self.channels, sc);
+        let (rank, bank);
+        match self.map {
+            AddressMap::RoRaBaCoCh => {
+                r = divmod(r, self.row_lines, sl).0;
+                let (q, b) = divmod(r, self.banks, sb);
+                let (q, k) = divmod(q, self.ranks, sr);
+                (bank, rank, r) = (b, k, q);
+            }
+            AddressMap::RoCoRaBaCh => {
+                let (q, b) = divmod(r, self.banks, sb);
+                let (q, k) = divmod(q, self.ranks, sr);
+                (bank, rank, r) = (b, k, divmod(q, self.row_lines, sl).0);
+            }
+        }
+        Place { channel: channel as usize, rank: rank as usize, bank: bank as usize, row: r }
+    }
+
     /// Serves one line at `now` whose burst takes `burst` ps on the data
     /// bus `bus` of its channel; books every resource it uses. Returns the
     /// end of its data on the bus and the time it waited beyond its
     /// unloaded case (ps).
     pub fn access(&mut self, line: u64, now: Ps, write: bool, bus: &mut Timeline, burst: Ps) -> (Ps, Ps) {
-        let p = place(line, self.map, self.channels, self.ranks, self.banks, self.row_lines);
-        let ri = p.channel as u64 * self.ranks + p.rank as u64;
+        let p = self.place(line);
+        let ri_us = p.channel * self.ranks as usize + p.rank;
+        let ri = ri_us as u64;
         let bi = (ri * self.banks) as usize + p.bank;
         let gi = (ri * self.groups + p.bank as u64 % self.groups) as usize;
         let t = &self.t;
+        let (t_rp, t_rcd, t_ras, t_rtp, t_wr, ccd) = (t.t_rp_ps, t.t_rcd_ps, t.t_ras_ps, t.t_rtp_ps, t.t_wr_ps, t.t_ccd_l_ps);
         let cas_to_data = if write { t.t_cwl_ps } else { t.t_cl_ps };
         let b = self.bank[bi];
-        let (ri_us, act_slot, ccd) = (ri as usize, self.act_slot, t.t_ccd_l_ps);
+        let act_slot = self.act_slot;
 
-        let (refreshed, _) = self.refresh(ri, now);
+        let (refreshed, _) = self.refresh(ri_us, now);
         self.counters.refresh_wait_ps += refreshed - now;
         let mut s = refreshed;
         let mut tries = 0;
         let (case, pre, rcd, epoch) = loop {
             tries += 1;
-            let (s2, epoch) = self.refresh(ri, s);
+            let (s2, epoch) = self.refresh(ri_us, s);
             s = s2;
             let case = if b.open_row == CLOSED || b.epoch != epoch {
                 RowCase::Miss
@@ -186,8 +243,8 @@ impl Banks {
             } else {
                 RowCase::Conflict
             };
-            let pre = if case == RowCase::Conflict { t.t_rp_ps } else { 0 };
-            let rcd = if case == RowCase::Hit { 0 } else { t.t_rcd_ps };
+            let pre = if case == RowCase::Conflict { t_rp } else { 0 };
+            let rcd = if case == RowCase::Hit { 0 } else { t_rcd };
             if tries > MAX_TRIES {
                 // A long backlog with many small gaps: after everything
                 // booked so far, where every resource is free.
@@ -246,10 +303,10 @@ impl Banks {
 
         let b = &mut self.bank[bi];
         if case != RowCase::Hit {
-            b.cas_ok = act + t.t_rcd_ps;
-            b.pre_ok = act + t.t_ras_ps;
+            b.cas_ok = act + t_rcd;
+            b.pre_ok = act + t_ras;
         }
-        let free = if write { end + t.t_wr_ps } else { c + t.t_rtp_ps };
+        let free = if write { end + t_wr } else { c + t_rtp };
         b.pre_ok = b.pre_ok.max(free);
         b.open_row = p.row;
         b.epoch = epoch;
@@ -290,6 +347,25 @@ mod tests {
 
     /// Lines apart that share a bank but not a row (RoRaBaCoCh, one rank).
     const ROW: u64 = 8192 * 16;
+
+    #[test]
+    fn the_shifted_split_is_the_address_maps_split() {
+        use crate::mem::ddr::{place, DdrTiming};
+        for (channels, ranks, bg, bpg, row) in [(4, 2, 4, 4, 8192), (6, 2, 4, 4, 8192), (3, 3, 1, 8, 1024), (1, 1, 1, 1, 64)] {
+            for map in [AddressMap::RoRaBaCoCh, AddressMap::RoCoRaBaCh] {
+                let b = super::Banks::new(map, channels, ranks, bg, bpg, row, &DdrTiming::ddr4_2400());
+                let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+                for _ in 0..10_000 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let line = x >> 20;
+                    let want = place(line, map, channels as u64, ranks as u64, (bg * bpg) as u64, row as u64 / 64);
+                    assert_eq!(b.place(line), want, "line {line} {map:?} {channels} ch");
+                }
+            }
+        }
+    }
 
     #[test]
     fn an_idle_request_pays_its_rows_case() {
