@@ -1,7 +1,7 @@
 # The two commands of the README (and the other targets below):
 #   make demo   sets everything up and runs the main job (a bandwidth test)
 #   make test   sets everything up and runs every test (Rust and Python)
-.PHONY: setup demo test bench golden fuzz
+.PHONY: setup demo test bench peer golden fuzz
 
 setup:
 	scripts/setup
@@ -18,6 +18,12 @@ test: setup
 
 bench: setup
 	cargo bench -q -p hostsim-core --bench speed
+
+# The harness workload in hostsim and in ns-3 side by side (bench/peers/):
+# installs the `peer` extra (the ns3 package) first.
+peer: setup
+	.venv/bin/pip install -q "ns3==3.44.post0"
+	.venv/bin/python bench/peers/compare.py
 
 # A million inputs per cargo-fuzz target (nightly and cargo-fuzz; see fuzz/README.md).
 fuzz:
