@@ -151,8 +151,10 @@ impl Banks {
             t: t.clone(),
             act_slot: t.t_rrd_ps.max(t.t_faw_ps.div_ceil(4)),
             bank: vec![Bank::default(); ranks_total * banks as usize],
-            group_cas: vec![Timeline::new(); ranks_total * groups as usize],
-            rank_act: vec![Timeline::new(); ranks_total],
+            // Every booking of a timeline has the same length, so no gap
+            // shorter than it is ever used.
+            group_cas: vec![Timeline::with_min_gap(t.t_ccd_l_ps); ranks_total * groups as usize],
+            rank_act: vec![Timeline::with_min_gap(t.t_rrd_ps.max(t.t_faw_ps.div_ceil(4))); ranks_total],
             refresh_at: vec![(Ps::MAX, 0); ranks_total],
             shifts: [shift_of(channels), shift_of(row_lines), shift_of(banks), shift_of(ranks)],
             counters: BankCounters::default(),

@@ -99,7 +99,9 @@ impl Dram {
         assert!(cfg.channels >= 1 && bandwidth > 0, "invalid DRAM config");
         let num = LINE_BYTES as u128 * PS_PER_S as u128;
         Dram {
-            channels: vec![Channel::default(); cfg.channels as usize],
+            // A transfer lasts `num / bandwidth` ps rounded down or up: no
+            // shorter gap can take one.
+            channels: vec![Channel { busy: Timeline::with_min_gap((num / bandwidth as u128) as Ps), ..Channel::default() }; cfg.channels as usize],
             bandwidth,
             xfer_ps: (num / bandwidth as u128) as Ps,
             xfer_rem: (num % bandwidth as u128) as u64,
