@@ -34,3 +34,9 @@ def apps() -> str:
 def calibration_checks() -> str:
     """The public calibration checks (``hostsim validate``) as JSON: a list of
     ``{"area", "name", "unit", "reference", "simulated", "tolerance", "source", "pass"}``."""
+
+def pcie_nic_model(pcie_json: str, data_bytes: int) -> str:
+    """pcie-bench's 82599 + DPDK closed form for a PCIe config (``host.pcie`` as
+    JSON) and frames of ``data_bytes`` without FCS, as JSON:
+    ``{"published"|"described": {"up_bytes", "down_bytes", "pps"}}`` (link bytes
+    per packet each way, packets per second each way)."""

@@ -29,6 +29,7 @@ use crate::mem::config::{DramConfig, MemConfig};
 use crate::mem::ddr::{AddressMap, DramModel};
 use crate::mem::dram::{Agent, Dram};
 use crate::nic::rss::{toeplitz, MICROSOFT_KEY, VERIFICATION_VECTORS};
+use crate::pcie::nic_model;
 use crate::pcie::{effective_bandwidth, DmaOp, Kind, PcieConfig, PcieLink};
 
 /// One check: what was compared, the reference and the simulated value.
@@ -86,6 +87,14 @@ fn pcie_checks() -> Result<Vec<Check>> {
         let name = format!("{link} MPS {mps} {op:?} {bytes} B (closed form)");
         // The table rounds to 0.1 Gb/s.
         out.push(check("pcie", name, "Gb/s", reference, got, 0.051 / reference, "params.md §2c (pcie-bench mem_bw.py)"));
+    }
+    // pcie-bench's 82599 + DPDK model, both directions (params.md §2d).
+    for (frame, reference) in [(64u32, 20.65), (128, 30.91), (256, 40.50), (512, 45.93), (1024, 48.23), (1500, 48.86)] {
+        let cfg = PcieConfig::gen3_x8();
+        let data = frame - 4;
+        let got = nic_model::pmd_bidir_pps(&cfg, data, nic_model::Niantic::AsPublished) * data as f64 * 8.0 / 1e9;
+        let name = format!("gen3 x8 82599 + DPDK, RX and TX of {frame} B frames (closed form)");
+        out.push(check("pcie", name, "Gb/s", reference, got, 0.006, "params.md §2d (pcie-bench niantic.py, DPDK-style bidir)"));
     }
     // The timed link, writes back to back: payload over time against the closed form.
     for (link, bytes) in [("gen3 x8", 64u32), ("gen3 x8", 1500), ("gen2 x8", 64), ("gen2 x8", 1500)] {

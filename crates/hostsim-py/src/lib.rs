@@ -60,6 +60,26 @@ fn config_schema() -> String {
     hostsim_core::config::SimConfig::json_schema().to_string()
 }
 
+/// pcie-bench's 82599 + DPDK model (`pcie::nic_model`) for a PCIe config
+/// (JSON, as `host.pcie`) and frames of `data_bytes` without FCS: JSON with
+/// the link bytes per packet each way and the packet rate each way, as the
+/// model is published and as it is described.
+#[pyfunction]
+fn pcie_nic_model(pcie_json: &str, data_bytes: u32) -> PyResult<String> {
+    use hostsim_core::pcie::nic_model::{pmd_bidir_pps, pmd_bytes, Niantic};
+    let cfg: hostsim_core::pcie::PcieConfig =
+        serde_json::from_str(pcie_json).map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("pcie: {e}")))?;
+    let mut out = serde_json::Map::new();
+    for (name, how) in [("published", Niantic::AsPublished), ("described", Niantic::AsDescribed)] {
+        let (up, down) = pmd_bytes(&cfg, data_bytes, how);
+        out.insert(
+            name.into(),
+            serde_json::json!({"up_bytes": up, "down_bytes": down, "pps": pmd_bidir_pps(&cfg, data_bytes, how)}),
+        );
+    }
+    Ok(serde_json::Value::Object(out).to_string())
+}
+
 /// Names of the presets that have a host model.
 #[pyfunction]
 fn host_presets() -> Vec<&'static str> {
@@ -107,6 +127,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(apps, m)?)?;
     m.add_function(wrap_pyfunction!(config_schema, m)?)?;
     m.add_function(wrap_pyfunction!(calibration_checks, m)?)?;
+    m.add_function(wrap_pyfunction!(pcie_nic_model, m)?)?;
     m.add("__version__", hostsim_core::VERSION)?;
     Ok(())
 }

@@ -20,6 +20,7 @@
 
 pub mod config;
 pub mod link;
+pub mod nic_model;
 pub mod tlp;
 
 pub use config::PcieConfig;

@@ -67,15 +67,35 @@ pub fn raw_rate_bps(gen: u32, lanes: u32) -> f64 {
 /// * Gen3–6 x16, MPS 128 and 512: §2a does not list them; recovered from the
 ///   large-transfer write plateau of §2c (Gen5: 376.3 × 152/128 and 438.0 ×
 ///   536/512 over 504.12; Gen3 and Gen4 agree to 0.1 %).
-/// * Gen1 / Gen2: §2a x16 MPS 256 only (24.81/32, 55.51/64), used for every width and MPS.
+/// * Gen1 / Gen2 x4, x8 and x16, MPS 128/256/512: `Cfg.TLP_bw` of pcie-model's
+///   `model/pcie.py` (pcie-bench/pcie-model 40703cf), executed unchanged, the
+///   way §2a's cells were obtained; its x16 MPS 256 cells are §2a's 24.81 and
+///   55.51.
 ///
-/// Estimates: widths below x8 use the x8 values, MPS ≥ 1024 uses the MPS 512
-/// value, and Gen1–2 ignore MPS and width.
+/// Estimates: widths below x8 (x4 for Gen1–2) use the x8 (x4) values, and
+/// MPS ≥ 1024 uses the MPS 512 value.
 pub fn dllp_efficiency(gen: u32, lanes: u32, mps_bytes: u32) -> f64 {
     const GEN3_X8_RAW: f64 = 63.015_384_615;
+    // pcie.py TLP_bw (Gb/s) by width (x4, x8, x16) and MPS (128, 256, 512).
+    const GEN1: [[f64; 3]; 3] = [[6.226, 6.894, 7.148], [12.137, 13.566, 12.982], [21.250, 24.806, 25.963]];
+    const GEN2: [[f64; 3]; 3] = [[13.894, 14.444, 14.710], [27.578, 28.676, 28.180], [53.490, 55.508, 56.359]];
+    let by_mps = match mps_bytes {
+        0..=128 => 0,
+        129..=256 => 1,
+        _ => 2,
+    };
+    let by_width = match lanes {
+        0..=4 => 0,
+        5..=8 => 1,
+        _ => 2,
+    };
+    let old = |table: &[[f64; 3]; 3], gbps_per_lane: f64| {
+        let width = [4.0, 8.0, 16.0][by_width];
+        table[by_width][by_mps] / (gbps_per_lane * width)
+    };
     match gen {
-        1 => 24.81 / 32.0,
-        2 => 55.51 / 64.0,
+        1 => old(&GEN1, 2.0),
+        2 => old(&GEN2, 4.0),
         _ => {
             let (x8, x16) = match mps_bytes {
                 128 => (56.67 / GEN3_X8_RAW, 376.3 * 152.0 / 128.0 / 504.123),
