@@ -1,7 +1,7 @@
 # The two commands of the README (and the other targets below):
 #   make demo   sets everything up and runs the main job (a bandwidth test)
 #   make test   sets everything up and runs every test (Rust and Python)
-.PHONY: setup demo test bench peer golden fuzz
+.PHONY: setup demo test bench bench-core peer golden fuzz
 
 setup:
 	scripts/setup
@@ -16,7 +16,12 @@ test: setup
 	cargo test --release -q -p hostsim-core
 	.venv/bin/python -m pytest -q
 
+# The standard workloads' speed, peak RSS and MSB in one table (hostsim bench).
 bench: setup
+	.venv/bin/hostsim bench --rss
+
+# The core's own speed benchmark, without Python (crates/hostsim-core/benches/speed.rs).
+bench-core: setup
 	cargo bench -q -p hostsim-core --bench speed
 
 # The harness workload in hostsim and in ns-3 side by side (bench/peers/):

@@ -1,5 +1,5 @@
 """The ``hostsim`` command: ``run``, ``msb``, ``sweep``, ``query``, ``study``, ``report``, ``presets``,
-``inspect``, ``params``, ``validate``.
+``inspect``, ``params``, ``validate``, ``bench``.
 
 Configs come from, lowest precedence first: defaults, the preset
 (``--preset``), a config file (``--config``), the common flags (``--rate``,
@@ -166,6 +166,13 @@ def build_parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="run the public calibration checks and print simulated vs reference")
     val.add_argument("--json", metavar="FILE", help="also write the checks as JSON")
     val.set_defaults(func=cmd_validate)
+
+    ben = sub.add_parser("bench", help="the standard workloads' simulated packets per wall-clock second, peak RSS and MSB")
+    ben.add_argument("--only", action="append", metavar="TEXT", help="only workloads whose name contains TEXT (repeatable)")
+    ben.add_argument("--no-msb", action="store_true", help="skip the MSB searches (speed and RSS only)")
+    ben.add_argument("--rss", action="store_true", help="also TestPMD 64 B's peak RSS at 10 ms and 1 s simulated")
+    ben.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    ben.set_defaults(func=cmd_bench)
     return parser
 
 
@@ -376,6 +383,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from . import validate
 
     return validate.main(args.json)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from . import bench
+
+    return bench.main(args.only, not args.no_msb, args.rss, args.json)
 
 
 def cmd_params(args: argparse.Namespace) -> int:

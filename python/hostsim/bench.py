@@ -1,0 +1,115 @@
+"""``hostsim bench``: the standard workloads' speed in one table (issue 17).
+
+For each workload, one run of a fixed offered load and simulated time in a
+child process (so each has its own peak RSS), then optionally the MSB. The
+columns a fast mode would fill say ``n/a``: there is no fast mode yet, and
+the full model is the only one. ``--rss`` adds the memory check: TestPMD
+64 B's peak RSS after 10 ms and after 1 s of simulated time.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+#: The loads sit near each workload's MSB on its preset (see
+#: crates/hostsim-core/benches/speed.rs for where each comes from).
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    config: Dict[str, Any]
+    overrides: Dict[str, Any] = field(default_factory=dict)
+
+
+def _host(app: str, size: int, mpps: float, ms: int, **extra: Any) -> Dict[str, Any]:
+    cfg: Dict[str, Any] = {"app": app, "preset": "altra", "loadgen": {"size": size, "rate": f"{mpps}Mpps"},
+                           "sim": {"duration": f"{ms}ms"}}
+    cfg.update(extra)
+    return cfg
+
+
+WORKLOADS: List[Workload] = [
+    Workload("reflector harness 64 B, 50% line rate, 10 ns", {
+        "app": "reflector", "loadgen": {"size": 64, "rate": "50%"},
+        "reflector": {"service": "fixed", "service_time": "10ns"}, "sim": {"duration": "20ms"}}),
+    Workload("testpmd 64 B, 29 Mpps", _host("testpmd", 64, 29.0, 20)),
+    Workload("testpmd 1518 B, 8 Mpps", _host("testpmd", 1518, 8.0, 20)),
+    Workload("touchfwd 64 B, 20 Mpps", _host("touchfwd", 64, 20.0, 20)),
+    Workload("touchfwd 1518 B, 4 Mpps", _host("touchfwd", 1518, 4.0, 20)),
+    Workload("rxptx 1 us 64 B, 4 Mpps", _host("rxptx", 64, 4.0, 20), {"host.app.proc_time": "1us"}),
+    Workload("l2fwd 64 B, 4 cores, 40 Mpps", _host("l2fwd", 64, 40.0, 10),
+             {"host.cores": 4, "host.queues": 4, "loadgen.flows": 64}),
+    Workload("kernel udp-echo 64 B, 0.9 Mpps", _host("udp-echo", 64, 0.9, 200, stack="kernel")),
+    Workload("memcached pmd", _host("memcached", 64, 2.0, 20)),
+    Workload("memcached kernel", _host("memcached", 64, 0.3, 100, stack="kernel")),
+]
+
+_CHILD = r"""
+import json, resource, sys
+import hostsim
+cfg, overrides = json.loads(sys.argv[1])
+r = hostsim.simulate(cfg, overrides).to_dict()
+print(json.dumps({"packets": r["sim"]["packets"], "wall_s": r["sim"]["wall_s"],
+                  "pps": r["sim"]["packets_per_wall_s"], "simulated_s": r["sim"]["simulated_s"],
+                  "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def run_child(config: Dict[str, Any], overrides: Dict[str, Any]) -> Dict[str, Any]:
+    """One simulation in a child process: packets, wall time, packets/wall-s, peak RSS."""
+    proc = subprocess.run([sys.executable, "-c", _CHILD, json.dumps([config, overrides])],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "child failed")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def msb_pps(w: Workload) -> float:
+    import hostsim
+
+    cfg = json.loads(json.dumps(w.config))
+    cfg.get("loadgen", {}).pop("rate", None)
+    cfg.pop("sim", None)
+    return hostsim.msb(cfg, overrides=w.overrides).msb.pps
+
+
+def table(names: Optional[List[str]] = None, with_msb: bool = True, out=sys.stdout) -> List[Dict[str, Any]]:
+    rows = []
+    print(f"{'workload':<46} {'packets':>9} {'full pkts/wall-s':>17} {'fast pkts/wall-s':>17} "
+          f"{'peak RSS MiB':>12} {'full MSB Mpps':>13} {'fast MSB':>9} {'diff %':>7}", file=out)
+    for w in WORKLOADS:
+        if names and not any(n in w.name for n in names):
+            continue
+        s = run_child(w.config, w.overrides)
+        m = msb_pps(w) / 1e6 if with_msb else None
+        msb_text = f"{m:>13.3f}" if m is not None else f"{'-':>13}"
+        print(f"{w.name:<46} {s['packets']:>9} {s['pps']:>17,.0f} {'n/a':>17} {s['rss_mib']:>12.1f} "
+              f"{msb_text} {'n/a':>9} {'n/a':>7}", file=out, flush=True)
+        rows.append({"workload": w.name, **s, "msb_mpps": m})
+    return rows
+
+
+def rss_check(out=sys.stdout) -> Dict[str, float]:
+    """TestPMD 64 B at 29 Mpps: peak RSS after 10 ms and after 1 s simulated."""
+    got = {}
+    for label, dur in (("10ms", "10ms"), ("1s", "1s")):
+        cfg = _host("testpmd", 64, 29.0, 1)
+        cfg["sim"] = {"duration": dur}
+        got[label] = run_child(cfg, {})["rss_mib"]
+    ratio = got["1s"] / got["10ms"]
+    print(f"testpmd 64 B peak RSS: {got['10ms']:.1f} MiB at 10 ms, {got['1s']:.1f} MiB at 1 s simulated "
+          f"(ratio {ratio:.3f}; flat within 10 %: {'yes' if ratio <= 1.10 else 'no'})", file=out)
+    return got
+
+
+def main(names: Optional[List[str]], with_msb: bool, rss: bool, json_path: Optional[str]) -> int:
+    print("full model only: there is no fast mode yet (n/a columns)")
+    rows = table(names, with_msb)
+    extra = rss_check() if rss else None
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"rows": rows, "rss_mib": extra}, f, indent=1)
+    return 0

@@ -1,0 +1,28 @@
+"""`hostsim bench`: one row per workload with its speed and peak RSS; the
+fast-mode columns say n/a until a fast mode exists."""
+
+import json
+
+
+def test_bench_prints_a_row_per_chosen_workload(cli, tmp_path):
+    out = tmp_path / "bench.json"
+    proc = cli("bench", "--only", "testpmd 64", "--only", "reflector", "--no-msb", "--json", str(out), check=True)
+    lines = [l for l in proc.stdout.splitlines() if l.startswith(("testpmd 64", "reflector"))]
+    assert len(lines) == 2 and all("n/a" in l for l in lines)
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["workload"] for r in rows] == ["reflector harness 64 B, 50% line rate, 10 ns", "testpmd 64 B, 29 Mpps"]
+    for r in rows:
+        # The simulated packets are the frames the generator sent over the run.
+        assert r["packets"] > 100_000 and r["pps"] > 0 and r["wall_s"] > 0
+        assert abs(r["pps"] - r["packets"] / r["wall_s"]) < 1e-6 * r["pps"]
+        assert 10 < r["rss_mib"] < 4096
+        assert r["msb_mpps"] is None
+
+
+def test_bench_msb_column_is_the_bandwidth_test(cli, tmp_path):
+    import hostsim
+    from hostsim import bench
+
+    w = next(w for w in bench.WORKLOADS if w.name.startswith("reflector"))
+    assert abs(bench.msb_pps(w) - hostsim.msb({k: v for k, v in w.config.items() if k != "sim"}
+                                             | {"loadgen": {"size": 64}}).msb.pps) < 1.0
