@@ -26,3 +26,16 @@ def test_bench_msb_column_is_the_bandwidth_test(cli, tmp_path):
     w = next(w for w in bench.WORKLOADS if w.name.startswith("reflector"))
     assert abs(bench.msb_pps(w) - hostsim.msb({k: v for k, v in w.config.items() if k != "sim"}
                                              | {"loadgen": {"size": 64}}).msb.pps) < 1.0
+
+
+def test_peak_rss_is_the_childs_own():
+    # ru_maxrss survives execve; the column must not carry this process's peak over.
+    from hostsim import bench
+
+    ballast = bytearray(400 * 1024 * 1024)
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    w = next(w for w in bench.WORKLOADS if w.name.startswith("reflector"))
+    cfg = dict(w.config, sim={"duration": "1ms"})
+    rss = bench.run_child(cfg, {})["rss_mib"]
+    del ballast
+    assert 10 < rss < 300, rss
