@@ -16,7 +16,6 @@ sent and echoed, its wall time and simulated packets per wall-clock second
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -53,12 +52,10 @@ def run_ns3(pps: float, service: str, duration: str, delay: str) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rate-pps", type=float, default=74.4e6)
-    ap.add_argument("--service", default="10ns")
-    ap.add_argument("--duration", default="10ms")
-    ap.add_argument("--delay", default="1us")
-    a = ap.parse_args()
+    sys.path.insert(0, str(HERE))
+    from ns3_echo import workload_args  # imports no ns-3 until it runs
+
+    a = workload_args(__doc__).parse_args()
     parse_time_ps(a.duration, "--duration")
     sides = [run_hostsim(a.rate_pps, a.service, a.duration, a.delay), run_ns3(a.rate_pps, a.service, a.duration, a.delay)]
     print(f"workload: 100 Gb/s link, {a.delay} one-way, 64 B frames at {a.rate_pps / 1e6:g} Mpps constant, "

@@ -152,15 +152,20 @@ def run(rate_bps: float = 100e9, delay_ns: float = 1000.0, pps: float = 74.4e6,
     }
 
 
-def main() -> None:
-    from hostsim.units import parse_time_ps
-
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def workload_args(doc: str) -> argparse.ArgumentParser:
+    """The workload's options, shared with compare.py."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rate-pps", type=float, default=74.4e6)
     ap.add_argument("--service", default="10ns")
     ap.add_argument("--duration", default="10ms")
     ap.add_argument("--delay", default="1us")
-    a = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    from hostsim.units import parse_time_ps
+
+    a = workload_args(__doc__).parse_args()
     out = run(100e9, parse_time_ps(a.delay, "delay") / 1e3, a.rate_pps,
               parse_time_ps(a.service, "service") / 1e3, parse_time_ps(a.duration, "duration") / 1e3)
     print(json.dumps(out))
