@@ -15,8 +15,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-#: The loads sit near each workload's MSB on its preset (see
-#: crates/hostsim-core/benches/speed.rs for where each comes from).
+#: The loads are run settings, at or just below each workload's MSB on
+#: `altra` (the table's MSB column shows how close); testpmd 64 B, touchfwd
+#: 1518 B, udp-echo and l2fwd use crates/hostsim-core/benches/speed.rs's.
 @dataclass(frozen=True)
 class Workload:
     name: str

@@ -1,6 +1,6 @@
 //! Banks, rows and DDR timing behind each channel's data bus.
 //!
-//! A line is placed by the address map ([`ddr::place`](super::ddr::place))
+//! A line is placed by the address map ([`AddressMap`](super::ddr::AddressMap))
 //! on a channel, rank, bank and row. Each bank keeps its row open after an
 //! access (open-page policy), so a request finds one of three cases:
 //! * **row hit**: the row is open; READ/WRITE at once;
@@ -141,6 +141,7 @@ impl Banks {
         let banks = groups * banks_per_group as u64;
         let ranks_total = (channels * ranks) as usize;
         let row_lines = (row_bytes as u64 / super::cache::LINE_BYTES).max(1);
+        let act_slot = t.t_rrd_ps.max(t.t_faw_ps.div_ceil(4));
         Banks {
             map,
             channels,
@@ -149,12 +150,12 @@ impl Banks {
             groups,
             row_lines,
             t: t.clone(),
-            act_slot: t.t_rrd_ps.max(t.t_faw_ps.div_ceil(4)),
+            act_slot,
             bank: vec![Bank::default(); ranks_total * banks as usize],
             // Every booking of a timeline has the same length, so no gap
             // shorter than it is ever used.
             group_cas: vec![Timeline::with_min_gap(t.t_ccd_l_ps); ranks_total * groups as usize],
-            rank_act: vec![Timeline::with_min_gap(t.t_rrd_ps.max(t.t_faw_ps.div_ceil(4))); ranks_total],
+            rank_act: vec![Timeline::with_min_gap(act_slot); ranks_total],
             refresh_at: vec![(Ps::MAX, 0); ranks_total],
             shifts: [shift_of(channels), shift_of(row_lines), shift_of(banks), shift_of(ranks)],
             counters: BankCounters::default(),
@@ -192,7 +193,9 @@ impl Banks {
         }
     }
 
-    /// [`ddr::place`](super::ddr::place) with shifts where it can.
+    /// Splits a line number (address / 64) by the address map, most
+    /// significant field first (see [`AddressMap`]); shifts where a divisor
+    /// is a power of two.
     #[inline]
     fn place(&self, line: u64) -> Place {
         let [sc, sl, sb, sr] = self.shifts;
@@ -230,13 +233,12 @@ impl Banks {
         let b = self.bank[bi];
         let act_slot = self.act_slot;
 
-        let (refreshed, _) = self.refresh(ri_us, now);
-        self.counters.refresh_wait_ps += refreshed - now;
-        let mut s = refreshed;
+        let mut s = now;
         let mut tries = 0;
         let (case, pre, rcd, epoch) = loop {
             tries += 1;
             let (s2, epoch) = self.refresh(ri_us, s);
+            self.counters.refresh_wait_ps += s2 - s;
             s = s2;
             let case = if b.open_row == CLOSED || b.epoch != epoch {
                 RowCase::Miss
@@ -334,7 +336,7 @@ impl Banks {
 mod tests {
     use crate::engine::time::Ps;
     use crate::mem::config::{DramConfig, MemConfig};
-    use crate::mem::ddr::AddressMap;
+    use crate::mem::ddr::{AddressMap, DdrTiming, Place};
     use crate::mem::dram::{Agent, Dram};
 
     /// altra's DDR4-2400 on one channel whose burst is exactly 1 ns (64 GB/s),
@@ -350,9 +352,57 @@ mod tests {
     /// Lines apart that share a bank but not a row (RoRaBaCoCh, one rank).
     const ROW: u64 = 8192 * 16;
 
+    /// The split with plain divisions: the oracle for the shifted one.
+    fn place(line: u64, map: AddressMap, channels: u64, ranks: u64, banks: u64, row_lines: u64) -> Place {
+        let channel = (line % channels) as usize;
+        let mut r = line / channels;
+        let (rank, bank);
+        match map {
+            AddressMap::RoRaBaCoCh => {
+                r /= row_lines;
+                bank = r % banks;
+                r /= banks;
+                rank = r % ranks;
+                r /= ranks;
+            }
+            AddressMap::RoCoRaBaCh => {
+                bank = r % banks;
+                r /= banks;
+                rank = r % ranks;
+                r /= ranks;
+                r /= row_lines;
+            }
+        }
+        Place { channel, rank: rank as usize, bank: bank as usize, row: r }
+    }
+
+    fn split(line: u64, map: AddressMap, channels: u32, ranks: u32, banks: u32, row_bytes: u32) -> Place {
+        let b = super::Banks::new(map, channels, ranks, 1, banks, row_bytes, &DdrTiming::ddr4_2400());
+        b.place(line)
+    }
+
+    #[test]
+    fn maps_split_a_line_as_gem5_names_them() {
+        // 2 channels, 2 ranks, 16 banks, 128 lines a row.
+        let p = |line, map| split(line, map, 2, 2, 16, 8192);
+        // RoRaBaCoCh: lines 0, 2, 4 … of channel 0 share one row of bank 0.
+        assert_eq!(p(0, AddressMap::RoRaBaCoCh), Place { channel: 0, rank: 0, bank: 0, row: 0 });
+        assert_eq!(p(1, AddressMap::RoRaBaCoCh), Place { channel: 1, rank: 0, bank: 0, row: 0 });
+        assert_eq!(p(254, AddressMap::RoRaBaCoCh), Place { channel: 0, rank: 0, bank: 0, row: 0 });
+        assert_eq!(p(256, AddressMap::RoRaBaCoCh), Place { channel: 0, rank: 0, bank: 1, row: 0 });
+        assert_eq!(p(256 * 16, AddressMap::RoRaBaCoCh), Place { channel: 0, rank: 1, bank: 0, row: 0 });
+        assert_eq!(p(256 * 32, AddressMap::RoRaBaCoCh), Place { channel: 0, rank: 0, bank: 0, row: 1 });
+        // RoCoRaBaCh: consecutive lines of a channel walk the banks, then the ranks.
+        assert_eq!(p(2, AddressMap::RoCoRaBaCh), Place { channel: 0, rank: 0, bank: 1, row: 0 });
+        assert_eq!(p(32, AddressMap::RoCoRaBaCh), Place { channel: 0, rank: 1, bank: 0, row: 0 });
+        assert_eq!(p(64 * 128, AddressMap::RoCoRaBaCh), Place { channel: 0, rank: 0, bank: 0, row: 1 });
+        // Three channels: divisions, not shifts.
+        assert_eq!(split(5, AddressMap::RoRaBaCoCh, 3, 2, 16, 8192), Place { channel: 2, rank: 0, bank: 0, row: 0 });
+        assert_eq!(split(3 * 128, AddressMap::RoRaBaCoCh, 3, 2, 16, 8192), Place { channel: 0, rank: 0, bank: 1, row: 0 });
+    }
+
     #[test]
     fn the_shifted_split_is_the_address_maps_split() {
-        use crate::mem::ddr::{place, DdrTiming};
         for (channels, ranks, bg, bpg, row) in [(4, 2, 4, 4, 8192), (6, 2, 4, 4, 8192), (3, 3, 1, 8, 1024), (1, 1, 1, 1, 64)] {
             for map in [AddressMap::RoRaBaCoCh, AddressMap::RoCoRaBaCh] {
                 let b = super::Banks::new(map, channels, ranks, bg, bpg, row, &DdrTiming::ddr4_2400());

@@ -176,31 +176,6 @@ pub struct Place {
     pub row: u64,
 }
 
-/// Splits a line number (address / 64) by `map`.
-#[inline]
-pub fn place(line: u64, map: AddressMap, channels: u64, ranks: u64, banks: u64, row_lines: u64) -> Place {
-    let channel = (line % channels) as usize;
-    let mut r = line / channels;
-    let (rank, bank);
-    match map {
-        AddressMap::RoRaBaCoCh => {
-            r /= row_lines;
-            bank = r % banks;
-            r /= banks;
-            rank = r % ranks;
-            r /= ranks;
-        }
-        AddressMap::RoCoRaBaCh => {
-            bank = r % banks;
-            r /= banks;
-            rank = r % ranks;
-            r /= ranks;
-            r /= row_lines;
-        }
-    }
-    Place { channel, rank: rank as usize, bank: bank as usize, row: r }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,22 +192,5 @@ mod tests {
         assert_eq!((t.t_rcd_ps, t.t_ras_ps, t.t_wr_ps, t.t_faw_ps), (13_750, 35_000, 15_000, 30_000));
         let t = DdrTiming::ddr4_3200();
         assert_eq!((t.t_cl_ps, t.t_wr_ps, t.t_ccd_l_ps), (13_750, 15_000, 5_000));
-    }
-
-    #[test]
-    fn maps_split_a_line_as_gem5_names_them() {
-        // 2 channels, 2 ranks, 16 banks, 128 lines a row.
-        let p = |line, map| place(line, map, 2, 2, 16, 128);
-        // RoRaBaCoCh: lines 0, 2, 4 … of channel 0 share one row of bank 0.
-        assert_eq!(p(0, AddressMap::RoRaBaCoCh), Place { channel: 0, rank: 0, bank: 0, row: 0 });
-        assert_eq!(p(1, AddressMap::RoRaBaCoCh), Place { channel: 1, rank: 0, bank: 0, row: 0 });
-        assert_eq!(p(254, AddressMap::RoRaBaCoCh), Place { channel: 0, rank: 0, bank: 0, row: 0 });
-        assert_eq!(p(256, AddressMap::RoRaBaCoCh), Place { channel: 0, rank: 0, bank: 1, row: 0 });
-        assert_eq!(p(256 * 16, AddressMap::RoRaBaCoCh), Place { channel: 0, rank: 1, bank: 0, row: 0 });
-        assert_eq!(p(256 * 32, AddressMap::RoRaBaCoCh), Place { channel: 0, rank: 0, bank: 0, row: 1 });
-        // RoCoRaBaCh: consecutive lines of a channel walk the banks, then the ranks.
-        assert_eq!(p(2, AddressMap::RoCoRaBaCh), Place { channel: 0, rank: 0, bank: 1, row: 0 });
-        assert_eq!(p(32, AddressMap::RoCoRaBaCh), Place { channel: 0, rank: 1, bank: 0, row: 0 });
-        assert_eq!(p(64 * 128, AddressMap::RoCoRaBaCh), Place { channel: 0, rank: 0, bank: 0, row: 1 });
     }
 }

@@ -101,7 +101,7 @@ impl Dram {
         Dram {
             // A transfer lasts `num / bandwidth` ps rounded down or up: no
             // shorter gap can take one.
-            channels: vec![Channel { busy: Timeline::with_min_gap((num / bandwidth as u128) as Ps), ..Channel::default() }; cfg.channels as usize],
+            channels: vec![Channel { busy: Timeline::with_min_gap(cfg.burst_ps()), ..Channel::default() }; cfg.channels as usize],
             bandwidth,
             xfer_ps: (num / bandwidth as u128) as Ps,
             xfer_rem: (num % bandwidth as u128) as u64,
@@ -116,7 +116,7 @@ impl Dram {
                     cfg.row_bytes,
                     &cfg.timing,
                 );
-                let fixed = cfg.idle_latency_ps.saturating_sub(b.conflict_ps() + (num / bandwidth as u128) as Ps);
+                let fixed = cfg.idle_latency_ps.saturating_sub(b.conflict_ps() + cfg.burst_ps());
                 (b, fixed)
             }),
             counters: DramCounters::default(),

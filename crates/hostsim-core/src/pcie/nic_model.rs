@@ -21,7 +21,7 @@
 //! counts them.
 
 use super::config::PcieConfig;
-use super::tlp::{completion_split_bytes, request_overhead_bytes, tlp_count, tlp_rate_bps, CPL_OVERHEAD_BYTES};
+use super::tlp::{read_bytes, request_overhead_bytes, tlp_rate_bps, write_bytes, CPL_OVERHEAD_BYTES};
 
 /// Which reading of the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,13 +43,11 @@ const HOST_BATCH: f64 = 32.0;
 pub fn pmd_bytes(cfg: &PcieConfig, data: u32, how: Niantic) -> (f64, f64) {
     let hdr = request_overhead_bytes(cfg.addr64) as f64;
     let cpl = CPL_OVERHEAD_BYTES as f64;
-    let split = completion_split_bytes(cfg);
-    let reads = |bytes: u32| -> (f64, f64) {
-        let req = tlp_count(bytes, cfg.mrrs_bytes) as f64 * hdr;
-        let cpls = tlp_count(bytes, split) as f64 * cpl + bytes as f64;
-        (req, cpls)
+    let reads = |bytes: u32| {
+        let l = read_bytes(cfg, bytes);
+        (l.up as f64, l.down as f64)
     };
-    let write = |bytes: u32| tlp_count(bytes, cfg.mps_bytes) as f64 * hdr + bytes as f64;
+    let write = |bytes: u32| write_bytes(cfg, bytes).up as f64;
     let (mut up, mut down) = (0.0, 0.0);
     // TX.
     down += (PTR + hdr) / HOST_BATCH;
