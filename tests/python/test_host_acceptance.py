@@ -212,6 +212,25 @@ def test_dca_off_1518b_msb_rises_with_dram_channels_while_dram_bound():
     assert by_channels[2] < gbps("testpmd", 1518, mem=slow(2, dca=True))
 
 
+def test_dram_utilisation_is_the_busy_share_of_the_channels_and_stays_below_one():
+    """`mem.dram.util` is the channels' data-bus time over channels × span.
+    The same light load on twice the channels keeps them busy as long in
+    sum, so the share halves; a load DRAM cannot carry (1518 B without DCA
+    on one 4.8 GB/s channel) nearly fills the bus, never more, and says so."""
+    def run(channels: int, rate: str) -> Dict[str, Any]:
+        mem = {"llc": {"dca": {"enabled": False}}, "dram": {"channels": channels, "channel_bandwidth_bytes_per_s": 4_800_000_000}}
+        return hostsim.simulate({"app": "testpmd", "preset": "altra", "sim": {"duration": "1ms", "warmup": "200us", "drain": "0us"},
+                                 "loadgen": {"size": 1518, "rate": rate}, "host": {"mem": mem}})
+
+    one, two = run(1, "2%").mem.dram, run(2, "2%").mem.dram
+    # A line's burst time is whole picoseconds per channel: a picosecond apart at most.
+    assert one.busy_ps > 0 and abs(one.busy_ps - two.busy_ps) <= 2
+    assert two.util == pytest.approx(one.util / 2, rel=1e-3)  # the runs end a few ns apart
+    full = run(1, "100%")
+    assert 0.9 < full.mem.dram.util <= 1.0, full.mem.dram
+    assert any(w.startswith("DRAM transfers waited") for w in full.warnings), full.warnings
+
+
 # ---------------------------------------------------------------- 6. calibration target
 
 

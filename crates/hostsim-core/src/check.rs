@@ -7,7 +7,7 @@
 //!   exactly, over the measured window and over the whole run; and the
 //!   generator's own counts agree with that ledger;
 //! * rates: offered ≤ line rate, received ≤ sent;
-//! * utilisations ≤ 100 %;
+//! * utilisations ≤ 100 % (each PCIe direction, the DRAM channels);
 //! * latency no shorter than the link's propagation (a consumed frame is
 //!   measured one way) and no longer than the run;
 //! * TCP goodput no more than the protocol's ceiling on the link.
@@ -95,6 +95,9 @@ pub fn violations(r: &Value) -> Vec<String> {
             }
         }
     }
+    if let Some(x) = f(r, &["mem", "dram", "util"]).filter(|&x| x > 1.0 + EPS) {
+        out.push(format!("utilisation: mem.dram.util = {x:.4} > 1"));
+    }
     let span_ns = f(r, &["sim", "simulated_ps"]).unwrap_or(f64::INFINITY) / 1e3;
     let path_min_ns = f(r, &["sim", "path_min_ps"]).unwrap_or(0.0) / 1e3;
     if let Some(min) = f(lg, &["latency_ns", "min"]).filter(|&x| x < path_min_ns) {
@@ -141,6 +144,7 @@ mod tests {
                 "ports": [{"tx_bytes": 6400, "tx_packets": 100}],
             },
             "nics": [{"pcie": {"up_util": 0.5, "down_util": 0.2}}],
+            "mem": {"dram": {"util": 0.3}},
             "sim": {"simulated_ps": 2_000_000_000u64, "path_min_ps": 1_000_000},
         })
     }
@@ -167,6 +171,7 @@ mod tests {
             // 12.5 MB in 1 ms is 100 Gb/s of frame bits alone: over the link with the overhead.
             ("/loadgen/ports/0/tx_bytes", json!(12_500_000), "rates: port 0 offered"),
             ("/nics/0/pcie/up_util", json!(1.01), "utilisation: nics[0].pcie.up_util"),
+            ("/mem/dram/util", json!(1.01), "utilisation: mem.dram.util"),
             ("/loadgen/latency_ns/min", json!(999.0), "latency: minimum 999 ns"),
             ("/loadgen/latency_ns/max", json!(2.5e6), "latency: maximum"),
         ] {

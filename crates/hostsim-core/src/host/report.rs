@@ -250,10 +250,20 @@ impl Host {
                 "mempool_available": self.mbufs.available(),
             },
             "kernel": if self.stack_name == "kernel" { self.kernel_sums(&stack) } else { Value::Null },
-            "mem": self.mem.result_json(),
+            "mem": self.mem_json(span_ps),
             "copy_engine": self.dma.result_json(),
             "app": app,
         })
+    }
+
+    /// The memory system's counters, with the DRAM channels' utilisation
+    /// over `span_ps`: their summed data-bus time over channels × span.
+    fn mem_json(&self, span_ps: Ps) -> Value {
+        let mut m = self.mem.result_json();
+        let dram = self.mem.dram();
+        let capacity = dram.channels() as f64 * span_ps as f64;
+        m["dram"]["util"] = json!(if capacity > 0.0 { dram.busy_ps() as f64 / capacity } else { 0.0 });
+        m
     }
 
     pub(super) fn report(&self, s: &mut StatSink<'_>) {
