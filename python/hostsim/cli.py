@@ -583,17 +583,26 @@ def host_rows(data: Dict[str, Any]) -> List[List[str]]:
         ["DRAM bytes", f"device read {dram.get('bytes_read_device', 0):,} written {dram.get('bytes_written_device', 0):,}"
                        f"  core read {dram.get('bytes_read_core', 0):,} written {dram.get('bytes_written_core', 0):,}"],
     ] + [
-        [_pcie_label(d, n, len(nics)),
-         f"up {n['pcie'].get('up_util', 0.0) * 100:.1f} %  down {n['pcie'].get('down_util', 0.0) * 100:.1f} %"]
+        [_pcie_label(d, n, len(nics)), _io_util(n)]
         for d, n in enumerate(nics)
     ] + port_rows(data) + core_rows(data)
 
 
 def _pcie_label(d: int, nic: Dict[str, Any], count: int) -> str:
+    what = "I/O crossbar utilisation" if "iobus" in nic else "PCIe utilisation"
     if count < 2:
-        return "PCIe utilisation"
+        return what
     ports = ",".join(str(p) for p in nic.get("ports", []))
-    return f"PCIe utilisation (NIC {d}, ports {ports})"
+    return f"{what} (NIC {d}, ports {ports})"
+
+
+def _io_util(nic: Dict[str, Any]) -> str:
+    """Per-direction utilisation of the NIC's PCIe link, or of gem5's I/O crossbar layers."""
+    pct = lambda o, k: f"{o.get(k, 0.0) * 100:.1f} %"  # noqa: E731
+    if "iobus" in nic:
+        x = nic["iobus"]
+        return f"up {pct(x, 'up_util')}  down {pct(x, 'down_util')}  MMIO {pct(x, 'pio_util')}"
+    return f"up {pct(nic['pcie'], 'up_util')}  down {pct(nic['pcie'], 'down_util')}"
 
 
 def port_rows(data: Dict[str, Any]) -> List[List[str]]:

@@ -81,7 +81,12 @@ def load_sources(path: Optional[Path] = None) -> Dict[str, Any]:
     except ModuleNotFoundError:  # Python < 3.11
         import tomli as tomllib  # type: ignore[no-redef]
     data = tomllib.loads((path or SOURCES_FILE).read_text(encoding="utf-8"))
-    return {"default": dict(data.get("default", {})), "preset": {k: dict(v) for k, v in data.get("preset", {}).items()}}
+    presets = {k: dict(v) for k, v in data.get("preset", {}).items()}
+    # `inherit = "NAME"`: the table starts as preset NAME's (one level).
+    bases = {k: t.pop("inherit") for k, t in presets.items() if "inherit" in t}
+    for name, base in bases.items():
+        presets[name] = {**presets[base], **presets[name]}
+    return {"default": dict(data.get("default", {})), "preset": presets}
 
 
 def unit_of(name: str, value: Any) -> str:

@@ -22,6 +22,8 @@ SPEC = "spec §4"
 ESTIMATE = "estimate"
 #: The sources read for ports, queues, NICs and machines (issue 10).
 PQC = "docs/reference/ports-queues-cores.md"
+#: gem5's I/O path and its parameters (issue 15).
+GEM5_IO = "docs/reference/io-path.md"
 
 DEFAULT_PRESET = "altra"
 
@@ -66,30 +68,40 @@ _XEON_E3 = {
     "network_latency": _m("1us", ESTIMATE),
 }
 
+# The Altra machine; its gem5 twin differs in the I/O path.
+_ALTRA = {
+    "core": _m("Arm Neoverse N1, 4-wide out-of-order"),
+    "frequency": _m("3GHz"),
+    "rob": _m(128),
+    "iq": _m(120),
+    "lq": _m(68),
+    "sq": _m(72),
+    "int_registers": _m(256),
+    "fp_registers": _m(256),
+    "l1i": _m({"size": "64KiB", "assoc": 4, "latency_cycles": 1, "mshrs": 2}),
+    "l1d": _m({"size": "64KiB", "assoc": 4, "latency_cycles": 2, "mshrs": 6}),
+    "l2": _m({"size": "1MiB", "assoc": 8, "latency_cycles": 12, "mshrs": 16}),
+    "llc": _m({"size": "16MiB", "assoc": 16, "shared": True}),
+    "dca": _m({"ways": 4, "of_ways": 16}),
+    "dram": _m({"type": "DDR4-2400", "channels": 4}),
+    "nic": _m("100 GbE"),
+    "link_rate": _m("100Gbps"),
+    "network_latency": _m("200us"),
+}
+
 _PRESETS: List[Preset] = [
     Preset(
         "altra",
         "Arm Neoverse N1 server with a 100 GbE NIC, 200 us network latency (the study's comparison machine)",
         _link("100Gbps", "200us"),
-        {
-            "core": _m("Arm Neoverse N1, 4-wide out-of-order"),
-            "frequency": _m("3GHz"),
-            "rob": _m(128),
-            "iq": _m(120),
-            "lq": _m(68),
-            "sq": _m(72),
-            "int_registers": _m(256),
-            "fp_registers": _m(256),
-            "l1i": _m({"size": "64KiB", "assoc": 4, "latency_cycles": 1, "mshrs": 2}),
-            "l1d": _m({"size": "64KiB", "assoc": 4, "latency_cycles": 2, "mshrs": 6}),
-            "l2": _m({"size": "1MiB", "assoc": 8, "latency_cycles": 12, "mshrs": 16}),
-            "llc": _m({"size": "16MiB", "assoc": 16, "shared": True}),
-            "dca": _m({"ways": 4, "of_ways": 16}),
-            "dram": _m({"type": "DDR4-2400", "channels": 4}),
-            "nic": _m("100 GbE"),
-            "link_rate": _m("100Gbps"),
-            "network_latency": _m("200us"),
-        },
+        _ALTRA,
+    ),
+    Preset(
+        "altra-gem5",
+        "the altra machine as gem5 simulates it: the NIC behind gem5's I/O crossbar, Bridge and IOCache "
+        "(host.io.path = gem5_xbar) instead of a PCIe link",
+        _link("100Gbps", "200us"),
+        {**_ALTRA, "io_path": _m("gem5 IOXBar + Bridge + IOCache (host.io)", GEM5_IO)},
     ),
     Preset(
         "a72-quad",
@@ -109,6 +121,7 @@ _PRESETS: List[Preset] = [
             "l1d": _m({"size": "64KiB", "assoc": 2, "latency_cycles": 2, "mshrs": 6}),
             "l2": _m({"size": "2MiB", "assoc": 16, "latency_cycles": 12, "mshrs": 16}),
             "io_cache": _m({"latency_cycles": 24, "mshrs": 16}),
+            "io_path": _m("gem5 IOXBar + Bridge + IOCache (host.io)", GEM5_IO),
             "dca": _m("off (the kernel-bypass study's baseline has none; host.mem.llc.dca.enabled=true adds it)"),
             "dram": _m({"type": "DDR4-3200", "organisation": "8x8"}),
             "link_rate": _m("200Gbps"),

@@ -464,6 +464,87 @@ class Interarrival(RootModel[Literal["constant", "poisson"]]):
     root: Literal["constant", "poisson"]
 
 
+class IoBridgeConfig(BaseModel):
+    """
+    gem5's `Bridge`: a fixed delay, and queues of requests and of responses
+    it has promised to buffer; a request arriving at a full queue waits.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    delay_ps: Annotated[
+        int,
+        Field(
+            description="Latency of the bridge, each way (ps).",
+            ge=0,
+            le=18446744073709551615,
+        ),
+    ]
+    req_queue_entries: Annotated[
+        int,
+        Field(
+            description="Requests it buffers (gem5 `req_size`).", ge=0, le=4294967295
+        ),
+    ]
+    resp_queue_entries: Annotated[
+        int,
+        Field(
+            description="Responses it buffers (gem5 `resp_size`); a request that expects a\nresponse reserves one when it enters.",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+
+
+class IoCacheConfig(BaseModel):
+    """
+    gem5's `IOCache` between the crossbar and the memory bus. No tag state is
+    modelled: every device access misses (see `io::gem5`).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    enabled: Annotated[
+        bool,
+        Field(
+            description="With an IOCache (gem5's configs with caches); without, DMA crosses a second Bridge."
+        ),
+    ]
+    mshrs: Annotated[
+        int,
+        Field(
+            description="Misses outstanding at once; a further one waits for a free MSHR.",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    response_latency_cycles: Annotated[
+        int,
+        Field(
+            description="Cycles from the fill's arrival to the response leaving (gem5 `response_latency`).",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    tag_latency_cycles: Annotated[
+        int,
+        Field(
+            description="Cycles (crossbar clock) from a request's arrival to its miss going downstream (gem5 `tag_latency`).",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+
+
+class IoPathKind(RootModel[Literal["pcie", "gem5_xbar"]]):
+    root: Annotated[
+        Literal["pcie", "gem5_xbar"],
+        Field(description="The path device DMA and MMIO take."),
+    ]
+
+
 class IpfwdConfig(BaseModel):
     """
     `host.app.ipfwd`: the forwarding path's work per packet.
@@ -1510,6 +1591,54 @@ class WriterSpec(BaseModel):
     writes: Annotated[int, Field(ge=0, le=18446744073709551615)] = 0
 
 
+class XbarConfig(BaseModel):
+    """
+    gem5's `IOXBar` (a `NoncoherentXBar`): one layer per destination port
+    for requests and one per source port for responses; a packet holds its
+    layer for one cycle plus ceil(bytes / width) cycles.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    clock_hz: Annotated[
+        int,
+        Field(
+            description="Clock of the crossbar's clock domain (Hz).",
+            ge=0,
+            le=18446744073709551615,
+        ),
+    ]
+    forward_latency_cycles: Annotated[
+        int,
+        Field(
+            description="Cycles a request spends being forwarded once decided.",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    frontend_latency_cycles: Annotated[
+        int,
+        Field(
+            description="Cycles a request spends deciding where to go (arbitration).",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    response_latency_cycles: Annotated[
+        int,
+        Field(description="Cycles a response spends crossing.", ge=0, le=4294967295),
+    ]
+    width_bytes: Annotated[
+        int,
+        Field(
+            description="Datapath width per port (bytes per cycle).",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+
+
 class ZipfSizeConfig(BaseModel):
     """
     A Zipf distribution over the sizes `min..=max` (bytes): the size of rank
@@ -1722,6 +1851,38 @@ class DramConfig(BaseModel):
         ),
     ]
     timing: Annotated[DdrTiming, Field(description="DDR timing of the speed grade.")]
+
+
+class IoConfig(BaseModel):
+    """
+    `host.io`: the path and, for `gem5_xbar`, its parts.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    bridge: Annotated[IoBridgeConfig, Field(validate_default=True)] = {
+        "delay_ps": 50000,
+        "req_queue_entries": 16,
+        "resp_queue_entries": 16,
+    }
+    iocache: Annotated[IoCacheConfig, Field(validate_default=True)] = {
+        "enabled": True,
+        "mshrs": 20,
+        "response_latency_cycles": 50,
+        "tag_latency_cycles": 50,
+    }
+    path: Annotated[
+        IoPathKind,
+        Field(description="`pcie` (default) or `gem5_xbar`.", validate_default=True),
+    ] = "pcie"
+    xbar: Annotated[XbarConfig, Field(validate_default=True)] = {
+        "clock_hz": 1000000000,
+        "forward_latency_cycles": 1,
+        "frontend_latency_cycles": 2,
+        "response_latency_cycles": 2,
+        "width_bytes": 16,
+    }
 
 
 class KernelConfig(BaseModel):
@@ -2580,6 +2741,33 @@ class HostConfig(BaseModel):
         ),
     ] = 1
     cpu: CoreConfig
+    io: Annotated[
+        IoConfig,
+        Field(
+            description="The devices' I/O path: `pcie` (the link above, default) or gem5's\nI/O crossbar, Bridge and IOCache (`gem5_xbar`).",
+            validate_default=True,
+        ),
+    ] = {
+        "bridge": {
+            "delay_ps": 50000,
+            "req_queue_entries": 16,
+            "resp_queue_entries": 16,
+        },
+        "iocache": {
+            "enabled": True,
+            "mshrs": 20,
+            "response_latency_cycles": 50,
+            "tag_latency_cycles": 50,
+        },
+        "path": "pcie",
+        "xbar": {
+            "clock_hz": 1000000000,
+            "forward_latency_cycles": 1,
+            "frontend_latency_cycles": 2,
+            "response_latency_cycles": 2,
+            "width_bytes": 16,
+        },
+    }
     kernel: Annotated[
         KernelConfig,
         Field(

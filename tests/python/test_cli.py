@@ -117,7 +117,7 @@ def test_inspect_fields_lists_every_field(cli):
 def test_presets_lists_all_with_descriptions(cli):
     lines = cli("presets", check=True).stdout.splitlines()
     names = [line.split()[0] for line in lines]
-    assert names == ["altra", "a72-quad", "xeon-e3-1230v2", "xeon-e3-1230v2-x540", "i9-7940x-cx5", "xeon-6226r-fpga"]
+    assert names == ["altra", "altra-gem5", "a72-quad", "xeon-e3-1230v2", "xeon-e3-1230v2-x540", "i9-7940x-cx5", "xeon-6226r-fpga"]
     assert all(len(line.split()) > 3 for line in lines)
     assert "(default)" in lines[0]
     assert all(line.endswith("[host model]") for line in lines), "every preset has a host model"

@@ -89,9 +89,11 @@ pub fn violations(r: &Value) -> Vec<String> {
         }
     }
     for (i, nic) in r.get("nics").and_then(Value::as_array).into_iter().flatten().enumerate() {
-        for dir in ["up_util", "down_util"] {
-            if let Some(x) = f(nic, &["pcie", dir]).filter(|&x| x > 1.0 + EPS) {
-                out.push(format!("utilisation: nics[{i}].pcie.{dir} = {x:.4} > 1"));
+        for (path, dirs) in [("pcie", &["up_util", "down_util"][..]), ("iobus", &["up_util", "down_util", "pio_util", "pio_resp_util"][..])] {
+            for dir in dirs {
+                if let Some(x) = f(nic, &[path, dir]).filter(|&x| x > 1.0 + EPS) {
+                    out.push(format!("utilisation: nics[{i}].{path}.{dir} = {x:.4} > 1"));
+                }
             }
         }
     }
@@ -178,6 +180,10 @@ mod tests {
             let v = broken(path, value);
             assert!(v.iter().any(|l| l.starts_with(words) || l.contains(words)), "{path}: {v:?}");
         }
+        // gem5's I/O crossbar has utilisations of its own.
+        let mut r = good();
+        r["nics"][0]["iobus"] = json!({"up_util": 0.3, "pio_util": 1.2});
+        assert_eq!(violations(&r), vec!["utilisation: nics[0].iobus.pio_util = 1.2000 > 1".to_string()]);
         let mut r = good();
         r.as_object_mut().unwrap().remove("accounting");
         assert_eq!(violations(&r), vec!["conservation: the result has no accounting".to_string()]);

@@ -18,6 +18,7 @@ pub mod error;
 pub mod framebuf;
 pub mod fuzz;
 pub mod host;
+pub mod io;
 pub mod kvs;
 pub mod link;
 pub mod loadgen;

@@ -13,6 +13,7 @@ use crate::cpu::CoreConfig;
 use crate::error::{ConfigError, Result};
 use crate::mem::MemConfig;
 use crate::dma::CopyEngineConfig;
+use crate::io::{IoConfig, IoPathKind};
 use crate::nic::memory::NicMemoryConfig;
 use crate::nic::NicConfig;
 use crate::pcie::PcieConfig;
@@ -27,6 +28,10 @@ pub struct HostConfig {
     pub cpu: CoreConfig,
     pub mem: MemConfig,
     pub pcie: PcieConfig,
+    /// The devices' I/O path: `pcie` (the link above, default) or gem5's
+    /// I/O crossbar, Bridge and IOCache (`gem5_xbar`).
+    #[serde(default)]
+    pub io: IoConfig,
     pub nic: NicConfig,
     pub pmd: PmdConfig,
     /// The Linux kernel stack model (used with `stack = "kernel"`).
@@ -80,7 +85,7 @@ fn one() -> u32 {
 pub const MAX_QUEUE_PAIRS: u32 = 128;
 
 /// Names of the host presets.
-pub const HOST_PRESETS: &[&str] = &["altra", "a72-quad", "xeon-e3-1230v2", "xeon-e3-1230v2-x540", "i9-7940x-cx5", "xeon-6226r-fpga"];
+pub const HOST_PRESETS: &[&str] = &["altra", "altra-gem5", "a72-quad", "xeon-e3-1230v2", "xeon-e3-1230v2-x540", "i9-7940x-cx5", "xeon-6226r-fpga"];
 
 impl HostConfig {
     /// A host of these parts with the default driver, kernel and
@@ -90,6 +95,7 @@ impl HostConfig {
             cpu,
             mem,
             pcie,
+            io: IoConfig::default(),
             nic,
             pmd: PmdConfig::default(),
             kernel: KernelConfig::default(),
@@ -110,7 +116,13 @@ impl HostConfig {
         match name {
             // A 100 GbE ConnectX-5-class NIC sits on PCIe 3.0 x16 (SPEC §4, i9-7940x-cx5); estimate for the Altra.
             "altra" => Ok(Self::of(CoreConfig::altra(), MemConfig::altra(), PcieConfig::gen3_x16(), NicConfig::nic_100g())),
-            "a72-quad" => Ok(Self::of(
+            // The altra machine as gem5 simulates it: the NIC behind gem5's I/O
+            // crossbar, Bridge and IOCache with gem5's defaults (io::config).
+            "altra-gem5" => Ok(HostConfig { io: IoConfig::gem5(), ..Self::preset("altra")? }),
+            // A gem5 machine (SPEC §4): its NIC is behind gem5's I/O path, with
+            // SPEC §4's I/O cache (24 cycles, 16 MSHRs) in place of gem5's
+            // default IOCache (50 cycles, 20 MSHRs); `pcie` is unused on this path.
+            "a72-quad" => Ok(HostConfig { io: IoConfig::gem5_a72_quad(), ..Self::of(
                 CoreConfig::a72(),
                 MemConfig::a72_quad(),
                 // A 200 GbE NIC needs PCIe 4.0 x16 (params.md §13 baseline); estimate.
@@ -120,7 +132,7 @@ impl HostConfig {
                 // kernel-bypass study's setup, as issue 10 gives it: a core per
                 // port); `host.ports` picks how many are in use (default 1).
                 NicConfig { rx_desc_cache: 512, rx_prefetch_threshold: 256, nics: 4, ..NicConfig::nic_100g() },
-            )),
+            ) }),
             // A dual-port 82599 on PCIe 2.0 x8 (SPEC §4): both ports behind one link.
             // The X540 variant is the same model: the X540 shares the 82599's
             // datapath on PCIe 2.1 x8 (the same 5 GT/s); its queues (128 pairs,
@@ -170,6 +182,16 @@ impl HostConfig {
         }
     }
 
+    /// How long after a device issues a request it reaches the host side
+    /// of its I/O path (the PCIe one-way latency, or gem5's crossbar and
+    /// IOCache lookup): when the memory system sees it.
+    pub fn io_request_latency_ps(&self) -> crate::engine::time::Ps {
+        match self.io.path {
+            IoPathKind::Pcie => self.pcie.latency_ps,
+            IoPathKind::Gem5Xbar => self.io.request_latency_ps(),
+        }
+    }
+
     /// Validates every component; errors name the field from `host.`, as
     /// the user wrote it (`host.pmd.rxd`).
     pub fn validate(&self) -> Result<()> {
@@ -177,6 +199,7 @@ impl HostConfig {
             self.cpu.validate()?;
             self.mem.validate()?;
             self.pcie.validate()?;
+            self.io.validate()?;
             self.nic.validate()?;
             self.pmd.validate()?;
             self.kernel.validate()?;
@@ -374,6 +397,24 @@ mod tests {
             HostConfig::preset(p).unwrap().validate().unwrap();
         }
         assert!(HostConfig::preset("vax").unwrap_err().to_string().starts_with("preset"));
+    }
+
+    #[test]
+    fn gem5_machines_take_gem5s_io_path_and_the_real_ones_pcie() {
+        let (a, g) = (HostConfig::preset("altra").unwrap(), HostConfig::preset("altra-gem5").unwrap());
+        assert_eq!(g.io, IoConfig::gem5());
+        assert_eq!(HostConfig { io: IoConfig::default(), ..g.clone() }, a, "altra-gem5 is altra but for its I/O path");
+        assert_eq!(a.io_request_latency_ps(), a.pcie.latency_ps);
+        // gem5: 3 crossbar cycles and the IOCache's 50-cycle tag latency at 1 GHz.
+        assert_eq!(g.io_request_latency_ps(), 53_000);
+        let q = HostConfig::preset("a72-quad").unwrap();
+        assert_eq!(q.io, IoConfig::gem5_a72_quad());
+        for p in ["xeon-e3-1230v2", "xeon-e3-1230v2-x540", "i9-7940x-cx5", "xeon-6226r-fpga"] {
+            assert_eq!(HostConfig::preset(p).unwrap().io.path, IoPathKind::Pcie, "{p}");
+        }
+        let mut bad = g;
+        bad.io.iocache.mshrs = 0;
+        assert!(bad.validate().unwrap_err().to_string().starts_with("host.io.iocache.mshrs"));
     }
 
     #[test]

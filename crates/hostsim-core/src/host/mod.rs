@@ -34,7 +34,7 @@ use crate::framebuf::{FrameId, FramePool};
 use crate::mem::{Level, MemSystem};
 use crate::nic::rss::{self, Rss};
 use crate::nic::{CompletionQueue, Nic, NicDev, NicEvent, NicOut, Port, PortAddrs, PortParams, QueueModel, RxDescCache, RxQueue, RxRing, TxQueue, TxRing};
-use crate::pcie::PcieLink;
+use crate::io::IoPath;
 use crate::stack::kernel::{Kernel, WriterEnv};
 use crate::stack::pmd::config::RxSharing;
 use crate::stack::pmd::shared::SharedRx;
@@ -337,7 +337,7 @@ impl Host {
         let per_dev = n.ports_per_nic as usize;
         let devs = (0..nports.div_ceil(per_dev))
             .map(|_| {
-                let mut d = NicDev::new(PcieLink::new(&cfg.pcie)?, n.max_pps);
+                let mut d = NicDev::new(IoPath::new(&cfg.io, &cfg.pcie)?, n.max_pps);
                 d.memory = n.memory.as_ref().map(crate::nic::memory::NicMemory::new);
                 Ok(d)
             })
@@ -348,7 +348,7 @@ impl Host {
             rx_strip_bytes: if n.keep_crc { 0 } else { FCS_LEN as u32 },
             tx_fetch_batch: n.tx_fetch_batch as u64,
             tx_desc_cache: n.tx_desc_cache as u64,
-            pcie_latency_ps: cfg.pcie.latency_ps,
+            pcie_latency_ps: cfg.io_request_latency_ps(),
             wire_rate_bps: env.link_rate_bps,
         };
         let key = rss::parse_key(&n.rss_key).ok_or_else(|| field_err("host.nic.rss_key", &n.rss_key, "40 bytes as 80 hex digits"))?;
@@ -439,7 +439,7 @@ impl Host {
 
 impl HasStats for Host {
     /// Under the system's scope: `nic.port{p}.…` (with `rxq{q}`/`txq{q}`),
-    /// `nic.dev{d}.pcie.…`, `cpu{c}.…` (with the core's stack), `mem.…`.
+    /// `nic.dev{d}.pcie.…` (or `.iobus.…`), `cpu{c}.…` (with the core's stack), `mem.…`.
     fn report_stats(&self, s: &mut StatSink<'_>) {
         self.report(s);
     }

@@ -211,13 +211,15 @@ impl Host {
             .iter()
             .enumerate()
             .map(|(d, dev)| {
-                json!({
+                let mut o = json!({
                     "nic": d,
                     "ports": (0..self.nic.ports.len()).filter(|&p| self.nic.ports[p].dev == d).collect::<Vec<_>>(),
                     "max_pps": if dev.frame_interval_ps == 0 { 0.0 } else { 1e12 / dev.frame_interval_ps as f64 },
-                    "pcie": dev.pcie.result_json(span_ps),
-                    "memory": dev.memory.as_ref().map_or(Value::Null, |m| m.result_json()),
-                })
+                });
+                // `pcie` or `iobus`, by the device's I/O path.
+                o[dev.io.key()] = dev.io.result_json(span_ps);
+                o["memory"] = dev.memory.as_ref().map_or(Value::Null, |m| m.result_json());
+                o
             })
             .collect();
         let mut app = match self.app.result_json() {
@@ -288,7 +290,7 @@ impl Host {
             }
         }
         for (d, dev) in self.nic.devs.iter().enumerate() {
-            dev.pcie.report_stats(&mut nic.scope(&format!("dev{d}.pcie")));
+            dev.io.report_stats(&mut nic.scope(&format!("dev{d}.{}", dev.io.key())));
             if let Some(m) = &dev.memory {
                 let j = m.result_json();
                 let mut ms = nic.scope(&format!("dev{d}.memory"));

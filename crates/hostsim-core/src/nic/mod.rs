@@ -1,4 +1,5 @@
-//! The NICs of a host (SPEC 2.4): devices, each behind its own PCIe link
+//! The NICs of a host (SPEC 2.4): devices, each behind its own I/O path
+//! (a PCIe link, or gem5's I/O crossbar: `crate::io`)
 //! and with a packet-rate limit of its own, and their ports, each with an RX
 //! FIFO, RSS, DMA engines, a TX FIFO, drop attribution and Q queue pairs.
 //!
@@ -42,7 +43,7 @@ use crate::engine::stats::HasStats;
 use crate::engine::time::Ps;
 use crate::framebuf::{FrameId, FramePool};
 use crate::mem::MemSystem;
-use crate::pcie::PcieLink;
+use crate::io::IoPath;
 
 /// The NIC's own events. Ports are numbered across the host (at most
 /// 16 × 8, `NicConfig::validate`); queues within their port. Ring positions
@@ -87,7 +88,7 @@ pub trait NicOut {
     fn tx_writeback(&mut self, t: Ps, port: usize, queue: usize);
 }
 
-/// What a port's engines work with: its device (PCIe link, packet rate),
+/// What a port's engines work with: its device (I/O path, packet rate),
 /// the memory system, and where consequences go.
 pub struct Env<'a, O> {
     pub dev: &'a mut NicDev,
@@ -95,9 +96,9 @@ pub struct Env<'a, O> {
     pub out: &'a mut O,
 }
 
-/// One NIC device (chip): its PCIe link and its packet-rate limit, shared by its ports.
+/// One NIC device (chip): its I/O path and its packet-rate limit, shared by its ports.
 pub struct NicDev {
-    pub pcie: PcieLink,
+    pub io: IoPath,
     /// The card's on-board memory, if it has one (`nic.memory`).
     pub memory: Option<memory::NicMemory>,
     /// Least time between two frames the chip handles in one direction (0: no limit).
@@ -108,11 +109,11 @@ pub struct NicDev {
 }
 
 impl NicDev {
-    /// A device on `pcie` processing at most `max_pps` frames per second in
+    /// A device on `io` processing at most `max_pps` frames per second in
     /// each direction (0: no limit).
-    pub fn new(pcie: PcieLink, max_pps: u64) -> Self {
+    pub fn new(io: IoPath, max_pps: u64) -> Self {
         let frame_interval_ps = if max_pps == 0 { 0 } else { crate::engine::time::PS_PER_S.div_ceil(max_pps) };
-        NicDev { pcie, memory: None, frame_interval_ps, rx_next: 0, tx_next: 0 }
+        NicDev { io, memory: None, frame_interval_ps, rx_next: 0, tx_next: 0 }
     }
 }
 
@@ -170,11 +171,11 @@ impl Nic {
         }
     }
 
-    /// The PCIe link behind `port` (the driver's doorbells go over it).
+    /// The I/O path behind `port` (the driver's doorbells go over it).
     #[inline]
-    pub fn pcie_of(&mut self, port: usize) -> &mut PcieLink {
+    pub fn io_of(&mut self, port: usize) -> &mut IoPath {
         let d = self.ports[port].dev;
-        &mut self.devs[d].pcie
+        &mut self.devs[d].io
     }
 
     /// The driver has posted RX buffers up to `tail` on (`port`, `queue`)
@@ -186,13 +187,13 @@ impl Nic {
     pub fn rx_doorbell(&mut self, port: usize, queue: usize, now: Ps, mem: &mut MemSystem) -> Ps {
         let p = &self.ports[port];
         let (cq, latency) = (p.rxq[queue].cq, p.params.pcie_latency_ps);
-        let pcie = &mut self.devs[p.dev].pcie;
+        let io = &mut self.devs[p.dev].io;
         match cq {
-            None => pcie.mmio_write(now, 4),
+            None => io.mmio_write(now, 4),
             Some(cq) => {
                 let at = now + latency;
                 let host = mem.device_read(cq.db_record, 4, at).saturating_sub(at);
-                pcie.dma_read(now, 4, host, crate::pcie::Kind::Descriptor)
+                io.dma_read(now, 4, host, crate::pcie::Kind::Descriptor)
             }
         }
     }
@@ -212,7 +213,7 @@ impl Nic {
             p.reset_counters();
         }
         for d in &mut self.devs {
-            d.pcie.reset_stats();
+            d.io.reset_stats();
             if let Some(m) = &mut d.memory {
                 m.reset_counters();
             }

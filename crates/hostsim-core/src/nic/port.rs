@@ -206,7 +206,7 @@ impl Port {
         rq.ring.ring.slots[slot].frame = id;
         let len = bytes - self.params.rx_strip_bytes;
         let addr = rq.ring.ring.slots[slot].buf_addr;
-        let arrive = e.dev.pcie.dma_write(now, len, Kind::Payload);
+        let arrive = e.dev.io.dma_write(now, len, Kind::Payload);
         let visible = e.mem.device_write(addr, len, arrive);
         self.dma_free_at = arrive.saturating_sub(self.params.pcie_latency_ps).max(now);
         if e.dev.frame_interval_ps > 0 {
@@ -237,9 +237,10 @@ impl Port {
     fn prefetch_rx_descs<O: NicOut>(&mut self, q: usize, now: Ps, e: &mut Env<'_, O>) {
         let rq = &mut self.rxq[q];
         let Some((first, n)) = rq.desc.start_prefetch() else { return };
-        let at = now + self.params.pcie_latency_ps;
-        let host = ring_read_time(e.mem, rq.ring.ring.base, rq.ring.ring.size(), first, n, at);
-        let done = e.dev.pcie.dma_read(now, (n * DESC_BYTES) as u32, host, Kind::Descriptor);
+        let (mem, base, size) = (&mut *e.mem, rq.ring.ring.base, rq.ring.ring.size());
+        let done = e.dev.io.dma_read_from(now, (n * DESC_BYTES) as u32, Kind::Descriptor, &mut |off, len, at| {
+            at + ring_read_time(mem, base, size, first + off as u64 / DESC_BYTES, len as u64 / DESC_BYTES, at)
+        });
         e.out.schedule(done, NicEvent::RxDescFetched { port: self.id as u8, queue: q as u16, n: n as u32 });
     }
 
@@ -250,14 +251,14 @@ impl Port {
             // One completion entry per frame, each its own line(s).
             let mut visible = data_visible;
             for pos in first..first + n {
-                let arrive = e.dev.pcie.dma_write(now, cq.entry_bytes as u32, Kind::Descriptor);
+                let arrive = e.dev.io.dma_write(now, cq.entry_bytes as u32, Kind::Descriptor);
                 visible = visible.max(e.mem.device_write(rq.completion_addr(pos), cq.entry_bytes as u32, arrive));
             }
             let t = rq.wb_pending.push(visible, first + n);
             e.out.rx_writeback(t, self.id as usize, q);
             return;
         }
-        let arrive = e.dev.pcie.dma_write(now, (n * DESC_BYTES) as u32, Kind::Descriptor);
+        let arrive = e.dev.io.dma_write(now, (n * DESC_BYTES) as u32, Kind::Descriptor);
         let ring = rq.ring.ring.size();
         let head = (ring - first % ring).min(n);
         let mut visible = e.mem.device_write(rq.ring.ring.desc_addr(first), (head * DESC_BYTES) as u32, arrive);
@@ -310,9 +311,11 @@ impl Port {
             if n == 0 {
                 return;
             }
-            let at = now + self.params.pcie_latency_ps;
-            let host = ring_read_time(e.mem, tq.ring.ring.base, tq.ring.ring.size(), tq.fetched, n, at);
-            let done = e.dev.pcie.dma_read(now, (n * DESC_BYTES) as u32, host, Kind::Descriptor).max(tq.fetch_done);
+            let (mem, base, size, first) = (&mut *e.mem, tq.ring.ring.base, tq.ring.ring.size(), tq.fetched);
+            let done = e.dev.io.dma_read_from(now, (n * DESC_BYTES) as u32, Kind::Descriptor, &mut |off, len, at| {
+                at + ring_read_time(mem, base, size, first + off as u64 / DESC_BYTES, len as u64 / DESC_BYTES, at)
+            });
+            let done = done.max(tq.fetch_done);
             tq.fetch_done = done;
             tq.fetched += n;
             e.out.schedule(done, NicEvent::TxDescFetched { port: self.id as u8, queue: q as u16, upto: tq.fetched as u32 });
@@ -379,18 +382,22 @@ impl Port {
             let at = now + self.params.pcie_latency_ps;
             // Headers from the buffer, the payload from where it lives.
             let h = (crate::wire::TCP_HEADERS as u32).min(len);
-            let (host, over_pcie, card) = if split == 0 {
-                (e.mem.device_read(s.buf_addr, len, at), len, now)
-            } else if let (true, Some(m)) = (super::memory::on_card(split), e.dev.memory.as_mut()) {
-                // The payload is on the card; the host's headers come as the
-                // 64 B line they are padded to, clipped to their length.
-                let line = h.next_multiple_of(crate::mem::LINE_BYTES as u32);
-                m.clipped_bytes += (line - h) as u64;
-                (e.mem.device_read(s.buf_addr, line, at), line, m.read(split, len - h, now))
+            let done = if split == 0 {
+                // The memory system is asked as the read reaches it (line by line on gem5's path).
+                let (mem, addr) = (&mut *e.mem, s.buf_addr);
+                e.dev.io.dma_read_from(now, len, Kind::Payload, &mut |off, n, t| mem.device_read(addr + off as u64, n, t))
             } else {
-                (e.mem.device_read(s.buf_addr, h, at).max(e.mem.device_read(split, len - h, at)), len, now)
+                let (host, over_pcie, card) = if let (true, Some(m)) = (super::memory::on_card(split), e.dev.memory.as_mut()) {
+                    // The payload is on the card; the host's headers come as the
+                    // 64 B line they are padded to, clipped to their length.
+                    let line = h.next_multiple_of(crate::mem::LINE_BYTES as u32);
+                    m.clipped_bytes += (line - h) as u64;
+                    (e.mem.device_read(s.buf_addr, line, at), line, m.read(split, len - h, now))
+                } else {
+                    (e.mem.device_read(s.buf_addr, h, at).max(e.mem.device_read(split, len - h, at)), len, now)
+                };
+                e.dev.io.dma_read(now, over_pcie, host.saturating_sub(at), Kind::Payload).max(card)
             };
-            let done = e.dev.pcie.dma_read(now, over_pcie, host.saturating_sub(at), Kind::Payload).max(card);
             let ready = done.max(self.tx_last_ready).max(e.dev.tx_next);
             if e.dev.frame_interval_ps > 0 {
                 e.dev.tx_next = ready + e.dev.frame_interval_ps;
@@ -408,7 +415,7 @@ impl Port {
             tq.counters.packets += 1;
             tq.counters.bytes += bytes as u64;
             if (pos + 1) % tq.rs == 0 {
-                let arrive = e.dev.pcie.dma_write(ready, DESC_BYTES as u32, Kind::Descriptor);
+                let arrive = e.dev.io.dma_write(ready, DESC_BYTES as u32, Kind::Descriptor);
                 let visible = e.mem.device_write(tq.ring.ring.desc_addr(pos), DESC_BYTES as u32, arrive);
                 let t = tq.wb_pending.push(visible, pos + 1);
                 e.out.tx_writeback(t, self.id as usize, q);

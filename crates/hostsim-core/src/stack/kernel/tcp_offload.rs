@@ -107,13 +107,13 @@ impl Kernel {
         let port = self.napis[0].s.tx_port;
         let latency = cx.nic.ports[port].params.pcie_latency_ps;
         let dev = &mut cx.nic.devs[cx.nic.ports[port].dev];
-        let arrive = dev.pcie.mmio_write(now, 8);
+        let arrive = dev.io.mmio_write(now, 8);
         let host = cx.mem.device_read(desc, COPY_DESC_BYTES, arrive + latency).saturating_sub(arrive + latency);
-        let fetched = dev.pcie.dma_read(arrive, COPY_DESC_BYTES, host, Kind::Descriptor);
+        let fetched = dev.io.dma_read(arrive, COPY_DESC_BYTES, host, Kind::Descriptor);
         let host = cx.mem.device_read(src, len as u32, fetched + latency).saturating_sub(fetched + latency);
-        let read = dev.pcie.dma_read(fetched, len as u32, host, Kind::Payload);
+        let read = dev.io.dma_read(fetched, len as u32, host, Kind::Payload);
         let written = dev.memory.as_mut().map_or(read, |m| m.write(card, len as u32, read));
-        let arrive = dev.pcie.dma_write(written, 16, Kind::Descriptor);
+        let arrive = dev.io.dma_write(written, 16, Kind::Descriptor);
         cx.mem.device_write(self.at.copy_status, 16, arrive)
     }
 
