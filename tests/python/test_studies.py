@@ -95,5 +95,5 @@ def test_the_enhancement_steps_start_at_the_preset_and_double_from_it():
     assert base["host.mem.llc.dca.enabled"] is host["mem"]["llc"]["dca"]["enabled"] is False
     assert last["host.mem.l2.size_bytes"] == 2 * host["mem"]["l2"]["size_bytes"]
     assert last["host.cpu.rob_entries"] == 2 * host["cpu"]["rob_entries"]
-    assert last["host.pcie.latency_ps"] * 2 == host["pcie"]["latency_ps"]
+    assert last["host.io.bridge.delay_ps"] * 2 == host["io"]["bridge"]["delay_ps"]
     assert steps["+2x L1"]["host.mem.l2.size_bytes"] == base["host.mem.l2.size_bytes"]  # not yet doubled
