@@ -369,10 +369,34 @@ class DdrTiming(BaseModel):
         int,
         Field(description="READ to PRECHARGE (tRTP).", ge=0, le=18446744073709551615),
     ]
+    t_rtw_ps: Annotated[
+        int,
+        Field(
+            description="Read-to-write bus turnaround: the idle time between the end of a\nrank's read data and the start of its next write data (2 tCK, the\n`+ 2` of the READ-to-WRITE spacing CL + tBURST + 2 tCK - CWL).",
+            ge=0,
+            le=18446744073709551615,
+        ),
+    ]
     t_wr_ps: Annotated[
         int,
         Field(
             description="End of write data to PRECHARGE (write recovery, tWR).",
+            ge=0,
+            le=18446744073709551615,
+        ),
+    ]
+    t_wtr_l_ps: Annotated[
+        int,
+        Field(
+            description="End of a rank's write data to its next READ in the same bank group\n(tWTR_L; DDR3's single tWTR).",
+            ge=0,
+            le=18446744073709551615,
+        ),
+    ]
+    t_wtr_s_ps: Annotated[
+        int,
+        Field(
+            description="End of a rank's write data to its next READ in another bank group\n(write-to-read turnaround, tWTR_S).",
             ge=0,
             le=18446744073709551615,
         ),

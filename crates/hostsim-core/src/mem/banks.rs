@@ -15,10 +15,13 @@
 //! tCCD_S). Shared resources are [`Timeline`]s booked into gaps, as the
 //! data bus always was: column commands of one bank group are tCCD_L apart;
 //! ACTIVATEs of one rank are max(tRRD, tFAW / 4) apart (the four-activate
-//! window as an even spacing); the data bus carries one burst at a time.
-//! A request's start is moved until all of them fit at once. Every rank is
-//! refreshed for tRFC every tREFI, the ranks staggered evenly over the
-//! interval (none at time 0); a command cannot start inside a refresh, and a refresh closes
+//! window as an even spacing); the data bus carries one burst at a time,
+//! and a rank's bursts keep the read/write turnaround
+//! ([`turnaround`](super::turnaround): a READ tWTR after the end of write
+//! data, write data 2 tCK after the end of read data). A request's start
+//! is moved until all of them fit at once. Every rank is refreshed for
+//! tRFC every tREFI, the ranks staggered evenly over the interval (none at
+//! time 0); a command cannot start inside a refresh, and a refresh closes
 //! the rank's rows.
 //!
 //! Latency: the unloaded latency of a row conflict (precharge, activate,
@@ -30,18 +33,22 @@
 //! Simplified, as the model stands:
 //! * no scheduler: requests are served in the order they are booked
 //!   (first come, first served into the gaps), not FR-FCFS, which would
-//!   let a row hit that arrives later pass a queued conflict;
+//!   let a row hit that arrives later pass a queued conflict; a booking
+//!   model cannot do that faithfully (docs/reference/dram-pcie.md, "Why
+//!   no FR-FCFS"): the conflict's latency was returned when it was booked;
 //! * a bank's open row and its precharge/activate readiness are those of
 //!   the request booked last, so a request booked at an earlier simulated
 //!   time than one already booked to the same bank sees that one's row;
-//! * no read/write bus turnaround (tWTR, tRTW) and no rank-to-rank switch;
-//!   tRRD_L is not separate from tRRD;
+//! * no write queue drained in batches, so reads and writes alternate as
+//!   they are booked; no rank-to-rank switch (tCS); tRRD_L is not
+//!   separate from tRRD;
 //! * refresh is all-bank (REFab) at fixed times, never postponed.
 
 use crate::engine::time::Ps;
 use crate::engine::timeline::Timeline;
 
 use super::ddr::{AddressMap, DdrTiming, Place};
+use super::turnaround::{Kind, Turnaround};
 
 /// No row open.
 const CLOSED: u64 = u64::MAX;
@@ -80,6 +87,11 @@ pub struct BankCounters {
     pub activates: u64,
     /// Summed time requests waited for a refresh to end (ps).
     pub refresh_wait_ps: u64,
+    /// Summed time a read/write turnaround (tWTR, tRTW) pushed requests'
+    /// data (ps; each push counted, as `refresh_wait_ps`).
+    pub turnaround_wait_ps: u64,
+    /// Data bursts whose rank's previous burst went the other way.
+    pub rw_switches: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -97,6 +109,8 @@ pub struct Banks {
     group_cas: Vec<Timeline>,
     /// ACTIVATEs per (channel, rank).
     rank_act: Vec<Timeline>,
+    /// Each channel's bursts, for the read/write turnaround.
+    turn: Turnaround,
     /// Per (channel, rank): the refresh window `t` fell in last time (its
     /// start and epoch), so most lookups need no division.
     refresh_at: Vec<(Ps, u64)>,
@@ -156,6 +170,7 @@ impl Banks {
             // shorter than it is ever used.
             group_cas: vec![Timeline::with_min_gap(t.t_ccd_l_ps); ranks_total * groups as usize],
             rank_act: vec![Timeline::with_min_gap(act_slot); ranks_total],
+            turn: Turnaround::new(channels as usize, t.t_wtr_s_ps, t.t_wtr_l_ps, t.t_rtw_ps, t.t_cl_ps),
             refresh_at: vec![(Ps::MAX, 0); ranks_total],
             shifts: [shift_of(channels), shift_of(row_lines), shift_of(banks), shift_of(ranks)],
             counters: BankCounters::default(),
@@ -232,6 +247,7 @@ impl Banks {
         let cas_to_data = if write { t.t_cwl_ps } else { t.t_cl_ps };
         let b = self.bank[bi];
         let act_slot = self.act_slot;
+        let kind = Kind { rank: p.rank as u32, group: (p.bank as u64 % self.groups) as u32, write };
 
         let mut s = now;
         let mut tries = 0;
@@ -254,7 +270,8 @@ impl Banks {
                 // booked so far, where every resource is free.
                 let ready = (self.rank_act[ri_us].idle_from().saturating_sub(pre))
                     .max(self.group_cas[gi].idle_from().saturating_sub(pre + rcd))
-                    .max(bus.idle_from().saturating_sub(pre + rcd + cas_to_data));
+                    .max(bus.idle_from().saturating_sub(pre + rcd + cas_to_data))
+                    .max(self.turn.after_all(p.channel, kind).saturating_sub(pre + rcd + cas_to_data));
                 if s < ready {
                     s = ready;
                     continue;
@@ -284,7 +301,7 @@ impl Banks {
                 continue;
             }
             let d0 = c + cas_to_data;
-            let d = bus.fit(d0, burst);
+            let d = self.fit_bus(bus, p.channel, kind, d0, burst);
             if d > d0 {
                 s += d - d0;
                 continue;
@@ -304,6 +321,9 @@ impl Banks {
         bus.advance(now);
         let d = bus.book(c + cas_to_data, burst);
         let end = d + burst;
+        if self.turn.book(p.channel, kind, d, burst, now) {
+            self.counters.rw_switches += 1;
+        }
 
         let b = &mut self.bank[bi];
         if case != RowCase::Hit {
@@ -320,6 +340,27 @@ impl Banks {
             RowCase::Conflict => self.counters.row_conflicts += 1,
         }
         (end, d - (now + pre + rcd + cas_to_data))
+    }
+
+    /// The first data start at or after `d` where the bus is free and the
+    /// rank's read/write turnaround is kept: both fitted in turn until
+    /// neither moves it (one step of the request's fit, so a busy bus of
+    /// mixed bursts does not use up its tries). Counts the turnaround's pushes.
+    fn fit_bus(&mut self, bus: &Timeline, channel: usize, kind: Kind, d: Ps, burst: Ps) -> Ps {
+        let mut d = d;
+        for _ in 0..MAX_TRIES {
+            let on_bus = bus.fit(d, burst);
+            let kept = self.turn.fit(channel, kind, on_bus, burst);
+            self.counters.turnaround_wait_ps += kept - on_bus;
+            if kept == on_bus {
+                return on_bus;
+            }
+            d = kept;
+        }
+        // Many short gaps: after every burst booked.
+        let after = bus.idle_from().max(self.turn.after_all(channel, kind));
+        self.counters.turnaround_wait_ps += after.saturating_sub(bus.idle_from().max(d));
+        after.max(d)
     }
 
     pub fn counters(&self) -> &BankCounters {
@@ -470,6 +511,120 @@ mod tests {
         let data_end = 1_000_000 + t.t_cwl_ps + 1_000;
         assert_eq!(w, t.t_cwl_ps + 1_000 + (idle - t.t_rp_ps - t.t_rcd_ps - t.t_cl_ps - 1_000));
         assert_eq!(d.read(0, 1_000_000, Agent::Core), data_end + t.t_wr_ps - 1_000_000 + idle);
+    }
+
+    /// Where a request's data started on the bus, from the latency `Dram`
+    /// returned (`cfg`: 1 ns bursts).
+    fn data_start(c: &DramConfig, now: Ps, latency: Ps) -> Ps {
+        let t = &c.timing;
+        let fixed = c.idle_latency_ps - (t.t_rp_ps + t.t_rcd_ps + t.t_cl_ps + 1_000);
+        now + latency - fixed - 1_000
+    }
+
+    #[test]
+    fn a_read_after_a_write_waits_twtr_after_the_write_data() {
+        let c = cfg(false);
+        let t = c.timing.clone();
+        // DDR4-2400U: tRCD = CL = 14 167, CWL 10 000, tWTR_S 2 500, tWTR_L 7 500.
+        assert_eq!((t.t_cwl_ps, t.t_wtr_s_ps, t.t_wtr_l_ps), (10_000, 2_500, 7_500));
+        // Write to bank 0 at 0: ACTIVATE at 0, WRITE at 14 167, data [24 167, 25 167).
+        let mut d = Dram::new(&c);
+        assert_eq!(data_start(&c, 0, d.write(0, 0, Agent::Device)), 24_167);
+        // A read of the same row (same bank group): its READ waits for tWTR_L
+        // after the write data, at 32 667; its data come CL later.
+        let r = data_start(&c, 0, d.read(64, 0, Agent::Core));
+        assert_eq!(r, 25_167 + 7_500 + 14_167);
+        // Without the turnaround the READ would go at tCCD_L after the WRITE
+        // (19 167) and its data at 33 334.
+        assert_eq!(d.bank_counters().turnaround_wait_ps, r - 33_334);
+        assert_eq!(d.bank_counters().rw_switches, 1);
+
+        // Bank 1 is in bank group 1: tWTR_S. Its ACTIVATE waits for the
+        // four-activate spacing (26 clocks / 4 = 5 417), READ at 19 584,
+        // data at 33 751 without the turnaround.
+        let mut d = Dram::new(&c);
+        d.write(0, 0, Agent::Device);
+        let r = data_start(&c, 0, d.read(128 * 64, 0, Agent::Core));
+        assert_eq!(r, 25_167 + 2_500 + 14_167);
+        assert_eq!(d.bank_counters().turnaround_wait_ps, r - 33_751);
+
+        // Two reads: no turnaround, the second read's data tCCD_L after the first's.
+        let mut d = Dram::new(&c);
+        assert_eq!(data_start(&c, 0, d.read(0, 0, Agent::Core)), 28_334);
+        assert_eq!(data_start(&c, 0, d.read(64, 0, Agent::Core)), 33_334);
+        assert_eq!((d.bank_counters().turnaround_wait_ps, d.bank_counters().rw_switches), (0, 0));
+    }
+
+    #[test]
+    fn a_write_after_a_read_waits_two_clocks_after_the_read_data() {
+        let c = cfg(false);
+        assert_eq!(c.timing.t_rtw_ps, 1_667, "2 clocks of DDR4-2400");
+        let mut d = Dram::new(&c);
+        // Read: data [28 334, 29 334). The write to the open row would put
+        // its data right after (WRITE at 19 334, data at 29 334); the
+        // turnaround puts it 2 clocks later: WRITE at 21 001 = READ
+        // (14 167) + CL + burst + 2 tCK - CWL, as JEDEC spaces them.
+        d.read(0, 0, Agent::Core);
+        let w = data_start(&c, 0, d.write(64, 0, Agent::Device));
+        assert_eq!(w, 29_334 + 1_667);
+        assert_eq!(w - c.timing.t_cwl_ps, 14_167 + 14_167 + 1_000 + 1_667 - 10_000);
+        assert_eq!(d.bank_counters().turnaround_wait_ps, 1_667);
+        // And back: write, read, write is two more switches.
+        d.read(128, 0, Agent::Core);
+        assert_eq!(d.bank_counters().rw_switches, 2);
+    }
+
+    #[test]
+    fn a_write_booked_before_a_later_read_keeps_the_gap_or_goes_after_it() {
+        let c = cfg(false);
+        let setup = || {
+            let mut d = Dram::new(&c);
+            d.read(128 * 64, 0, Agent::Core); // opens a row of bank 1 (group 1)
+            // A read booked ahead, bank 0: data [128 334, 129 334).
+            assert_eq!(data_start(&c, 100_000, d.read(0, 100_000, Agent::Core)), 128_334);
+            d
+        };
+        // A write hit in bank 1 at 100 000: data [110 000, 111 000), which
+        // leaves tWTR_S + CL (16 667) before the read's data: it fits in front.
+        let mut d = setup();
+        assert_eq!(data_start(&c, 100_000, d.write(129 * 64, 100_000, Agent::Device)), 110_000);
+        assert_eq!(d.bank_counters().turnaround_wait_ps, 0);
+        // At 105 000 it would end 12 334 before the read's data: too close,
+        // so it goes after the read, 2 clocks after its data.
+        let mut d = setup();
+        assert_eq!(data_start(&c, 105_000, d.write(129 * 64, 105_000, Agent::Device)), 129_334 + 1_667);
+    }
+
+    #[test]
+    fn ranks_turn_around_independently() {
+        let c = DramConfig { ranks: 2, ..cfg(false) };
+        let mut d = Dram::new(&c);
+        d.write(0, 0, Agent::Device);
+        // Line 2048 is rank 1, bank 0: a miss, not held by rank 0's write.
+        assert_eq!(d.read(2048 * 64, 0, Agent::Core), c.idle_latency_ps - c.timing.t_rp_ps);
+        assert_eq!((d.bank_counters().turnaround_wait_ps, d.bank_counters().rw_switches), (0, 0));
+    }
+
+    #[test]
+    fn out_of_order_mixed_traffic_keeps_every_turnaround() {
+        // Reads and writes over two ranks, booked out of time order (up to
+        // 2 µs back), dense enough that requests queue: no two bursts of a
+        // rank are closer than their turnaround, none overlap.
+        let t = DdrTiming::ddr4_2400();
+        let mut b = super::Banks::new(AddressMap::RoRaBaCoCh, 1, 2, 4, 4, 8192, &t);
+        let mut bus = crate::engine::timeline::Timeline::with_min_gap(3_333);
+        let mut x: u64 = 0x0123_4567_89ab_cdef;
+        for i in 0..5_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let line = (x >> 8) % (1 << 16);
+            let now = (i * 2_000).saturating_sub(x % 2_000_000);
+            b.access(line, now, x & 1 == 1, &mut bus, 3_333);
+        }
+        let bad = b.turn.violations(0);
+        assert!(bad.is_empty(), "{} violations, first: {:?}", bad.len(), bad.first());
+        assert!(b.counters().turnaround_wait_ps > 0 && b.counters().rw_switches > 1_000, "{:?}", b.counters());
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //! Speed grades are written in clocks, as the standards give them, and
 //! converted with the grade's clock (tCK = 2 / data rate). The clock counts
 //! are Ramulator 2's JEDEC presets (`python/ramulator/dram/ddr4.py` and
-//! `ddr3.py`, CMU-SAFARI/ramulator2 c5b1c3a); the refresh times and the
+//! `ddr3.py`, CMU-SAFARI/ramulator2 c5b1c3a), tWTR_S/tWTR_L included, and
+//! the read-to-write turnaround is the `+ 2` clocks of its RD-to-WR
+//! constraint `nCL + nBL + 2 - nCWL`; the refresh times and the
 //! organisation are gem5's `DDR4_2400_8x8` and `DDR3_1600_8x8`
 //! (`src/mem/DRAMInterface.py`, gem5 b1a44b8), whose comments cite Micron's
 //! MT40A1G8 (8 Gb DDR4 x8) and DDR3 datasheets.
@@ -63,6 +65,16 @@ pub struct DdrTiming {
     pub t_wr_ps: Ps,
     /// Column command to column command in the same bank group (tCCD_L).
     pub t_ccd_l_ps: Ps,
+    /// End of a rank's write data to its next READ in another bank group
+    /// (write-to-read turnaround, tWTR_S).
+    pub t_wtr_s_ps: Ps,
+    /// End of a rank's write data to its next READ in the same bank group
+    /// (tWTR_L; DDR3's single tWTR).
+    pub t_wtr_l_ps: Ps,
+    /// Read-to-write bus turnaround: the idle time between the end of a
+    /// rank's read data and the start of its next write data (2 tCK, the
+    /// `+ 2` of the READ-to-WRITE spacing CL + tBURST + 2 tCK - CWL).
+    pub t_rtw_ps: Ps,
     /// ACTIVATE to ACTIVATE in one rank (tRRD_S).
     pub t_rrd_ps: Ps,
     /// Window in which a rank takes at most four ACTIVATEs (tFAW).
@@ -81,12 +93,16 @@ const fn ck(n: u64, rate: u64) -> Ps {
 /// gem5 `DDR4_2400_8x8` (Micron MT40A1G8, 8 Gb): tRFC 350 ns; tREFI 7.8 µs at ≤ 85 °C.
 const DDR4_8GB_RFC_PS: Ps = 350_000;
 const REFI_PS: Ps = 7_800_000;
+/// Read-to-write bus turnaround, clocks: the `+ 2` of Ramulator 2's
+/// RD-to-WR constraint `nCL + nBL + 2 - nCWL` (DDR3 and DDR4); gem5's
+/// `tRTW` ("Default same rank rd-to-wr bus turnaround to 2 CK").
+const RTW_CK: u64 = 2;
 
 impl DdrTiming {
     /// A DDR4 x8 grade from its clock counts (Ramulator 2 `DDR4.timing_presets`
-    /// and its x8 tRRD_S / tFAW tables); 8 Gb devices.
+    /// and its x8 tRRD_S / tFAW tables); 8 Gb devices. `wtr` is (nWTRS, nWTRL).
     #[allow(clippy::too_many_arguments)]
-    const fn ddr4_x8(rate: u64, cl: u64, cwl: u64, ras: u64, rtp: u64, wr: u64, ccd_l: u64, faw: u64) -> DdrTiming {
+    const fn ddr4_x8(rate: u64, cl: u64, cwl: u64, ras: u64, rtp: u64, wr: u64, ccd_l: u64, faw: u64, wtr: (u64, u64)) -> DdrTiming {
         DdrTiming {
             t_rcd_ps: ck(cl, rate), // every grade used here is CL-tRCD-tRP with all three equal
             t_rp_ps: ck(cl, rate),
@@ -96,6 +112,9 @@ impl DdrTiming {
             t_rtp_ps: ck(rtp, rate),
             t_wr_ps: ck(wr, rate),
             t_ccd_l_ps: ck(ccd_l, rate),
+            t_wtr_s_ps: ck(wtr.0, rate),
+            t_wtr_l_ps: ck(wtr.1, rate),
+            t_rtw_ps: ck(RTW_CK, rate),
             t_rrd_ps: ck(4, rate), // x8: nRRDS 4 at every rate
             t_faw_ps: ck(faw, rate),
             t_rfc_ps: DDR4_8GB_RFC_PS,
@@ -106,26 +125,26 @@ impl DdrTiming {
     /// DDR4-2400U, 17-17-17 (Ramulator 2 `DDR4_2400U`; gem5 `DDR4_2400_8x8`
     /// says "DDR4-2400 17-17-17", 14.16 ns).
     pub const fn ddr4_2400() -> DdrTiming {
-        DdrTiming::ddr4_x8(2400, 17, 12, 39, 9, 18, 6, 26)
+        DdrTiming::ddr4_x8(2400, 17, 12, 39, 9, 18, 6, 26, (3, 9))
     }
 
     /// DDR4-2666V, 19-19-19 (Ramulator 2 `DDR4_2666V`).
     pub const fn ddr4_2666() -> DdrTiming {
-        DdrTiming::ddr4_x8(2666, 19, 14, 43, 10, 20, 7, 28)
+        DdrTiming::ddr4_x8(2666, 19, 14, 43, 10, 20, 7, 28, (4, 10))
     }
 
     /// DDR4-2933Y, 21-21-21 (Ramulator 2 `DDR4_2933Y`).
     pub const fn ddr4_2933() -> DdrTiming {
-        DdrTiming::ddr4_x8(2933, 21, 16, 47, 11, 22, 8, 31)
+        DdrTiming::ddr4_x8(2933, 21, 16, 47, 11, 22, 8, 31, (4, 11))
     }
 
     /// DDR4-3200AA, 22-22-22 (Ramulator 2 `DDR4_3200AA`).
     pub const fn ddr4_3200() -> DdrTiming {
-        DdrTiming::ddr4_x8(3200, 22, 16, 52, 12, 24, 8, 34)
+        DdrTiming::ddr4_x8(3200, 22, 16, 52, 12, 24, 8, 34, (4, 12))
     }
 
     /// DDR3-1600K, 11-11-11 (Ramulator 2 `DDR3_1600K`, x8 tRRD 5 and tFAW 24
-    /// clocks); 4 Gb devices, tRFC 260 ns (gem5 `DDR3_1600_8x8`). DDR3 has
+    /// clocks, nWTR 6); 4 Gb devices, tRFC 260 ns (gem5 `DDR3_1600_8x8`). DDR3 has
     /// no bank groups: tCCD is 4 clocks, one burst.
     pub const fn ddr3_1600() -> DdrTiming {
         let r = 1600;
@@ -138,6 +157,9 @@ impl DdrTiming {
             t_rtp_ps: ck(6, r),
             t_wr_ps: ck(12, r),
             t_ccd_l_ps: ck(4, r),
+            t_wtr_s_ps: ck(6, r), // nWTR 6: no bank groups, one value
+            t_wtr_l_ps: ck(6, r),
+            t_rtw_ps: ck(RTW_CK, r),
             t_rrd_ps: ck(5, r),
             t_faw_ps: ck(24, r),
             t_rfc_ps: 260_000,
@@ -192,5 +214,22 @@ mod tests {
         assert_eq!((t.t_rcd_ps, t.t_ras_ps, t.t_wr_ps, t.t_faw_ps), (13_750, 35_000, 15_000, 30_000));
         let t = DdrTiming::ddr4_3200();
         assert_eq!((t.t_cl_ps, t.t_wr_ps, t.t_ccd_l_ps), (13_750, 15_000, 5_000));
+    }
+
+    #[test]
+    fn turnaround_times_match_gem5() {
+        // gem5 DDR3_1600_8x8: tWTR 7.5 ns, tRTW 2.5 ns (2 clocks).
+        let t = DdrTiming::ddr3_1600();
+        assert_eq!((t.t_wtr_s_ps, t.t_wtr_l_ps, t.t_rtw_ps), (7_500, 7_500, 2_500));
+        // gem5 DDR4_2400_16x4: tRTW 1.666 ns; tWTR 5 ns "the average of
+        // WTR_S and WTR_L" (3 and 9 clocks).
+        let t = DdrTiming::ddr4_2400();
+        assert_eq!((t.t_wtr_s_ps, t.t_wtr_l_ps, t.t_rtw_ps), (2_500, 7_500, 1_667));
+        assert_eq!((t.t_wtr_s_ps + t.t_wtr_l_ps) / 2, 5_000);
+        // JEDEC tWTR_L is 7.5 ns at every DDR4 grade; Ramulator's whole clocks round it up.
+        for (t, wtr_s) in [(DdrTiming::ddr4_2666(), 3_001), (DdrTiming::ddr4_2933(), 2_728), (DdrTiming::ddr4_3200(), 2_500)] {
+            assert!(t.t_wtr_l_ps >= 7_500 && t.t_wtr_l_ps < 7_503, "{t:?}");
+            assert_eq!(t.t_wtr_s_ps, wtr_s);
+        }
     }
 }

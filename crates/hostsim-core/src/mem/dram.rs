@@ -22,9 +22,8 @@
 //! of 1 / bandwidth), so N back-to-back transfers take N × 64 B / bandwidth
 //! rounded up once, not N times.
 //!
-//! Simplified: no read/write turnaround and no FR-FCFS reordering (see
-//! [`banks`](super::banks)); with `model = channel` no banks, rows or
-//! refresh either, so that model reaches 100 % of peak where real parts
+//! Simplified: no FR-FCFS reordering (see [`banks`](super::banks)); with
+//! `model = channel` no banks, rows, refresh or read/write turnaround, so that model reaches 100 % of peak where real parts
 //! sustain 70–85 % (params.md §4, "Sustained efficiency"). A request booked
 //! more than [`HISTORY_PS`](crate::engine::timeline::HISTORY_PS) behind the
 //! latest one no longer sees the periods before that. Jacob, Ng & Wang,
@@ -221,6 +220,8 @@ impl Dram {
             "row_conflicts": self.bank_counters().row_conflicts,
             "activates": self.bank_counters().activates,
             "refresh_wait_ps": self.bank_counters().refresh_wait_ps,
+            "turnaround_wait_ps": self.bank_counters().turnaround_wait_ps,
+            "rw_switches": self.bank_counters().rw_switches,
         })
     }
 }
@@ -248,6 +249,13 @@ impl HasStats for Dram {
             s.add("row_conflicts", b.row_conflicts as f64, "Count", "Requests whose bank had another row open: precharge and activate");
             s.add("activates", b.activates as f64, "Count", "ACTIVATE commands");
             s.add("refresh_wait_ps", b.refresh_wait_ps as f64, "Picosecond", "Summed time requests waited for a refresh to end");
+            s.add(
+                "turnaround_wait_ps",
+                b.turnaround_wait_ps as f64,
+                "Picosecond",
+                "Summed time a read/write turnaround of a rank (tWTR, tRTW) pushed requests' data",
+            );
+            s.add("rw_switches", b.rw_switches as f64, "Count", "Data bursts whose rank's previous burst went the other way (read/write switch)");
         }
     }
 

@@ -10,7 +10,8 @@
 //!
 //! Files: `cache` (one set-associative LRU array), `hierarchy` (core
 //! accesses, fills, victims, coherence), `dca` (device accesses), `dram`
-//! (channels and queueing), `config` (parameters and presets), `stats`
+//! (channels and queueing), `banks`, `ddr` and `turnaround` (banks, rows and
+//! DDR timing behind a channel), `config` (parameters and presets), `stats`
 //! (reporting). Read params.md §3–§5 for where the numbers come from.
 
 mod banks;
@@ -22,6 +23,7 @@ pub mod dram;
 mod filter;
 pub mod hierarchy;
 mod stats;
+mod turnaround;
 
 pub use cache::{lines, Cache, LINE_BYTES};
 pub use config::{CacheConfig, DcaConfig, DramConfig, Inclusion, LlcConfig, MemConfig};
