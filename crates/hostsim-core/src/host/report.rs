@@ -259,12 +259,10 @@ impl Host {
     }
 
     /// The memory system's counters, with the DRAM channels' utilisation
-    /// over `span_ps`: their summed data-bus time over channels × span.
+    /// over `span_ps` (see `Dram::util`).
     fn mem_json(&self, span_ps: Ps) -> Value {
         let mut m = self.mem.result_json();
-        let dram = self.mem.dram();
-        let capacity = dram.channels() as f64 * span_ps as f64;
-        m["dram"]["util"] = json!(if capacity > 0.0 { dram.busy_ps() as f64 / capacity } else { 0.0 });
+        m["dram"]["util"] = json!(self.mem.dram().util(span_ps));
         m
     }
 

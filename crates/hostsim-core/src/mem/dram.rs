@@ -89,6 +89,9 @@ pub struct Dram {
     /// request's latency: the idle latency less a row conflict's DRAM timing.
     banks: Option<(Banks, Ps)>,
     counters: DramCounters,
+    /// Start of the first and end of the last transfer booked since the
+    /// counters were reset (`Ps::MAX`, 0 before any).
+    booked: (Ps, Ps),
 }
 
 impl Dram {
@@ -119,6 +122,7 @@ impl Dram {
                 (b, fixed)
             }),
             counters: DramCounters::default(),
+            booked: (Ps::MAX, 0),
         }
     }
 
@@ -149,18 +153,19 @@ impl Dram {
         let dur = xfer_ps + (sum >= bw) as Ps + (next > 0) as Ps - (c.rem > 0) as Ps;
         c.rem = next;
         c.busy_ps += dur;
-        let (latency, wait) = match &mut self.banks {
+        let (latency, wait, end) = match &mut self.banks {
             Some((banks, fixed)) => {
                 let (end, wait) = banks.access(addr >> LINE_SHIFT, now, write, &mut c.busy, dur);
-                (end - now + *fixed, wait)
+                (end - now + *fixed, wait, end)
             }
             None => {
                 c.busy.advance(now);
                 let wait = c.busy.book(now, dur) - now;
-                (self.idle_latency_ps + wait, wait)
+                (self.idle_latency_ps + wait, wait, now + wait + dur)
             }
         };
         self.counters.queue_wait_ps += wait;
+        self.booked = (self.booked.0.min(end - dur), self.booked.1.max(end));
         latency
     }
 
@@ -202,6 +207,16 @@ impl Dram {
     /// Total time channels spent transferring (ps, summed over channels).
     pub fn busy_ps(&self) -> Ps {
         self.channels.iter().map(|c| c.busy_ps).sum()
+    }
+
+    /// The channels' data-bus utilisation: their busy time over channels ×
+    /// `window_ps`, or over the span of the transfers booked if that is
+    /// longer (an overload books past the window's end). Transfers on one
+    /// channel never overlap, so this is never above 1.
+    pub fn util(&self, window_ps: Ps) -> f64 {
+        let span = window_ps.max(self.booked.1.saturating_sub(self.booked.0));
+        let capacity = self.channels.len() as f64 * span as f64;
+        if capacity > 0.0 { self.busy_ps() as f64 / capacity } else { 0.0 }
     }
 
     pub fn result_json(&self) -> Value {
@@ -267,6 +282,7 @@ impl HasStats for Dram {
         for c in &mut self.channels {
             c.busy_ps = 0;
         }
+        self.booked = (Ps::MAX, 0);
     }
 }
 
@@ -284,6 +300,21 @@ mod tests {
         assert_eq!(d.read(0, 1_000, Agent::Core), 80_000);
         assert_eq!(d.read(64, 1_000, Agent::Core), 80_000, "next line, next channel");
         assert_eq!(d.counters().bytes_read_core, 128);
+    }
+
+    #[test]
+    fn utilisation_is_the_busy_share_and_an_overload_past_the_window_stays_at_one() {
+        // 64 GB/s: 1000 ps a line. Ten lines at once on one of two channels.
+        let mut d = dram(2, 64_000_000_000);
+        for i in 0..10u64 {
+            d.read(i * 128, 0, Agent::Core);
+        }
+        assert_eq!(d.busy_ps(), 10_000);
+        assert_eq!(d.util(20_000), 10_000.0 / (2.0 * 20_000.0));
+        // A window shorter than the backlog: the span of the bookings counts.
+        assert_eq!(d.util(4_000), 10_000.0 / (2.0 * 10_000.0));
+        d.reset_stats();
+        assert_eq!(d.util(4_000), 0.0);
     }
 
     #[test]
