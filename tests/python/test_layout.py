@@ -2,9 +2,10 @@
 
 Each top-level module of ``crates/hostsim-core/src`` has a rank; code (not
 comments, not ``#[cfg(test)]`` items) may name only modules of a lower
-rank: engine, error ← wire ← framebuf ← link, pcie, mem, cpu ← loadgen,
-dev, dma, kvs, nic (none of these five uses another) ← stack ← apps ← host ←
-config ← system. So there is no import cycle, and ``host`` — the wiring —
+rank: engine, error ← wire ← framebuf ← link, pcie, mem, cpu ← io (a
+device's I/O path: a PCIe link or gem5's crossbar, over the memory system)
+← loadgen, dev, dma, kvs, nic (none of these five uses another) ← stack ←
+apps ← host ← config ← system. So there is no import cycle, and ``host`` — the wiring —
 is imported by nothing but the system builder and the config.
 """
 
@@ -25,19 +26,20 @@ RANK: Dict[str, int] = {
     "pcie": 3,
     "mem": 3,
     "cpu": 3,
-    "loadgen": 4,
-    "dev": 4,
-    "dma": 4,
-    "kvs": 4,
-    "nic": 4,
-    "stack": 5,
-    "apps": 6,
-    "host": 7,
-    "config": 8,
-    "system": 9,
-    "check": 8,
-    "fuzz": 10,
-    "calibration": 10,
+    "io": 4,
+    "loadgen": 5,
+    "dev": 5,
+    "dma": 5,
+    "kvs": 5,
+    "nic": 5,
+    "stack": 6,
+    "apps": 7,
+    "host": 8,
+    "config": 9,
+    "system": 10,
+    "check": 9,
+    "fuzz": 11,
+    "calibration": 11,
 }
 
 
