@@ -210,59 +210,6 @@ class CopyEngineConfig(BaseModel):
     ] = 292000
 
 
-class CoreConfig(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    base_cpi: Annotated[
-        float,
-        Field(
-            description="Cycles per instruction when every access hits in the L1D (branch\nmispredictions, dependences and front-end stalls folded in). Resolution\n0.001 cycle: the model rounds it to the nearest thousandth."
-        ),
-    ]
-    cores: Annotated[
-        int,
-        Field(
-            description="Cores the machine has, all of this kind: `host.cores` may use up to this many.",
-            ge=0,
-            le=4294967295,
-        ),
-    ] = 1
-    freq_hz: Annotated[
-        int, Field(description="Core clock (Hz).", ge=0, le=18446744073709551615)
-    ]
-    issue_width: Annotated[
-        int,
-        Field(
-            description="Instructions issued per cycle at most; bounds `base_cpi` from below (≥ 1 / issue_width).",
-            ge=0,
-            le=4294967295,
-        ),
-    ]
-    l1d_mshrs: Annotated[
-        int,
-        Field(
-            description="L1D miss-status holding registers (line-fill buffers on Intel): most\nload misses outstanding at once.",
-            ge=0,
-            le=4294967295,
-        ),
-    ]
-    out_of_order: Annotated[
-        bool,
-        Field(
-            description="Out-of-order core: misses overlap, bounded by `rob_entries` and\n`l1d_mshrs`. In-order: every load miss stalls for its full latency."
-        ),
-    ]
-    rob_entries: Annotated[
-        int,
-        Field(
-            description="Reorder-buffer entries (instructions in flight); unused when in-order.",
-            ge=0,
-            le=4294967295,
-        ),
-    ]
-
-
 class DcaConfig(BaseModel):
     """
     Direct cache access (Intel DDIO): device writes allocate into a few LLC ways.
@@ -474,6 +421,51 @@ class ForwardMode(
     root: Annotated[
         Union[Literal["io", "mac", "macswap", "rxonly"], Literal["txonly"]],
         Field(description="testpmd forwarding modes (`--forward-mode`)."),
+    ]
+
+
+class InOrderConfig(BaseModel):
+    """
+    The in-order core, as gem5's MinorCPU has it
+    (`src/cpu/minor/BaseMinorCPU.py`, gem5 b1a44b8): it issues in order, at
+    most `issue_width` instructions a cycle; loads block on a miss; stores go
+    through a small store buffer that drains in order with a few accesses in
+    the memory system at once. Used in place of the out-of-order fields when
+    `out_of_order` is false.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    accesses_in_memory: Annotated[
+        int,
+        Field(
+            description="Data accesses in the memory system at once, the store buffer's drain\nincluded (MinorCPU `executeMaxAccessesInMemory`).",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    base_cpi: Annotated[
+        float,
+        Field(
+            description="Cycles per instruction when every access hits in the L1D, as\n`base_cpi` is for the out-of-order core (at least 1 / issue_width)."
+        ),
+    ]
+    issue_width: Annotated[
+        int,
+        Field(
+            description="Instructions issued per cycle at most (MinorCPU `executeIssueLimit`).",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    store_buffer_entries: Annotated[
+        int,
+        Field(
+            description="Store-buffer entries (MinorCPU `executeLSQStoreBufferSize`).",
+            ge=0,
+            le=4294967295,
+        ),
     ]
 
 
@@ -1816,6 +1808,79 @@ class AppConfig(BaseModel):
             le=4294967295,
         ),
     ] = 64
+
+
+class CoreConfig(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    base_cpi: Annotated[
+        float,
+        Field(
+            description="Cycles per instruction when every access hits in the L1D (branch\nmispredictions, dependences and front-end stalls folded in). Resolution\n0.001 cycle: the model rounds it to the nearest thousandth. An\nin-order core uses `inorder.base_cpi`."
+        ),
+    ]
+    cores: Annotated[
+        int,
+        Field(
+            description="Cores the machine has, all of this kind: `host.cores` may use up to this many.",
+            ge=0,
+            le=4294967295,
+        ),
+    ] = 1
+    freq_hz: Annotated[
+        int, Field(description="Core clock (Hz).", ge=0, le=18446744073709551615)
+    ]
+    inorder: Annotated[
+        InOrderConfig,
+        Field(
+            description="The in-order core's memory pipeline (used when `out_of_order` is false).",
+            validate_default=True,
+        ),
+    ] = {
+        "accesses_in_memory": 2,
+        "base_cpi": 1.0,
+        "issue_width": 2,
+        "store_buffer_entries": 5,
+    }
+    issue_width: Annotated[
+        int,
+        Field(
+            description="Instructions issued per cycle at most; bounds `base_cpi` from below\n(≥ 1 / issue_width). An in-order core uses `inorder.issue_width`.",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    l1d_mshrs: Annotated[
+        int,
+        Field(
+            description="L1D miss-status holding registers (line-fill buffers on Intel): most\nload misses outstanding at once.",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    out_of_order: Annotated[
+        bool,
+        Field(
+            description="Out-of-order core: misses overlap, bounded by `rob_entries` and\n`l1d_mshrs`. In-order: every load miss stalls for its full latency."
+        ),
+    ]
+    rob_entries: Annotated[
+        int,
+        Field(
+            description="Reorder-buffer entries (instructions in flight); unused when in-order.",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    sq_entries: Annotated[
+        int,
+        Field(
+            description="Store-queue entries of an out-of-order core: stores waiting to drain\ninto the L1D after they retire; a store that finds them all taken\nstalls the core. Unused when in-order (see `inorder`).",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
 
 
 class DramConfig(BaseModel):

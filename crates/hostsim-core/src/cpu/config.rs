@@ -11,17 +11,21 @@ use crate::error::{ConfigError, Result};
 pub const MAX_FREQ_HZ: u64 = 100_000_000_000;
 /// Largest base CPI accepted (cycles per instruction).
 pub const MAX_BASE_CPI: f64 = 1000.0;
+/// Most store-queue / store-buffer entries accepted.
+pub const MAX_STORE_ENTRIES: u32 = 1024;
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CoreConfig {
     /// Core clock (Hz).
     pub freq_hz: u64,
-    /// Instructions issued per cycle at most; bounds `base_cpi` from below (≥ 1 / issue_width).
+    /// Instructions issued per cycle at most; bounds `base_cpi` from below
+    /// (≥ 1 / issue_width). An in-order core uses `inorder.issue_width`.
     pub issue_width: u32,
     /// Cycles per instruction when every access hits in the L1D (branch
     /// mispredictions, dependences and front-end stalls folded in). Resolution
-    /// 0.001 cycle: the model rounds it to the nearest thousandth.
+    /// 0.001 cycle: the model rounds it to the nearest thousandth. An
+    /// in-order core uses `inorder.base_cpi`.
     pub base_cpi: f64,
     /// Out-of-order core: misses overlap, bounded by `rob_entries` and
     /// `l1d_mshrs`. In-order: every load miss stalls for its full latency.
@@ -31,6 +35,13 @@ pub struct CoreConfig {
     /// L1D miss-status holding registers (line-fill buffers on Intel): most
     /// load misses outstanding at once.
     pub l1d_mshrs: u32,
+    /// Store-queue entries of an out-of-order core: stores waiting to drain
+    /// into the L1D after they retire; a store that finds them all taken
+    /// stalls the core. Unused when in-order (see `inorder`).
+    pub sq_entries: u32,
+    /// The in-order core's memory pipeline (used when `out_of_order` is false).
+    #[serde(default)]
+    pub inorder: InOrderConfig,
     /// Cores the machine has, all of this kind: `host.cores` may use up to this many.
     #[serde(default = "one")]
     pub cores: u32,
@@ -38,6 +49,37 @@ pub struct CoreConfig {
 
 fn one() -> u32 {
     1
+}
+
+/// The in-order core, as gem5's MinorCPU has it
+/// (`src/cpu/minor/BaseMinorCPU.py`, gem5 b1a44b8): it issues in order, at
+/// most `issue_width` instructions a cycle; loads block on a miss; stores go
+/// through a small store buffer that drains in order with a few accesses in
+/// the memory system at once. Used in place of the out-of-order fields when
+/// `out_of_order` is false.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct InOrderConfig {
+    /// Instructions issued per cycle at most (MinorCPU `executeIssueLimit`).
+    pub issue_width: u32,
+    /// Cycles per instruction when every access hits in the L1D, as
+    /// `base_cpi` is for the out-of-order core (at least 1 / issue_width).
+    pub base_cpi: f64,
+    /// Store-buffer entries (MinorCPU `executeLSQStoreBufferSize`).
+    pub store_buffer_entries: u32,
+    /// Data accesses in the memory system at once, the store buffer's drain
+    /// included (MinorCPU `executeMaxAccessesInMemory`).
+    pub accesses_in_memory: u32,
+}
+
+impl Default for InOrderConfig {
+    /// gem5 b1a44b8 `BaseMinorCPU`: `executeIssueLimit = 2`,
+    /// `executeLSQStoreBufferSize = 5`, `executeMaxAccessesInMemory = 2`.
+    /// `base_cpi` is an estimate: 1.0, IPC 1, the dual-issue pipeline at half
+    /// its peak (the rule the out-of-order presets' estimates follow).
+    fn default() -> Self {
+        InOrderConfig { issue_width: 2, base_cpi: 1.0, store_buffer_entries: 5, accesses_in_memory: 2 }
+    }
 }
 
 fn check(ok: bool, field: &str, value: impl ToString, allowed: &str) -> Result<()> {
@@ -64,6 +106,10 @@ impl CoreConfig {
             rob_entries: 128,
             // SPEC §4: L1D 6 MSHRs.
             l1d_mshrs: 6,
+            // SPEC §4: LQ/SQ 68/72.
+            sq_entries: 72,
+            // The in-order variant's memory pipeline: gem5's MinorCPU defaults (gem5 b1a44b8).
+            inorder: InOrderConfig::default(),
             // Ampere Altra Q80-30: 80 cores at 3.0 GHz
             // (docs/reference/ports-queues-cores.md §6) [V].
             cores: 80,
@@ -85,6 +131,10 @@ impl CoreConfig {
             rob_entries: 384,
             // SPEC §4: L1D 6 MSHRs.
             l1d_mshrs: 6,
+            // SPEC §4: ROB/IQ/LQ/SQ 384/128/128/128.
+            sq_entries: 128,
+            // The in-order variant's memory pipeline: gem5's MinorCPU defaults (gem5 b1a44b8).
+            inorder: InOrderConfig::default(),
             // SPEC §4: four cores.
             cores: 4,
         }
@@ -107,6 +157,10 @@ impl CoreConfig {
             // params.md §5/§11: ~10 L1D line-fill buffers on Intel server cores of this
             // era (quoted for Broadwell; Sandy/Ivy Bridge also have 10).
             l1d_mshrs: 10,
+            // 36 store-buffer entries, as Sandy Bridge (Intel 64 and IA-32 Optimization Reference Manual) [R: recalled, not in params.md].
+            sq_entries: 36,
+            // The in-order variant's memory pipeline: gem5's MinorCPU defaults (gem5 b1a44b8).
+            inorder: InOrderConfig::default(),
             // SPEC §4: four cores (Xeon E3-1230 v2: 4 cores / 8 threads, Intel ARK).
             cores: 4,
         }
@@ -126,6 +180,10 @@ impl CoreConfig {
             rob_entries: 224,
             // params §11: ~12 L1 line-fill buffers on Skylake [V].
             l1d_mshrs: 12,
+            // Skylake's 56 store-buffer entries (Intel optimization manual) [R].
+            sq_entries: 56,
+            // The in-order variant's memory pipeline: gem5's MinorCPU defaults (gem5 b1a44b8).
+            inorder: InOrderConfig::default(),
             // SPEC §4: 14 cores.
             cores: 14,
         }
@@ -149,6 +207,10 @@ impl CoreConfig {
             rob_entries: 224,
             // params §11: ~12 L1 line-fill buffers on Skylake [V, a sister chip].
             l1d_mshrs: 12,
+            // Skylake's 56 store-buffer entries (Intel optimization manual) [R, a sister chip].
+            sq_entries: 56,
+            // The in-order variant's memory pipeline: gem5's MinorCPU defaults (gem5 b1a44b8).
+            inorder: InOrderConfig::default(),
             // 16 cores (Intel's Gold 6226R spec; docs/reference/ports-queues-cores.md §7) [V].
             cores: 16,
         }
@@ -181,13 +243,32 @@ impl CoreConfig {
         )?;
         check(self.rob_entries >= 1, &f("rob_entries"), self.rob_entries, ">= 1")?;
         check(self.l1d_mshrs >= 1, &f("l1d_mshrs"), self.l1d_mshrs, ">= 1")?;
+        check((1..=MAX_STORE_ENTRIES).contains(&self.sq_entries), &f("sq_entries"), self.sq_entries, &format!("1..={MAX_STORE_ENTRIES}"))?;
+        let io = &self.inorder;
+        check((1..=64).contains(&io.issue_width), &f("inorder.issue_width"), io.issue_width, "1..=64")?;
+        let min_cpi = 1.0 / io.issue_width as f64;
+        check(
+            io.base_cpi.is_finite() && io.base_cpi >= min_cpi && io.base_cpi <= MAX_BASE_CPI,
+            &f("inorder.base_cpi"),
+            io.base_cpi,
+            &format!("{min_cpi}..={MAX_BASE_CPI} (at least 1 / inorder.issue_width)"),
+        )?;
+        check(
+            (1..=MAX_STORE_ENTRIES).contains(&io.store_buffer_entries),
+            &f("inorder.store_buffer_entries"),
+            io.store_buffer_entries,
+            &format!("1..={MAX_STORE_ENTRIES}"),
+        )?;
+        check((1..=64).contains(&io.accesses_in_memory), &f("inorder.accesses_in_memory"), io.accesses_in_memory, "1..=64")?;
         check((1..=256).contains(&self.cores), &f("cores"), self.cores, "1..=256")?;
         Ok(())
     }
 
-    /// Base CPI in thousandths of a cycle, rounded to nearest (the model's resolution).
+    /// Base CPI in thousandths of a cycle, rounded to nearest (the model's
+    /// resolution): `base_cpi`, or `inorder.base_cpi` for an in-order core.
     pub fn base_cpi_milli(&self) -> u64 {
-        (self.base_cpi * 1000.0).round() as u64
+        let cpi = if self.out_of_order { self.base_cpi } else { self.inorder.base_cpi };
+        (cpi * 1000.0).round() as u64
     }
 }
 
@@ -227,6 +308,19 @@ mod tests {
         assert_eq!(field_of(CoreConfig { rob_entries: 0, ..CoreConfig::altra() }.validate()), "cpu.rob_entries");
         assert_eq!(field_of(CoreConfig { l1d_mshrs: 0, ..CoreConfig::altra() }.validate()), "cpu.l1d_mshrs");
         assert_eq!(field_of(CoreConfig { l1d_mshrs: 0, ..CoreConfig::altra() }.validate_at("host0.cpu0")), "host0.cpu0.l1d_mshrs");
+        assert_eq!(field_of(CoreConfig { sq_entries: 0, ..CoreConfig::altra() }.validate()), "cpu.sq_entries");
+        let minor = |store_buffer_entries, accesses_in_memory| {
+            CoreConfig { inorder: InOrderConfig { store_buffer_entries, accesses_in_memory, ..Default::default() }, ..CoreConfig::altra() }
+        };
+        assert_eq!(field_of(minor(0, 2).validate()), "cpu.inorder.store_buffer_entries");
+        assert_eq!(field_of(minor(5, 65).validate()), "cpu.inorder.accesses_in_memory");
+        let d = InOrderConfig::default();
+        assert_eq!((d.issue_width, d.store_buffer_entries, d.accesses_in_memory), (2, 5, 2), "gem5 MinorCPU's defaults");
+        // Dual issue cannot retire faster than 0.5 CPI.
+        let fast = CoreConfig { inorder: InOrderConfig { base_cpi: 0.4, ..d }, ..CoreConfig::altra() };
+        assert_eq!(field_of(fast.validate()), "cpu.inorder.base_cpi");
+        // The in-order core runs at its own base CPI.
+        assert_eq!((CoreConfig::altra().base_cpi_milli(), CoreConfig::altra().in_order().base_cpi_milli()), (500, 1000));
     }
 
     #[test]

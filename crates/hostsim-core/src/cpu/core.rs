@@ -5,7 +5,8 @@
 //! # The formula
 //!
 //! For a work unit of `I` instructions on a core at `f` Hz with base CPI `c`
-//! (rounded to the nearest 0.001 cycle):
+//! (`base_cpi`, or `inorder.base_cpi` for an in-order core; rounded to the
+//! nearest 0.001 cycle):
 //!
 //! ```text
 //! elapsed = compute + stall
@@ -32,10 +33,20 @@
 //! must cost its whole latency and because misses that queue in DRAM come back
 //! with different latencies; the two agree when `n` is a multiple of `MLP`.
 //!
-//! Stores never stall: they retire into the store buffer, which this model
-//! assumes never fills (a simplification: copy loops whose stores miss to
-//! DRAM are therefore optimistic). The memory system still sees every store
-//! (write-allocate, coherence, DRAM traffic) at its issue time. An atomic
+//! Stores do not wait for their line: they go into the store buffer (the
+//! store queue of an out-of-order core, `sq_entries`; gem5 MinorCPU's store
+//! buffer on an in-order one, `inorder.store_buffer_entries`), which drains
+//! into the L1D in program order, as x86's TSO and Minor's store buffer do. A
+//! store that misses drains `latency` after it begins, and it begins once
+//! fewer than `D` stores before it are still draining (out-of-order:
+//! `D = l1d_mshrs`; in-order: `D = inorder.accesses_in_memory`); a store
+//! that hits drains right after the store before it (at once into an empty
+//! buffer). A store that finds the buffer full stalls the core until the
+//! oldest store drains; the open window's load misses return during that
+//! wait, so the window is charged only what is left of its latency after it
+//! (an in-order core has no open window there: it blocked on its load
+//! miss before it reached the store). The memory system sees every store (write-allocate, coherence,
+//! DRAM traffic) at its issue time, not when it drains. An atomic
 //! (compare-and-swap, [`Access::atomic`]) is the exception: it closes the
 //! open window and stalls for its own line's whole latency, as a locked
 //! instruction does. A dependent load ([`Access::dependent`]: its address
@@ -55,7 +66,10 @@
 //!
 //! Simplified away: overlap of compute with miss latency (the ROB fill time
 //! before a stall), instruction-cache and TLB misses, branch mispredictions
-//! beyond the base CPI, bandwidth limits inside the core. Read first: Eyerman,
+//! beyond the base CPI, bandwidth limits inside the core, load-queue limits
+//! (the MSHRs bind first on every preset), out-of-order store drain (Arm's
+//! weaker ordering would allow it), the loads after a full-buffer stall
+//! joining the window still open before it. Read first: Eyerman,
 //! Eeckhout, Karkhanis and Smith, "A mechanistic performance model for
 //! superscalar out-of-order processors", ACM TOCS 27(2), 2009, and Karkhanis
 //! and Smith, "A first-order superscalar processor model", ISCA 2004.
@@ -83,6 +97,13 @@ pub struct Core {
     /// Most load misses per window, and the ROB reach (instructions).
     window_misses: u32,
     rob_reach: u64,
+    /// Store buffer: when each of the last `sb.len()` stores that entered it
+    /// is drained (ring indexed by `sb_stores`); `sb_entries` of them fit and
+    /// `sb_drains` misses drain at once.
+    sb: Vec<Ps>,
+    sb_stores: u64,
+    sb_entries: u64,
+    sb_drains: u64,
     now: Ps,
     /// Sub-picosecond remainder of compute time: (milli-cycles × 10⁹) mod f, carried.
     rem: u64,
@@ -93,6 +114,8 @@ pub struct Core {
     store_misses: u64,
     miss_windows: u64,
     stall_ps: Ps,
+    sb_full: u64,
+    sb_full_ps: Ps,
 }
 
 impl Core {
@@ -102,6 +125,8 @@ impl Core {
         let f = cfg.freq_hz;
         let ps_per_mc_q32 = (((PS_NUM_PER_MILLI_CYCLE as u128) << 32) + f as u128 / 2) / f as u128;
         let (window_misses, rob_reach) = if cfg.out_of_order { (cfg.l1d_mshrs, cfg.rob_entries as u64) } else { (1, 1) };
+        let (sb_entries, sb_drains) =
+            if cfg.out_of_order { (cfg.sq_entries, cfg.l1d_mshrs) } else { (cfg.inorder.store_buffer_entries, cfg.inorder.accesses_in_memory) };
         Ok(Core {
             id,
             cfg: cfg.clone(),
@@ -109,6 +134,10 @@ impl Core {
             ps_per_mc_q32: ps_per_mc_q32 as u64,
             window_misses,
             rob_reach,
+            sb: vec![0; sb_entries.max(sb_drains) as usize],
+            sb_stores: 0,
+            sb_entries: sb_entries as u64,
+            sb_drains: sb_drains as u64,
             now: 0,
             rem: 0,
             account: CycleAccount::new(f),
@@ -117,6 +146,8 @@ impl Core {
             store_misses: 0,
             miss_windows: 0,
             stall_ps: 0,
+            sb_full: 0,
+            sb_full_ps: 0,
         })
     }
 
@@ -230,11 +261,29 @@ impl Core {
             }
             let t = start + stall + self.issue_offset_ps(a.at_instr);
             let cost = mem.access(self.id, a.addr, a.write, t);
-            if cost.l1_hit {
+            if a.write {
+                if cost.l1_hit && self.sb_last() <= t {
+                    continue; // an empty buffer: the store drains at once
+                }
+                if !cost.l1_hit {
+                    self.store_misses += 1;
+                }
+                let oldest = self.sb_oldest();
+                let t = if oldest > t {
+                    // Full: wait for the oldest store; the open window's misses return meanwhile.
+                    let wait = oldest - t;
+                    self.sb_full += 1;
+                    self.sb_full_ps += wait;
+                    stall += wait;
+                    win_max = win_max.saturating_sub(wait);
+                    oldest
+                } else {
+                    t
+                };
+                self.sb_push(t, if cost.l1_hit { None } else { Some(cost.latency_ps) });
                 continue;
             }
-            if a.write {
-                self.store_misses += 1;
+            if cost.l1_hit {
                 continue;
             }
             self.load_misses += 1;
@@ -249,6 +298,43 @@ impl Core {
             self.miss_windows += 1;
         }
         stall
+    }
+
+    /// When the store buffer's `k`-th most recent store (1 = the last) drains; 0 if none.
+    #[inline(always)]
+    fn sb_done(&self, k: u64) -> Ps {
+        if k > self.sb_stores {
+            0
+        } else {
+            self.sb[((self.sb_stores - k) % self.sb.len() as u64) as usize]
+        }
+    }
+
+    /// When the last store to enter the buffer drains (the buffer is empty from then on).
+    #[inline(always)]
+    fn sb_last(&self) -> Ps {
+        self.sb_done(1)
+    }
+
+    /// When an entry frees for the next store: the oldest of a full buffer drains.
+    #[inline(always)]
+    fn sb_oldest(&self) -> Ps {
+        self.sb_done(self.sb_entries)
+    }
+
+    /// A store enters the buffer at `t`: a miss (`Some(latency)`) begins to
+    /// drain once fewer than `sb_drains` stores before it are draining; the
+    /// buffer drains in program order.
+    #[inline]
+    fn sb_push(&mut self, t: Ps, miss: Option<Ps>) {
+        let done = match miss {
+            Some(latency) => t.max(self.sb_done(self.sb_drains)) + latency,
+            None => t,
+        };
+        let done = done.max(self.sb_last());
+        let n = self.sb.len() as u64;
+        self.sb[(self.sb_stores % n) as usize] = done;
+        self.sb_stores += 1;
     }
 
     /// Spends `cycles` core cycles on `category` with no memory access (e.g. a
@@ -304,6 +390,8 @@ impl Core {
             "store_misses": self.store_misses,
             "miss_windows": self.miss_windows,
             "stall_ps": self.stall_ps,
+            "store_buffer_full": self.sb_full,
+            "store_buffer_full_ps": self.sb_full_ps,
         })
     }
 }
@@ -313,9 +401,11 @@ impl HasStats for Core {
         self.account.report_stats(s);
         s.count("work_units", self.work_units, "Work units executed");
         s.count("load_misses", self.load_misses, "Loads that missed the L1D");
-        s.count("store_misses", self.store_misses, "Stores that missed the L1D (never stall: store buffer)");
+        s.count("store_misses", self.store_misses, "Stores that missed the L1D (they wait in the store buffer)");
         s.count("miss_windows", self.miss_windows, "Groups of overlapped load misses, each charged its slowest miss");
-        s.add("stall_ps", self.stall_ps as f64, "Picosecond", "Time stalled on load misses");
+        s.add("stall_ps", self.stall_ps as f64, "Picosecond", "Time stalled on load misses and a full store buffer");
+        s.count("store_buffer_full", self.sb_full, "Stores that found the store buffer full");
+        s.add("store_buffer_full_ps", self.sb_full_ps as f64, "Picosecond", "Time stalled on a full store buffer");
     }
 
     fn reset_stats(&mut self) {
@@ -325,12 +415,15 @@ impl HasStats for Core {
         self.store_misses = 0;
         self.miss_windows = 0;
         self.stall_ps = 0;
+        self.sb_full = 0;
+        self.sb_full_ps = 0;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu::config::InOrderConfig;
     use crate::cpu::mem_port::{FixedMissMemory, IdealMemory};
     use crate::engine::time::PS_PER_NS;
 
@@ -340,7 +433,18 @@ mod tests {
 
     /// 1 GHz, CPI 1: one instruction is exactly 1 ns, so expectations read off directly.
     fn simple(out_of_order: bool, rob_entries: u32, l1d_mshrs: u32) -> CoreConfig {
-        CoreConfig { freq_hz: 1_000_000_000, issue_width: 4, base_cpi: 1.0, out_of_order, rob_entries, l1d_mshrs, cores: 1 }
+        CoreConfig {
+            freq_hz: 1_000_000_000,
+            issue_width: 4,
+            base_cpi: 1.0,
+            out_of_order,
+            rob_entries,
+            l1d_mshrs,
+            sq_entries: 64,
+            // gem5 Minor's store buffer and drain, at the same CPI as the out-of-order core.
+            inorder: InOrderConfig { base_cpi: 1.0, ..Default::default() },
+            cores: 1,
+        }
     }
 
     /// `n` load misses, each after `spacing` instructions.
@@ -502,6 +606,84 @@ mod tests {
     }
 
     #[test]
+    fn a_full_store_buffer_stalls_until_its_oldest_store_drains() {
+        // Eight store misses one instruction apart. In order (gem5 Minor's
+        // 5-entry buffer, 2 accesses in memory): they begin to drain two at
+        // a time, at 1, 2, 101, 102, 201 ns …; the 6th waits for the 1st
+        // (101 ns, 95 ns of stall), the 7th finds the 2nd just drained
+        // (102 ns), the 8th waits for the 3rd (201 ns, 98 ns more).
+        let mut w = Work::new(Category::Tx);
+        for i in 0..8 {
+            w.instr(1).write(MISS_BASE + i * 64);
+        }
+        let mut core = Core::new(0, &simple(false, 128, 6)).unwrap();
+        let mut mem = FixedMissMemory::new(MISS_BASE, LAT_PS);
+        assert_eq!(core.exec(&w, &mut mem), (8 + 95 + 98) * PS_PER_NS);
+        let r = core.result_json();
+        assert_eq!((r["store_misses"].as_u64(), r["store_buffer_full"].as_u64()), (Some(8), Some(2)));
+        assert_eq!(r["store_buffer_full_ps"].as_u64(), Some(193 * PS_PER_NS));
+        // The buffer drains on its own time: the next unit, 400 ns later, finds it empty.
+        w.reset(Category::Tx).instr(400);
+        core.exec(&w, &mut mem);
+        let mut one = Work::new(Category::Tx);
+        one.write(MISS_BASE + 4096);
+        let before = core.now();
+        assert_eq!(core.exec(&one, &mut mem), before, "an empty buffer takes a store at once");
+        // Out of order (64 entries): the same eight never wait.
+        assert_eq!(stall_of(&simple(true, 128, 6), &w_of_stores(8)), 0);
+        // A 4-entry store queue out of order: the 5th waits for the 1st.
+        let small = CoreConfig { sq_entries: 4, ..simple(true, 128, 6) };
+        assert_eq!(stall_of(&small, &w_of_stores(5)), 96 * PS_PER_NS);
+    }
+
+    fn w_of_stores(n: u64) -> Work {
+        let mut w = Work::new(Category::Tx);
+        for i in 0..n {
+            w.instr(1).write(MISS_BASE + i * 64);
+        }
+        w
+    }
+
+    #[test]
+    fn store_hits_behind_a_miss_take_buffer_entries() {
+        // In order: a miss at 1 ns (drains at 101), then hits; they drain
+        // behind it, so the 6th store (the 5th hit, at 6 ns) waits 95 ns.
+        let mut w = Work::new(Category::Tx);
+        w.instr(1).write(MISS_BASE);
+        for _ in 0..5 {
+            w.instr(1).write(0x40);
+        }
+        assert_eq!(stall_of(&simple(false, 128, 6), &w), 95 * PS_PER_NS);
+        // Four hits fit beside the miss.
+        let mut w = Work::new(Category::Tx);
+        w.instr(1).write(MISS_BASE);
+        for _ in 0..4 {
+            w.instr(1).write(0x40);
+        }
+        assert_eq!(stall_of(&simple(false, 128, 6), &w), 0);
+    }
+
+    #[test]
+    fn a_full_store_queue_waits_after_the_load_misses_before_it() {
+        // Out of order, 2 store-queue entries: a load miss opens a window at
+        // 1 ns; stores miss at 2 and 3 ns (drained at 102, 103); the third
+        // store, at 4 ns, finds the queue full and waits 98 ns for the 1st,
+        // while the load returns: the window is left 2 ns, one latency of
+        // stall in all.
+        let cfg = CoreConfig { sq_entries: 2, ..simple(true, 128, 6) };
+        let mut w = Work::new(Category::App);
+        w.instr(1).read(MISS_BASE).instr(1).write(MISS_BASE + 64).instr(1).write(MISS_BASE + 128).instr(1).write(MISS_BASE + 192);
+        let mut core = Core::new(0, &cfg).unwrap();
+        assert_eq!(core.exec(&w, &mut FixedMissMemory::new(MISS_BASE, LAT_PS)), (4 + 100) * PS_PER_NS);
+        let r = core.result_json();
+        assert_eq!((r["store_buffer_full"].as_u64(), r["store_buffer_full_ps"].as_u64()), (Some(1), Some(98 * PS_PER_NS)));
+        // In order the load blocks first (100 ns); the stores then miss at
+        // 102, 103 and 104 ns, and the third waits 98 ns for the first.
+        let minor = CoreConfig { inorder: InOrderConfig { store_buffer_entries: 2, ..simple(false, 128, 6).inorder }, ..simple(false, 128, 6) };
+        assert_eq!(stall_of(&minor, &w), (100 + 98) * PS_PER_NS);
+    }
+
+    #[test]
     fn cycles_land_in_categories_and_sum_to_elapsed() {
         let cfg = CoreConfig { freq_hz: 2_000_000_000, base_cpi: 1.0, ..CoreConfig::altra() }; // 500 ps/cycle
         let mut core = Core::new(0, &cfg).unwrap();
@@ -555,7 +737,8 @@ mod tests {
         // 1518 B = 24 lines: in-order 24 × 80 ns; OoO overlaps min(6 MSHRs, ceil(128/16)) = 6 → 4 × 80 ns.
         let (io, ooo) = (touch_time(false, 1518), touch_time(true, 1518));
         let compute = 24 * 16 * 1_000 / 6; // 384 instr × 0.5 cycles at 3 GHz, ps
-        assert_eq!(io, compute + 24 * 80 * PS_PER_NS);
+        // In order at Minor's estimated CPI of 1.0: twice the compute.
+        assert_eq!(io, 2 * compute + 24 * 80 * PS_PER_NS);
         assert_eq!(ooo, compute + 4 * 80 * PS_PER_NS);
         assert!(io as f64 / ooo as f64 > 4.0, "OoO only {:.2}× faster", io as f64 / ooo as f64);
         // 64 B = 1 line: nothing to overlap.
