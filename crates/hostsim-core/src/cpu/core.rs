@@ -97,11 +97,12 @@ pub struct Core {
     /// Most load misses per window, and the ROB reach (instructions).
     window_misses: u32,
     rob_reach: u64,
-    /// Store buffer: when each of the last `sb.len()` stores that entered it
-    /// is drained (ring indexed by `sb_stores`); `sb_entries` of them fit and
-    /// `sb_drains` misses drain at once.
+    /// Store buffer: when each of the last `sb.len()` (a power of two) stores
+    /// that entered it is drained (ring indexed by `sb_stores`); `sb_entries`
+    /// of them fit and `sb_drains` drain at once. `sb_last`: when the last drains.
     sb: Vec<Ps>,
     sb_stores: u64,
+    sb_last: Ps,
     sb_entries: u64,
     sb_drains: u64,
     now: Ps,
@@ -134,8 +135,9 @@ impl Core {
             ps_per_mc_q32: ps_per_mc_q32 as u64,
             window_misses,
             rob_reach,
-            sb: vec![0; sb_entries.max(sb_drains) as usize],
+            sb: vec![0; sb_entries.max(sb_drains).next_power_of_two() as usize],
             sb_stores: 0,
+            sb_last: 0,
             sb_entries: sb_entries as u64,
             sb_drains: sb_drains as u64,
             now: 0,
@@ -262,7 +264,7 @@ impl Core {
             let t = start + stall + self.issue_offset_ps(a.at_instr);
             let cost = mem.access(self.id, a.addr, a.write, t);
             if a.write {
-                if cost.l1_hit && self.sb_last() <= t {
+                if cost.l1_hit && self.sb_last <= t {
                     continue; // an empty buffer: the store drains at once
                 }
                 if !cost.l1_hit {
@@ -306,14 +308,8 @@ impl Core {
         if k > self.sb_stores {
             0
         } else {
-            self.sb[((self.sb_stores - k) % self.sb.len() as u64) as usize]
+            self.sb[((self.sb_stores - k) & (self.sb.len() as u64 - 1)) as usize]
         }
-    }
-
-    /// When the last store to enter the buffer drains (the buffer is empty from then on).
-    #[inline(always)]
-    fn sb_last(&self) -> Ps {
-        self.sb_done(1)
     }
 
     /// When an entry frees for the next store: the oldest of a full buffer drains.
@@ -331,10 +327,11 @@ impl Core {
             Some(latency) => t.max(self.sb_done(self.sb_drains)) + latency,
             None => t,
         };
-        let done = done.max(self.sb_last());
-        let n = self.sb.len() as u64;
-        self.sb[(self.sb_stores % n) as usize] = done;
+        let done = done.max(self.sb_last);
+        let mask = self.sb.len() as u64 - 1;
+        self.sb[(self.sb_stores & mask) as usize] = done;
         self.sb_stores += 1;
+        self.sb_last = done;
     }
 
     /// Spends `cycles` core cycles on `category` with no memory access (e.g. a
