@@ -45,8 +45,9 @@
 //! oldest store drains; the open window's load misses return during that
 //! wait, so the window is charged only what is left of its latency after it
 //! (an in-order core has no open window there: it blocked on its load
-//! miss before it reached the store). The memory system sees every store (write-allocate, coherence,
-//! DRAM traffic) at its issue time, not when it drains. An atomic
+//! miss before it reached the store). The memory system sees every store
+//! (write-allocate, coherence, DRAM traffic) at its issue time, not when it
+//! drains. An atomic
 //! (compare-and-swap, [`Access::atomic`]) is the exception: it closes the
 //! open window and stalls for its own line's whole latency, as a locked
 //! instruction does. A dependent load ([`Access::dependent`]: its address
