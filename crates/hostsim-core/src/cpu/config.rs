@@ -90,6 +90,20 @@ fn check(ok: bool, field: &str, value: impl ToString, allowed: &str) -> Result<(
     }
 }
 
+/// `<prefix>.<group>issue_width` and `base_cpi`: a width of 1..=64 and a
+/// CPI the width can reach (at least 1 / width).
+fn check_issue(width: u32, cpi: f64, prefix: &str, group: &str) -> Result<()> {
+    let f = |name: &str| format!("{prefix}.{group}{name}");
+    check((1..=64).contains(&width), &f("issue_width"), width, "1..=64")?;
+    let min_cpi = 1.0 / width as f64;
+    check(
+        cpi.is_finite() && cpi >= min_cpi && cpi <= MAX_BASE_CPI,
+        &f("base_cpi"),
+        cpi,
+        &format!("{min_cpi}..={MAX_BASE_CPI} (at least 1 / {group}issue_width)"),
+    )
+}
+
 impl CoreConfig {
     /// Ampere Altra (Arm Neoverse N1), SPEC §4 `altra`.
     pub fn altra() -> Self {
@@ -233,26 +247,12 @@ impl CoreConfig {
         let f = |name: &str| format!("{prefix}.{name}");
         check(self.freq_hz > 0, &f("freq"), self.freq_hz, "> 0 Hz")?;
         check(self.freq_hz <= MAX_FREQ_HZ, &f("freq"), self.freq_hz, "<= 100 GHz")?;
-        check((1..=64).contains(&self.issue_width), &f("issue_width"), self.issue_width, "1..=64")?;
-        let min_cpi = 1.0 / self.issue_width as f64;
-        check(
-            self.base_cpi.is_finite() && self.base_cpi >= min_cpi && self.base_cpi <= MAX_BASE_CPI,
-            &f("base_cpi"),
-            self.base_cpi,
-            &format!("{min_cpi}..={MAX_BASE_CPI} (at least 1 / issue_width)"),
-        )?;
+        check_issue(self.issue_width, self.base_cpi, prefix, "")?;
         check(self.rob_entries >= 1, &f("rob_entries"), self.rob_entries, ">= 1")?;
         check(self.l1d_mshrs >= 1, &f("l1d_mshrs"), self.l1d_mshrs, ">= 1")?;
         check((1..=MAX_STORE_ENTRIES).contains(&self.sq_entries), &f("sq_entries"), self.sq_entries, &format!("1..={MAX_STORE_ENTRIES}"))?;
         let io = &self.inorder;
-        check((1..=64).contains(&io.issue_width), &f("inorder.issue_width"), io.issue_width, "1..=64")?;
-        let min_cpi = 1.0 / io.issue_width as f64;
-        check(
-            io.base_cpi.is_finite() && io.base_cpi >= min_cpi && io.base_cpi <= MAX_BASE_CPI,
-            &f("inorder.base_cpi"),
-            io.base_cpi,
-            &format!("{min_cpi}..={MAX_BASE_CPI} (at least 1 / inorder.issue_width)"),
-        )?;
+        check_issue(io.issue_width, io.base_cpi, prefix, "inorder.")?;
         check(
             (1..=MAX_STORE_ENTRIES).contains(&io.store_buffer_entries),
             &f("inorder.store_buffer_entries"),
