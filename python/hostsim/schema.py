@@ -892,7 +892,7 @@ class KvsAppConfig(BaseModel):
     request_instr: Annotated[
         int,
         Field(
-            description="Instructions per request for parsing, hashing and building the reply\n(estimate: a few hundred, as MICA's ~210–240 ns/op per core at\n~2 instructions/cycle suggests, params.md §8); memory accesses come on top.",
+            description="Instructions per request for parsing, hashing, the item lookup and\nbuilding the reply; the hash table's and the items' memory accesses\ncome on top. Default 2 810: memcached 1.6.18's user-space\ninstructions per ASCII GET, measured with valgrind\n(docs/reference/code-footprints.md §3.2; its libevent loop and libc\nwrappers included). A SET measured 4 590; every request is charged\nthis one count.",
             ge=0,
             le=4294967295,
         ),
@@ -1743,7 +1743,7 @@ class AppConfig(BaseModel):
         "buckets": 65536,
         "items": 65536,
         "max_value_bytes": 1024,
-        "request_instr": 400,
+        "request_instr": 2810,
         "udp_port": 11211,
     }
     l3fwd: Annotated[
@@ -2781,7 +2781,7 @@ class HostConfig(BaseModel):
             "buckets": 65536,
             "items": 65536,
             "max_value_bytes": 1024,
-            "request_instr": 400,
+            "request_instr": 2810,
             "udp_port": 11211,
         },
         "l3fwd": {"forward_instr": 40, "lookup_instr": 20},

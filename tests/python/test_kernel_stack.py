@@ -69,7 +69,10 @@ MEMCACHED = {"app": "memcached", "preset": "altra", "link": {"propagation": "1us
 def test_memcached_on_dpdk_serves_several_times_the_kernel_rate_at_lower_latency():
     res = {stack: hostsim.msb(dict(MEMCACHED, stack=stack), resolution=0.05) for stack in ("pmd", "kernel")}
     msb = {stack: r.msb.pps for stack, r in res.items()}
-    assert msb["pmd"] > 3 * msb["kernel"], msb
+    # Published per-core ratios: Seastar's memcached on DPDK 1.6-2.0x stock
+    # memcached, IX up to 3.6x (docs/reference/host-costs.md, params.md §8);
+    # both stacks pay memcached's own 2 810 instructions per request.
+    assert msb["pmd"] > 2 * msb["kernel"], msb
     # At equal load (half the kernel's MSB) DPDK's latency percentiles are lower.
     rate = f"{msb['kernel'] / 2:.0f}pps"
     lat = {stack: hostsim.simulate(dict(MEMCACHED, stack=stack, loadgen=dict(MEMCACHED["loadgen"], rate=rate)))

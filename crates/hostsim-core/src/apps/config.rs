@@ -136,15 +136,19 @@ pub struct KvsAppConfig {
     pub items: u32,
     /// Longest value a `set` may store (bytes).
     pub max_value_bytes: u32,
-    /// Instructions per request for parsing, hashing and building the reply
-    /// (estimate: a few hundred, as MICA's ~210–240 ns/op per core at
-    /// ~2 instructions/cycle suggests, params.md §8); memory accesses come on top.
+    /// Instructions per request for parsing, hashing, the item lookup and
+    /// building the reply; the hash table's and the items' memory accesses
+    /// come on top. Default 2 810: memcached 1.6.18's user-space
+    /// instructions per ASCII GET, measured with valgrind
+    /// (docs/reference/code-footprints.md §3.2; its libevent loop and libc
+    /// wrappers included). A SET measured 4 590; every request is charged
+    /// this one count.
     pub request_instr: u32,
 }
 
 impl Default for KvsAppConfig {
     fn default() -> Self {
-        KvsAppConfig { udp_port: 11211, buckets: 65536, items: 65536, max_value_bytes: 1024, request_instr: 400 }
+        KvsAppConfig { udp_port: 11211, buckets: 65536, items: 65536, max_value_bytes: 1024, request_instr: 2810 }
     }
 }
 
