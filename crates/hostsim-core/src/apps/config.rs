@@ -141,8 +141,8 @@ pub struct KvsAppConfig {
     /// come on top. Default 2 810: memcached 1.6.18's user-space
     /// instructions per ASCII GET, measured with valgrind
     /// (docs/reference/code-footprints.md §3.2; its libevent loop and libc
-    /// wrappers included). A SET measured 4 590; every request is charged
-    /// this one count.
+    /// wrappers included; an x86-64 count, used for the Arm presets too). A
+    /// SET measured 4 590; every request is charged this one count.
     pub request_instr: u32,
 }
 

@@ -70,7 +70,8 @@
 //! beyond the base CPI, bandwidth limits inside the core, load-queue limits
 //! (the MSHRs bind first on every preset), out-of-order store drain (Arm's
 //! weaker ordering would allow it), the loads after a full-buffer stall
-//! joining the window still open before it. Read first: Eyerman,
+//! joining the window still open before it, an atomic waiting for the store
+//! buffer to drain first (x86's locked instructions do). Read first: Eyerman,
 //! Eeckhout, Karkhanis and Smith, "A mechanistic performance model for
 //! superscalar out-of-order processors", ACM TOCS 27(2), 2009, and Karkhanis
 //! and Smith, "A first-order superscalar processor model", ISCA 2004.
