@@ -892,7 +892,7 @@ class KvsAppConfig(BaseModel):
     request_instr: Annotated[
         int,
         Field(
-            description="Instructions per request for parsing, hashing, the item lookup and\nbuilding the reply; the hash table's and the items' memory accesses\ncome on top. Default 2 810: memcached 1.6.18's user-space\ninstructions per ASCII GET, measured with valgrind\n(docs/reference/code-footprints.md §3.2; its libevent loop and libc\nwrappers included). A SET measured 4 590; every request is charged\nthis one count.",
+            description="Instructions per request for parsing, hashing, the item lookup and\nbuilding the reply; the hash table's and the items' memory accesses\ncome on top. Default 2 810: memcached 1.6.18's user-space\ninstructions per ASCII GET, measured with valgrind\n(docs/reference/code-footprints.md §3.2; its libevent loop and libc\nwrappers included; an x86-64 count, used for the Arm presets too). A\nSET measured 4 590; every request is charged this one count.",
             ge=0,
             le=4294967295,
         ),
