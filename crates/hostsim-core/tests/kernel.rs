@@ -101,20 +101,27 @@ fn kernel_stages_are_all_charged_and_copies_grow_with_size() {
 }
 
 #[test]
-fn kernel_driver_costs_match_emmerich_on_their_machine() {
-    // Calibration target (params.md §7b, Emmerich et al. Table II, Xeon
-    // E3-1230 V2, 64 B): RX 453, TX 463, memory 101, skb 292 cycles per
-    // forwarded packet. The echo allocates and frees two skbs and two page
-    // buffers per packet (receive and send) where forwarding reuses one, so
-    // skb and memory are compared per skb.
+fn kernel_driver_costs_follow_their_measurements_and_undercut_linux_3_7() {
+    // The receive-side stages are measured times at IPC 2.0 (docs/reference/
+    // host-costs.md §6); xeon-e3-1230v2's base CPI is 0.5, so each costs its
+    // measured cycles plus the misses the model adds. Driver RX and refill:
+    // (206 + 53) / 2 = 129.5 cycles; build_skb and kfree_skb: (190 + 146) / 2
+    // = 168 cycles per skb (the echo allocates and frees two skbs).
     let r = run(&cfg("udp-echo", Stack::Kernel, "xeon-e3-1230v2", 64, 0.3)).unwrap();
     assert_eq!(f(&r["loadgen"]["drop_rate"]), 0.0);
     let cpp = &r["cpu"]["cycles_per_packet"];
-    let near = |got: f64, want: f64| (got - want).abs() <= 0.3 * want;
-    assert!(near(f(&cpp["rx"]), 453.0), "rx {cpp}");
-    assert!(near(f(&cpp["tx"]), 463.0), "tx {cpp}");
-    assert!(near(f(&cpp["skb"]) / 2.0, 292.0), "skb {cpp}");
-    assert!(f(&cpp["mempool"]) / 2.0 <= 180.0, "memory {cpp}");
+    let (rx, skb, tx, mem) = (f(&cpp["rx"]), f(&cpp["skb"]) / 2.0, f(&cpp["tx"]), f(&cpp["mempool"]) / 2.0);
+    assert!((129.5..=129.5 + 60.0).contains(&rx), "rx {cpp}");
+    assert!((168.0..=168.0 * 1.1).contains(&skb), "skb {cpp}");
+    // xmit and TX clean at IPC 1.5, charged at CPI 0.5: (140 + 30) / 2 = 85.
+    assert!((85.0..=85.0 + 40.0).contains(&tx), "tx {cpp}");
+    // Emmerich et al.'s Table II (params.md §7b) measured Linux 3.7 on this
+    // machine: RX 453, TX 463, memory 101, skb 292 cycles per packet. The
+    // derived costs come from Linux 4.12-5.4, whose receive path is cheaper
+    // (build_skb, page recycling); they must not exceed 3.7's, nor fall to
+    // a fraction no kernel has measured.
+    let sum = rx + tx + f(&cpp["qdisc"]) + skb + mem;
+    assert!(sum < 453.0 + 463.0 + 101.0 + 292.0 && sum > 0.3 * 1309.0, "sum {sum}: {cpp}");
 }
 
 #[test]
@@ -135,7 +142,9 @@ fn kernel_frames_are_conserved_under_overload() {
 
 #[test]
 fn overload_moves_napi_to_ksoftirqd_and_the_socket_overflows() {
-    let r = run(&echo(64, 3.0)).unwrap();
+    // 5 Mpps is twice what the softirq alone takes on altra (≈ 1,100 cycles
+    // per packet at 3 GHz, 2.7 Mpps): NAPI rounds spend netdev_budget.
+    let r = run(&echo(64, 5.0)).unwrap();
     let k = &r["kernel"];
     assert!(u(&k["ksoftirqd_rounds"]) > 0, "{k}");
     assert!(u(&k["rcvbuf_errors"]) > 0, "{k}");
@@ -239,7 +248,8 @@ fn iperf_goodput_saturates_one_core() {
         c.sim.drain_ps = 0;
         run(&c).unwrap()
     };
-    let (lo, hi) = (long(0.8), long(4.0));
+    // 0.4 Mpps (4.7 Gb/s of payload) is within one core's reach; 4 Mpps is not.
+    let (lo, hi) = (long(0.4), long(4.0));
     assert!(f(&hi["loadgen"]["drop_rate"]) > 0.05, "{}", hi["loadgen"]["drop_rate"]);
     let goodput = |r: &Value| u(&r["kernel"]["tcp_payload_bytes"]) as f64 * 8.0 / 5e-3;
     assert!(goodput(&hi) > goodput(&lo) && goodput(&hi) < 0.8 * 4.0e6 * 1460.0 * 8.0, "{} {}", goodput(&lo), goodput(&hi));
