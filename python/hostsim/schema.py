@@ -603,6 +603,100 @@ class IpfwdConfig(BaseModel):
     ] = 150
 
 
+class KernelCode(BaseModel):
+    """
+    Executed code bytes per path. Each is the static size of the path's
+    functions in Linux 6.1 (Debian's build, `nm -S`; docs/reference/
+    code-footprints.md §2) divided by 3.75, the median of the five
+    static-to-executed ratios measured for testpmd and memcached (2.45–5.5;
+    §1.4, §3.3): derived, not measured for the kernel ([C]).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    driver_rx_bytes: Annotated[
+        int,
+        Field(
+            description="The driver's receive routine with build_skb (ixgbe, 7 056 B static).",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    forward_bytes: Annotated[
+        int,
+        Field(
+            description="Forwarding in the softirq: GRO, IP receive, the route lookup and IP\noutput (21 065 B static; ip_forward itself not counted).",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    irq_bytes: Annotated[
+        int,
+        Field(
+            description="Interrupt entry, softirq and the NAPI poll loop (3 967 B static).",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    tcp_recv_bytes: Annotated[
+        int,
+        Field(
+            description="recv on a TCP socket: system call, tcp_recvmsg, copy out (12 519 B static).",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    tcp_rx_bytes: Annotated[
+        int,
+        Field(
+            description="GRO, IP receive, TCP receive and the wake-up (27 875 B static).",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    tx_clean_bytes: Annotated[
+        int,
+        Field(
+            description="The driver's TX completion and skb free (3 793 B static).",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    udp_recv_bytes: Annotated[
+        int,
+        Field(
+            description="recvfrom on a UDP socket: system call, udp_recvmsg, copy out (10 763 B static).",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    udp_rx_bytes: Annotated[
+        int,
+        Field(
+            description="GRO, IP receive, UDP receive and the socket wake-up (24 937 B static).",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    udp_send_bytes: Annotated[
+        int,
+        Field(
+            description="sendto on a UDP socket down to IP output (22 515 B static).",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    xmit_bytes: Annotated[
+        int,
+        Field(
+            description="dev_queue_xmit, the qdisc and the driver's xmit (14 772 B static).",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+
+
 class KernelCosts(BaseModel):
     """
     Instructions per stage; memory accesses come on top, at their addresses.
@@ -880,6 +974,14 @@ class KvsAppConfig(BaseModel):
             le=4294967295,
         ),
     ]
+    code_bytes: Annotated[
+        int,
+        Field(
+            description="Code a request runs (bytes, fetched through the L1I): 7 520,\nmemcached 1.6.18's executed user-space bytes per ASCII GET with its\nlibevent loop and libc wrappers, measured with valgrind\n(docs/reference/code-footprints.md §3.2; a SET ran 10 864).",
+            ge=0,
+            le=4294967295,
+        ),
+    ] = 7520
     items: Annotated[int, Field(ge=0, le=4294967295)]
     max_value_bytes: Annotated[
         int,
@@ -901,6 +1003,27 @@ class KvsAppConfig(BaseModel):
             description="UDP port the store answers on (memcached's 11211).",
             ge=0,
             le=65535,
+        ),
+    ]
+
+
+class L1iConfig(BaseModel):
+    """
+    A core's L1 instruction cache, modelled as fully associative LRU over
+    whole code regions (`mem/code.rs`): a region hits when the code run since
+    it last ran, with itself, fits in `size_bytes`; otherwise every line of
+    it misses to the L2.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    size_bytes: Annotated[
+        int,
+        Field(
+            description="Capacity in bytes (a multiple of 64, at most 1 MiB); 0 models no\ninstruction side (every fetch hits).",
+            ge=0,
+            le=18446744073709551615,
         ),
     ]
 
@@ -1739,6 +1862,7 @@ class AppConfig(BaseModel):
         ),
     ] = {
         "buckets": 65536,
+        "code_bytes": 7520,
         "items": 65536,
         "max_value_bytes": 1024,
         "request_instr": 2810,
@@ -1976,6 +2100,24 @@ class KernelConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
+    code: Annotated[
+        KernelCode,
+        Field(
+            description="The code each path runs (fetched through the L1I).",
+            validate_default=True,
+        ),
+    ] = {
+        "driver_rx_bytes": 1882,
+        "forward_bytes": 5617,
+        "irq_bytes": 1058,
+        "tcp_recv_bytes": 3338,
+        "tcp_rx_bytes": 7433,
+        "tx_clean_bytes": 1011,
+        "udp_recv_bytes": 2870,
+        "udp_rx_bytes": 6650,
+        "udp_send_bytes": 6004,
+        "xmit_bytes": 3939,
+    }
     costs: KernelCosts
     gro_max_bytes: Annotated[
         int,
@@ -2134,6 +2276,10 @@ class MemConfig(BaseModel):
     )
     dram: DramConfig
     l1d: CacheConfig
+    l1i: Annotated[
+        L1iConfig,
+        Field(description="The instruction cache (per core).", validate_default=True),
+    ] = {"size_bytes": 0}
     l2: CacheConfig
     llc: LlcConfig
     transfer_cycles: Annotated[
@@ -2297,6 +2443,14 @@ class PmdCosts(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
+    code_bytes: Annotated[
+        int,
+        Field(
+            description="Code one pass of the poll loop runs (bytes, fetched through the\nL1I): rx_burst, tx_burst with the mempool and the loop. 7 546: the\nixgbe vector RX and TX paths' static 17 381 B ÷ 2.45 (testpmd's\nmeasured static-to-executed ratio) + testpmd's loop and TLS lookup as\nexecuted, 452 B (docs/reference/code-footprints.md §1.3–1.4; [C]).",
+            ge=0,
+            le=4294967295,
+        ),
+    ] = 7546
     empty_poll_instr: Annotated[
         int,
         Field(
@@ -2777,6 +2931,7 @@ class HostConfig(BaseModel):
         },
         "kvs": {
             "buckets": 65536,
+            "code_bytes": 7520,
             "items": 65536,
             "max_value_bytes": 1024,
             "request_instr": 2810,
@@ -2862,6 +3017,18 @@ class HostConfig(BaseModel):
             validate_default=True,
         ),
     ] = {
+        "code": {
+            "driver_rx_bytes": 1882,
+            "forward_bytes": 5617,
+            "irq_bytes": 1058,
+            "tcp_recv_bytes": 3338,
+            "tcp_rx_bytes": 7433,
+            "tx_clean_bytes": 1011,
+            "udp_recv_bytes": 2870,
+            "udp_rx_bytes": 6650,
+            "udp_send_bytes": 6004,
+            "xmit_bytes": 3939,
+        },
         "costs": {
             "app_instr": 100,
             "buf_instr": 38,

@@ -254,3 +254,33 @@ fn iperf_goodput_saturates_one_core() {
     let goodput = |r: &Value| u(&r["kernel"]["tcp_payload_bytes"]) as f64 * 8.0 / 5e-3;
     assert!(goodput(&hi) > goodput(&lo) && goodput(&hi) < 0.8 * 4.0e6 * 1460.0 * 8.0, "{} {}", goodput(&lo), goodput(&hi));
 }
+
+#[test]
+fn the_kernel_path_misses_a_small_l1i_and_pays_for_it() {
+    // udp-echo at low load runs, per packet, the interrupt and NAPI loop,
+    // the driver's receive, UDP receive, recvfrom, sendto, xmit and the TX
+    // clean: 17 + 30 + 104 + 45 + 94 + 62 + 16 = 368 lines of code
+    // (host.kernel.code, line-aligned). 64 KiB holds them all; in 8 KiB
+    // UDP receive, recvfrom and sendto (104 + 45 + 94 = 243 lines) are
+    // always evicted by the others before they run again; the small ones
+    // survive when they run close together.
+    let with = |l1i: u64| {
+        let mut c = echo(64, 0.2);
+        c.host.as_mut().unwrap().mem.l1i.size_bytes = l1i;
+        run(&c).unwrap()
+    };
+    let (small, big) = (with(8 * 1024), with(64 * 1024));
+    let per_pkt = |r: &Value| u(&r["mem"]["l1i"]["misses"]) as f64 / u(&r["loadgen"]["rx_packets"]) as f64;
+    assert_eq!(u(&big["mem"]["l1i"]["misses"]), 0, "warm code stays in 64 KiB");
+    let misses = per_pkt(&small);
+    assert!((243.0..=368.0).contains(&misses), "{misses} misses per packet");
+    // Each missed line waits for the L2, where the code stays (12 cycles),
+    // charged to the stages whose code missed.
+    let busy = |r: &Value| {
+        let c = &r["cpu"]["cycles_per_packet"];
+        f(&c["total"]) - f(&c["idle"])
+    };
+    let extra = busy(&small) - busy(&big);
+    assert!((0.9 * misses * 12.0..=1.1 * misses * 12.0).contains(&extra), "{extra} cycles more per packet, {misses} misses");
+    assert!(u(&small["cores"][0]["fetch_stall_ps"]) > 0 && u(&big["cores"][0]["fetch_stall_ps"]) == 0);
+}

@@ -40,8 +40,11 @@ fn after_population_every_get_hits_and_every_request_is_answered() {
     assert_eq!(u(&r["loadgen"]["lost_packets"]), 0);
     let lat = &r["loadgen"]["latency_ns"];
     let (min, mean, max) = (lat["min"].as_f64().unwrap(), lat["mean"].as_f64().unwrap(), lat["max"].as_f64().unwrap());
-    // At least the 2 µs of propagation; at low load stable (no queueing).
-    assert!(min > 2000.0 && max < 2.0 * min, "{lat}");
+    // At least the 2 µs of propagation; at low load stable (no queueing),
+    // but for the first requests, which fetch the driver's and memcached's
+    // code from DRAM (no warm-up here) and queue those behind them.
+    let p90 = lat["p90"].as_f64().unwrap();
+    assert!(min > 2000.0 && p90 < 1.2 * min && max > p90, "{lat}");
     assert!(mean > min && mean < max, "{lat}");
 }
 

@@ -144,11 +144,21 @@ pub struct KvsAppConfig {
     /// wrappers included; an x86-64 count, used for the Arm presets too). A
     /// SET measured 4 590; every request is charged this one count.
     pub request_instr: u32,
+    /// Code a request runs (bytes, fetched through the L1I): 7 520,
+    /// memcached 1.6.18's executed user-space bytes per ASCII GET with its
+    /// libevent loop and libc wrappers, measured with valgrind
+    /// (docs/reference/code-footprints.md §3.2; a SET ran 10 864).
+    #[serde(default = "default_kvs_code_bytes")]
+    pub code_bytes: u32,
+}
+
+fn default_kvs_code_bytes() -> u32 {
+    7520
 }
 
 impl Default for KvsAppConfig {
     fn default() -> Self {
-        KvsAppConfig { udp_port: 11211, buckets: 65536, items: 65536, max_value_bytes: 1024, request_instr: 2810 }
+        KvsAppConfig { udp_port: 11211, buckets: 65536, items: 65536, max_value_bytes: 1024, request_instr: 2810, code_bytes: default_kvs_code_bytes() }
     }
 }
 

@@ -24,7 +24,7 @@ use std::net::Ipv4Addr;
 use serde_json::{json, Value};
 
 use super::config::{AppConfig, KvsAppConfig};
-use crate::cpu::{Category, Work};
+use crate::cpu::{Category, CodeRegion, Work};
 use crate::error::Result;
 use crate::framebuf::{Fate, FrameId};
 use crate::kvs::{Datagrams, Store, StoreConfig, ValueLimit};
@@ -37,6 +37,8 @@ use crate::wire::{ipv4, udp};
 /// Simulated addresses of the store (after the rings and the mempool).
 const BUCKETS_BASE: u64 = 0x4000_0000;
 const ITEMS_BASE: u64 = 0x5000_0000;
+/// The code region of memcached's request path.
+const KVS_CODE: u16 = 300;
 
 use crate::wire::UDP_HEADERS;
 
@@ -62,6 +64,7 @@ pub struct KvsApp {
     peer: Option<Peer>,
     udp_port: u16,
     request_instr: u64,
+    code: CodeRegion,
     requests: u64,
     not_requests: u64,
     no_reply: u64,
@@ -93,6 +96,7 @@ impl KvsApp {
             peer: None,
             udp_port: cfg.udp_port,
             request_instr: cfg.request_instr as u64,
+            code: CodeRegion::user(KVS_CODE, cfg.code_bytes),
             requests: 0,
             not_requests: 0,
             no_reply: 0,
@@ -132,7 +136,7 @@ impl KvsApp {
             return Served::NotRequest;
         };
         self.requests += 1;
-        work.read_lines(addr, len, per_line).instr(self.request_instr);
+        work.code(self.code).read_lines(addr, len, per_line).instr(self.request_instr);
         self.replies.clear();
         self.store.handle_datagram(&frame[range], &mut self.replies, work);
         if self.replies.is_empty() {

@@ -8,6 +8,7 @@
 //! system: [`IdealMemory`] (every access an L1 hit) and [`FixedMissMemory`]
 //! (a fixed latency above an address boundary).
 
+use super::work::CodeRegion;
 use crate::engine::time::Ps;
 
 /// What one access costs.
@@ -32,12 +33,24 @@ impl AccessCost {
 pub trait MemPort {
     /// Core `core` reads (or, if `write`, writes) the line holding `addr`, issued at `now`.
     fn access(&mut self, core: usize, addr: u64, write: bool, now: Ps) -> AccessCost;
+
+    /// Core `core` runs the code of `region` from `now`: returns how long its
+    /// front end stalls on instruction misses (0: no instruction side).
+    #[inline]
+    fn fetch_code(&mut self, _core: usize, _region: CodeRegion, _now: Ps) -> Ps {
+        0
+    }
 }
 
 impl<M: MemPort + ?Sized> MemPort for &mut M {
     #[inline]
     fn access(&mut self, core: usize, addr: u64, write: bool, now: Ps) -> AccessCost {
         (**self).access(core, addr, write, now)
+    }
+
+    #[inline]
+    fn fetch_code(&mut self, core: usize, region: CodeRegion, now: Ps) -> Ps {
+        (**self).fetch_code(core, region, now)
     }
 }
 

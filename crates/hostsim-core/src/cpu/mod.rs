@@ -17,4 +17,4 @@ pub use self::accounting::{Category, CycleAccount, CyclesPerPacket};
 pub use self::config::CoreConfig;
 pub use self::core::Core;
 pub use self::mem_port::{AccessCost, FixedMissMemory, IdealMemory, MemPort};
-pub use self::work::{Access, Work, LINE_BYTES};
+pub use self::work::{Access, CodeRegion, Work, LINE_BYTES};

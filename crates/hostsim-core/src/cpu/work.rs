@@ -34,21 +34,49 @@ pub struct Access {
     pub at_instr: u64,
 }
 
+/// The code a work unit executes: a contiguous region of instruction bytes
+/// (a path's executed footprint), fetched through the core's L1I. `id`
+/// names the region in the L1I's reuse tracking; one region per path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CodeRegion {
+    pub id: u16,
+    pub addr: u64,
+    pub bytes: u32,
+}
+
+/// Where code lives: the kernel's text and the user programs' (above every
+/// data address the model uses), 1 MiB per region.
+const KERNEL_TEXT: u64 = 0xF000_0000_0000;
+const USER_TEXT: u64 = 0xF100_0000_0000;
+
+impl CodeRegion {
+    /// Kernel code region `id` (1..=255) of `bytes`.
+    pub const fn kernel(id: u16, bytes: u32) -> CodeRegion {
+        CodeRegion { id, addr: KERNEL_TEXT + id as u64 * 0x10_0000, bytes }
+    }
+
+    /// User-space code region `id` (256..) of `bytes`: a driver, an application.
+    pub const fn user(id: u16, bytes: u32) -> CodeRegion {
+        CodeRegion { id, addr: USER_TEXT + id as u64 * 0x10_0000, bytes }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Work {
     category: Category,
     instructions: u64,
     accesses: Vec<Access>,
+    code: Option<CodeRegion>,
 }
 
 impl Work {
     pub fn new(category: Category) -> Self {
-        Work { category, instructions: 0, accesses: Vec::new() }
+        Work { category, instructions: 0, accesses: Vec::new(), code: None }
     }
 
     /// An empty work unit with room for `accesses` accesses before it allocates.
     pub fn with_capacity(category: Category, accesses: usize) -> Self {
-        Work { category, instructions: 0, accesses: Vec::with_capacity(accesses) }
+        Work { category, instructions: 0, accesses: Vec::with_capacity(accesses), code: None }
     }
 
     /// Empties the unit for reuse under `category`; keeps the buffer.
@@ -57,6 +85,15 @@ impl Work {
         self.category = category;
         self.instructions = 0;
         self.accesses.clear();
+        self.code = None;
+        self
+    }
+
+    /// The unit runs the code of `region` (fetched before its instructions);
+    /// a region of 0 bytes fetches nothing.
+    #[inline]
+    pub fn code(&mut self, region: CodeRegion) -> &mut Self {
+        self.code = (region.bytes > 0).then_some(region);
         self
     }
 
@@ -147,6 +184,10 @@ impl Work {
 
     pub fn accesses(&self) -> &[Access] {
         &self.accesses
+    }
+
+    pub fn code_region(&self) -> Option<CodeRegion> {
+        self.code
     }
 }
 

@@ -25,7 +25,7 @@ pub mod config;
 mod report;
 
 use crate::apps::Registry;
-use crate::cpu::{AccessCost, Core, MemPort};
+use crate::cpu::{AccessCost, CodeRegion, Core, MemPort};
 use crate::dma::CopyEngine;
 use crate::engine::stats::{HasStats, StatSink};
 use crate::engine::time::{Ps, PS_PER_S};
@@ -68,6 +68,11 @@ impl MemPort for MemSystem {
     fn access(&mut self, core: usize, addr: u64, write: bool, now: Ps) -> AccessCost {
         let a = self.core_access(core, addr, write, now);
         AccessCost { latency_ps: a.latency_ps, l1_hit: a.level == Level::L1 }
+    }
+
+    #[inline]
+    fn fetch_code(&mut self, core: usize, r: CodeRegion, now: Ps) -> Ps {
+        MemSystem::fetch_code(self, core, r.id, r.addr, r.bytes, now)
     }
 }
 

@@ -122,9 +122,24 @@ impl DramConfig {
     }
 }
 
+/// A core's L1 instruction cache, modelled as fully associative LRU over
+/// whole code regions (`mem/code.rs`): a region hits when the code run since
+/// it last ran, with itself, fits in `size_bytes`; otherwise every line of
+/// it misses to the L2.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct L1iConfig {
+    /// Capacity in bytes (a multiple of 64, at most 1 MiB); 0 models no
+    /// instruction side (every fetch hits).
+    pub size_bytes: u64,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct MemConfig {
+    /// The instruction cache (per core).
+    #[serde(default)]
+    pub l1i: L1iConfig,
     pub l1d: CacheConfig,
     pub l2: CacheConfig,
     pub llc: LlcConfig,
@@ -141,6 +156,7 @@ impl MemConfig {
     /// The `altra` preset (SPEC §4): an Arm Neoverse N1 server at 3 GHz.
     pub fn altra() -> MemConfig {
         MemConfig {
+            l1i: L1iConfig { size_bytes: 64 * KIB }, // SPEC §4 "L1I/L1D 64 KiB 4-way"
             l1d: CacheConfig {
                 size_bytes: 64 * KIB, // SPEC §4; params §5 "Neoverse N1 L1D" (64 KB 4-way)
                 ways: 4,              // SPEC §4; params §5
@@ -188,6 +204,7 @@ impl MemConfig {
     /// LLC it also takes the L2's victims, which gem5's I/O cache does not.
     pub fn a72_quad() -> MemConfig {
         MemConfig {
+            l1i: L1iConfig { size_bytes: 32 * KIB }, // SPEC §4 "L1I 32 KiB 2-way"
             l1d: CacheConfig {
                 size_bytes: 64 * KIB, // SPEC §4 "L1D 64 KiB 2-way"
                 ways: 2,              // SPEC §4
@@ -227,6 +244,7 @@ impl MemConfig {
     /// The `xeon-e3-1230v2` preset (SPEC §4): a 3.3 GHz Ivy Bridge with DDIO.
     pub fn xeon_e3_1230v2() -> MemConfig {
         MemConfig {
+            l1i: L1iConfig { size_bytes: 32 * KIB }, // estimate: Intel Ivy Bridge L1I 32 KB [R]
             l1d: CacheConfig {
                 size_bytes: 32 * KIB, // estimate: Intel client L1D, as params §5 "SKX L1D" (32 KB 8-way 4 cycles)
                 ways: 8,
@@ -269,6 +287,7 @@ impl MemConfig {
     /// with a non-inclusive, sliced L3 and DDIO.
     pub fn skylake_x_14() -> MemConfig {
         MemConfig {
+            l1i: L1iConfig { size_bytes: 32 * KIB }, // estimate: Intel Skylake-SP L1I 32 KB [R]
             l1d: CacheConfig {
                 size_bytes: 32 * KIB, // params §5 "SKX L1D" 32 KB 8-way 4 cycles [V]
                 ways: 8,
@@ -307,6 +326,7 @@ impl MemConfig {
     /// NIC's on-board DDR4 (SPEC §4) is not part of the memory model yet.
     pub fn xeon_6226r() -> MemConfig {
         MemConfig {
+            l1i: L1iConfig { size_bytes: 32 * KIB }, // estimate: Intel Cascade Lake L1I 32 KB [R]
             l1d: CacheConfig {
                 size_bytes: 32 * KIB, // params §5 "SKX L1D" 32 KB [V, a sister chip]
                 ways: 8,              // params §5 "SKX L1D" 8-way [V, a sister chip]
@@ -351,6 +371,8 @@ impl MemConfig {
 
     /// Checks the geometry and ranges; the error names the field.
     pub fn validate(&self) -> Result<()> {
+        let l1i = self.l1i.size_bytes;
+        check(l1i % LINE_BYTES == 0 && l1i <= MIB, "mem.l1i.size_bytes", l1i, "a multiple of 64 up to 1048576 (0: no instruction side)")?;
         check_cache("mem.l1d", self.l1d.size_bytes, self.l1d.ways)?;
         check(self.l1d.latency_cycles >= 1, "mem.l1d.latency_cycles", self.l1d.latency_cycles, ">= 1")?;
         check(self.l1d.mshrs >= 1, "mem.l1d.mshrs", self.l1d.mshrs, ">= 1")?;

@@ -28,6 +28,7 @@ use crate::engine::time::Ps;
 use crate::error::{ConfigError, Result};
 
 use super::cache::{flag, Cache, Victim, LINE_BYTES};
+use super::code::CodeLru;
 use super::config::{Inclusion, MemConfig};
 use super::dram::{Agent, Dram};
 use super::filter::SnoopFilter;
@@ -67,6 +68,8 @@ pub struct LevelCounters {
 /// Everything the memory system counts besides DRAM traffic.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MemCounters {
+    /// Instruction lines fetched per core: hits in the L1I and misses to the L2.
+    pub l1i: Vec<LevelCounters>,
     pub l1d: Vec<LevelCounters>,
     pub l2: Vec<LevelCounters>,
     pub llc: LevelCounters,
@@ -92,6 +95,13 @@ pub struct MemCounters {
     pub traffic: [Traffic; 3],
 }
 
+impl MemCounters {
+    fn new(cores: usize) -> MemCounters {
+        let per_core = vec![LevelCounters::default(); cores];
+        MemCounters { l1i: per_core.clone(), l1d: per_core.clone(), l2: per_core, ..Default::default() }
+    }
+}
+
 /// Bytes an agent read from and wrote to the shared memory system.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Traffic {
@@ -103,19 +113,21 @@ pub struct Traffic {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct CoreLatency {
     l1: Ps,
-    l2: Ps,
+    pub(super) l2: Ps,
     llc: Ps,
     transfer: Ps,
 }
 
 pub struct MemSystem {
     pub(super) l1: Vec<Cache>,
+    /// Each core's L1I (`code.rs`).
+    pub(super) l1i: Vec<CodeLru>,
     pub(super) l2: Vec<Cache>,
     /// Which cores may hold a line (kept with every private fill and drop).
     pub(super) filter: SnoopFilter,
     pub(super) llc: Cache<true>,
     pub(super) dram: Dram,
-    lat: Vec<CoreLatency>,
+    pub(super) lat: Vec<CoreLatency>,
     /// LLC and transfer latency seen by the device (core 0's clock).
     pub(super) device_llc_ps: Ps,
     pub(super) device_transfer_ps: Ps,
@@ -153,6 +165,7 @@ impl MemSystem {
         Ok(MemSystem {
             filter,
             l1: (0..cores).map(|_| Cache::new(cfg.l1d.size_bytes, cfg.l1d.ways)).collect(),
+            l1i: (0..cores).map(|_| CodeLru::new(cfg.l1i.size_bytes)).collect(),
             l2: (0..cores).map(|_| Cache::new(cfg.l2.size_bytes, cfg.l2.ways)).collect(),
             dca_mask: llc.top_ways(dca_ways),
             llc_mask: llc.all_ways(),
@@ -163,7 +176,7 @@ impl MemSystem {
             lat,
             inclusive: cfg.llc.inclusion == Inclusion::Inclusive,
             dca_enabled: cfg.llc.dca.enabled,
-            c: MemCounters { l1d: vec![LevelCounters::default(); cores], l2: vec![LevelCounters::default(); cores], ..Default::default() },
+            c: MemCounters::new(cores),
         })
     }
 
@@ -274,7 +287,7 @@ impl MemSystem {
 
     /// Serves an L2 miss from another core, the LLC or DRAM.
     /// Returns the level, the latency and the `EXCL` bit for the new private copy.
-    fn fetch_shared(&mut self, core: usize, addr: u64, write: bool, now: Ps) -> (Level, Ps, u8) {
+    pub(super) fn fetch_shared(&mut self, core: usize, addr: u64, write: bool, now: Ps) -> (Level, Ps, u8) {
         self.c.traffic[Agent::Core.index()].read_bytes += LINE_BYTES;
         let (found, dirty) = if self.l1.len() > 1 { self.snoop(Some(core), addr, write) } else { (false, false) };
         let transfer = if write { found } else { dirty };
@@ -302,7 +315,7 @@ impl MemSystem {
     }
 
     /// Puts a line absent from `core`'s L2 into it and sends the victim down.
-    fn fill_l2(&mut self, core: usize, addr: u64, flags: u8, now: Ps) {
+    pub(super) fn fill_l2(&mut self, core: usize, addr: u64, flags: u8, now: Ps) {
         let mask = self.l2[core].all_ways();
         let (_, victim) = self.l2[core].fill(addr, flags, mask);
         self.filter.add(core, addr);
@@ -392,7 +405,7 @@ impl MemSystem {
     /// Zeroes every counter; cache contents and DRAM queues stay.
     pub fn reset_counters(&mut self) {
         let cores = self.l1.len();
-        self.c = MemCounters { l1d: vec![LevelCounters::default(); cores], l2: vec![LevelCounters::default(); cores], ..Default::default() };
+        self.c = MemCounters::new(cores);
         crate::engine::stats::HasStats::reset_stats(&mut self.dram);
     }
 }
@@ -408,6 +421,7 @@ pub(super) mod tests {
     /// at 64 GB/s (1 line per ns) with 50 ns idle latency.
     pub fn tiny(inclusion: Inclusion) -> MemConfig {
         MemConfig {
+            l1i: Default::default(),
             l1d: CacheConfig { size_bytes: 1024, ways: 4, latency_cycles: 2, mshrs: 4 },
             l2: CacheConfig { size_bytes: 4096, ways: 4, latency_cycles: 10, mshrs: 8 },
             llc: LlcConfig { size_bytes: 16384, ways: 8, latency_cycles: 30, inclusion, dca: DcaConfig { enabled: true, ways: 2 } },

@@ -9,13 +9,15 @@
 //! come out through `HasStats` and `result_json`.
 //!
 //! Files: `cache` (one set-associative LRU array), `hierarchy` (core
-//! accesses, fills, victims, coherence), `dca` (device accesses), `dram`
+//! accesses, fills, victims, coherence), `code` (instruction fetch: the
+//! L1I and its misses to the L2), `dca` (device accesses), `dram`
 //! (channels and queueing), `banks`, `ddr` and `turnaround` (banks, rows and
 //! DDR timing behind a channel), `config` (parameters and presets), `stats`
 //! (reporting). Read params.md §3–§5 for where the numbers come from.
 
 mod banks;
 pub mod cache;
+mod code;
 pub mod config;
 pub mod ddr;
 mod dca;
@@ -26,7 +28,7 @@ mod stats;
 mod turnaround;
 
 pub use cache::{lines, Cache, LINE_BYTES};
-pub use config::{CacheConfig, DcaConfig, DramConfig, Inclusion, LlcConfig, MemConfig};
+pub use config::{CacheConfig, DcaConfig, DramConfig, Inclusion, L1iConfig, LlcConfig, MemConfig};
 pub use ddr::{AddressMap, DdrTiming, DramModel};
 pub use dram::{Agent, Dram, DramCounters};
 pub use hierarchy::{Access, Level, LevelCounters, MemCounters, MemSystem, Traffic};

@@ -1,8 +1,8 @@
 //! Reporting: the memory system's counters as dotted gem5-style stats and as
 //! the `mem` object of the JSON result.
 //!
-//! Names, under whatever scope the caller gives: `l1d{core}.*` and
-//! `l2{core}.*` per core, `llc.*` with core and device hits kept apart,
+//! Names, under whatever scope the caller gives: `l1i{core}.*` (instruction
+//! lines fetched), `l1d{core}.*` and `l2{core}.*` per core, `llc.*` with core and device hits kept apart,
 //! `dram.*` with bytes per agent, and the DCA and coherence counters at the
 //! top (`dca_allocs`, `dca_updates`, `dca_leaks`, `coherence_transfers`).
 //! The JSON form sums the private levels over cores and lists them per core.
@@ -50,14 +50,17 @@ impl MemSystem {
     /// The `mem` object of the JSON result.
     pub fn result_json(&self) -> Value {
         let c = self.counters();
-        let per_core: Vec<Value> =
-            c.l1d.iter().zip(&c.l2).map(|(l1, l2)| json!({ "l1d": level_json(l1), "l2": level_json(l2) })).collect();
+        let per_core: Vec<Value> = (0..c.l1d.len())
+            .map(|i| json!({ "l1i": { "hits": c.l1i[i].hits, "misses": c.l1i[i].misses }, "l1d": level_json(&c.l1d[i]), "l2": level_json(&c.l2[i]) }))
+            .collect();
+        let l1i = sum(&c.l1i);
         let mut llc = level_json(&c.llc);
         llc["device_hits"] = c.llc.device_hits.into();
         llc["device_misses"] = c.llc.device_misses.into();
         llc["victim_fills"] = c.llc_victim_fills.into();
         llc["back_invalidations"] = c.back_invalidations.into();
         json!({
+            "l1i": { "hits": l1i.hits, "misses": l1i.misses },
             "l1d": level_json(&sum(&c.l1d)),
             "l2": level_json(&sum(&c.l2)),
             "llc": llc,
@@ -78,6 +81,9 @@ impl HasStats for MemSystem {
     fn report_stats(&self, s: &mut StatSink<'_>) {
         let c = self.counters();
         for (core, (l1, l2)) in c.l1d.iter().zip(&c.l2).enumerate() {
+            let mut i = s.scope(&format!("l1i{core}"));
+            i.count("hits", c.l1i[core].hits, "Instruction lines found in the L1I");
+            i.count("misses", c.l1i[core].misses, "Instruction lines fetched from the L2 (or beyond)");
             report_level(&mut s.scope(&format!("l1d{core}")), l1, false);
             report_level(&mut s.scope(&format!("l2{core}")), l2, false);
         }

@@ -50,6 +50,57 @@ pub struct KernelConfig {
     #[serde(default)]
     pub tcp: TcpConfig,
     pub costs: KernelCosts,
+    /// The code each path runs (fetched through the L1I).
+    #[serde(default)]
+    pub code: KernelCode,
+}
+
+/// Executed code bytes per path. Each is the static size of the path's
+/// functions in Linux 6.1 (Debian's build, `nm -S`; docs/reference/
+/// code-footprints.md §2) divided by 3.75, the median of the five
+/// static-to-executed ratios measured for testpmd and memcached (2.45–5.5;
+/// §1.4, §3.3): derived, not measured for the kernel ([C]).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct KernelCode {
+    /// Interrupt entry, softirq and the NAPI poll loop (3 967 B static).
+    pub irq_bytes: u32,
+    /// The driver's receive routine with build_skb (ixgbe, 7 056 B static).
+    pub driver_rx_bytes: u32,
+    /// GRO, IP receive, UDP receive and the socket wake-up (24 937 B static).
+    pub udp_rx_bytes: u32,
+    /// GRO, IP receive, TCP receive and the wake-up (27 875 B static).
+    pub tcp_rx_bytes: u32,
+    /// recvfrom on a UDP socket: system call, udp_recvmsg, copy out (10 763 B static).
+    pub udp_recv_bytes: u32,
+    /// recv on a TCP socket: system call, tcp_recvmsg, copy out (12 519 B static).
+    pub tcp_recv_bytes: u32,
+    /// sendto on a UDP socket down to IP output (22 515 B static).
+    pub udp_send_bytes: u32,
+    /// dev_queue_xmit, the qdisc and the driver's xmit (14 772 B static).
+    pub xmit_bytes: u32,
+    /// The driver's TX completion and skb free (3 793 B static).
+    pub tx_clean_bytes: u32,
+    /// Forwarding in the softirq: GRO, IP receive, the route lookup and IP
+    /// output (21 065 B static; ip_forward itself not counted).
+    pub forward_bytes: u32,
+}
+
+impl Default for KernelCode {
+    fn default() -> Self {
+        KernelCode {
+            irq_bytes: 1058,
+            driver_rx_bytes: 1882,
+            udp_rx_bytes: 6650,
+            tcp_rx_bytes: 7433,
+            udp_recv_bytes: 2870,
+            tcp_recv_bytes: 3338,
+            udp_send_bytes: 6004,
+            xmit_bytes: 3939,
+            tx_clean_bytes: 1011,
+            forward_bytes: 5617,
+        }
+    }
 }
 
 /// How a TCP sender's payload reaches the NIC (`host.tx_scheme`; SPEC §1 study 4).
@@ -146,6 +197,7 @@ impl Default for KernelConfig {
             recv_bytes: 128 << 10,
             tcp: TcpConfig::default(),
             costs: KernelCosts::default(),
+            code: KernelCode::default(),
         }
     }
 }

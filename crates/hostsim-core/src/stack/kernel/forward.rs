@@ -11,8 +11,8 @@
 //! host's receive path, is dropped there as addressed to another host, and
 //! is freed.
 
-use super::{Kernel, SKB_LINES};
-use crate::cpu::Category;
+use super::{code, Kernel, SKB_LINES};
+use crate::cpu::{Category, CodeRegion};
 use crate::framebuf::Fate;
 use crate::nic::Slot;
 use crate::stack::app::{App, Forwarding};
@@ -28,7 +28,7 @@ impl Kernel {
             // driver already read (as on the socket path).
             let buf_addr = cx.mbufs.data_addr(q.buf);
             if ip_layer {
-                self.work.reset(Category::Proto).instr(c.ip_rcv_instr as u64);
+                self.work.reset(Category::Proto).code(CodeRegion::kernel(code::FORWARD, self.cfg.code.forward_bytes)).instr(c.ip_rcv_instr as u64);
                 self.exec(cx);
             }
             let verdict = app.forward(&mut self.app_cx(cx), q.frame, buf_addr);

@@ -68,12 +68,34 @@ use std::collections::VecDeque;
 
 use serde_json::{json, Value};
 
-pub use config::{KernelConfig, KernelCosts, TcpConfig};
+pub use config::{KernelCode, KernelConfig, KernelCosts, TcpConfig};
+
+/// The kernel's code regions (`host.kernel.code`), by path.
+pub(super) mod code {
+    use super::KernelConfig;
+    use crate::cpu::CodeRegion;
+
+    pub const IRQ: u16 = 1;
+    pub const DRIVER_RX: u16 = 2;
+    pub const UDP_RX: u16 = 3;
+    pub const TCP_RX: u16 = 4;
+    pub const UDP_RECV: u16 = 5;
+    pub const TCP_RECV: u16 = 6;
+    pub const UDP_SEND: u16 = 7;
+    pub const XMIT: u16 = 8;
+    pub const TX_CLEAN: u16 = 9;
+    pub const FORWARD: u16 = 10;
+
+    /// The interrupt, softirq and NAPI loop.
+    pub fn irq(cfg: &KernelConfig) -> CodeRegion {
+        CodeRegion::kernel(IRQ, cfg.code.irq_bytes)
+    }
+}
 
 use super::app::{App, Socket, Transport};
 use super::mempool::{Mempool, MempoolConfig};
 use super::{Event, Out, StackCx, StackDrops, Stream};
-use crate::cpu::{Category, Core, Work};
+use crate::cpu::{Category, CodeRegion, Core, Work};
 use crate::engine::stats::StatSink;
 use crate::engine::time::Ps;
 use crate::framebuf::FrameId;
@@ -433,7 +455,7 @@ impl Kernel {
                 n.last_irq = Some(t);
                 n.scheduled = true;
                 self.c.irqs += 1;
-                self.work.reset(Category::Irq).instr(self.cfg.costs.irq_instr as u64);
+                self.work.reset(Category::Irq).code(code::irq(&self.cfg)).instr(self.cfg.costs.irq_instr as u64);
                 self.exec(cx);
                 taken = true;
             }
@@ -569,7 +591,7 @@ impl Kernel {
     fn napi_poll(&mut self, cx: &mut StackCx, app: &mut dyn App, budget: u64) -> u64 {
         let c = self.cfg.costs;
         self.c.napi_polls += 1;
-        self.work.reset(Category::Irq).instr(c.napi_poll_instr as u64);
+        self.work.reset(Category::Irq).code(code::irq(&self.cfg)).instr(c.napi_poll_instr as u64);
         self.exec(cx);
         self.clean_tx(cx);
         let n = self.rxq(cx).ring.ready().min(budget);
@@ -593,7 +615,7 @@ impl Kernel {
             return 0;
         }
         // Driver: descriptors and the first line of each frame (eth_type_trans).
-        self.work.reset(Category::Rx);
+        self.work.reset(Category::Rx).code(CodeRegion::kernel(code::DRIVER_RX, self.cfg.code.driver_rx_bytes));
         let (rp, rq) = (self.s().rx_port, self.s().rx_queue);
         let rxq = &cx.nic.ports[rp].rxq[rq];
         let rx = &rxq.ring;

@@ -3,8 +3,8 @@
 //! recv, sendto) with their copies, pure ACKs, and the transmit path
 //! through the qdisc to the driver.
 
-use super::{Kernel, Queued, Thread};
-use crate::cpu::Category;
+use super::{code, Kernel, Queued, Thread};
+use crate::cpu::{Category, CodeRegion};
 use crate::framebuf::{Fate, FrameId};
 use crate::nic::Slot;
 use crate::stack::app::{App, AppCx};
@@ -55,7 +55,9 @@ impl Kernel {
         let udp_cost = (c.gro_instr + c.ip_rcv_instr + c.udp_rcv_instr) as u64;
         let tcp_cost = (c.ip_rcv_instr + c.tcp_rcv_instr) as u64;
         let sock = self.at.sock;
-        self.work.reset(Category::Proto);
+        let k = self.cfg.code;
+        let rx_code = if self.tcp { CodeRegion::kernel(code::TCP_RX, k.tcp_rx_bytes) } else { CodeRegion::kernel(code::UDP_RX, k.udp_rx_bytes) };
+        self.work.reset(Category::Proto).code(rx_code);
         let was_empty = self.sock_q.is_empty();
         self.ids.clear();
         self.ids2.clear();
@@ -179,7 +181,7 @@ impl Kernel {
         let len = q.len as u64;
         // recvfrom: system call, dequeue, copy to user, free the skb.
         self.c.syscalls += 1;
-        self.work.reset(Category::Syscall).instr(c.syscall_instr as u64);
+        self.work.reset(Category::Syscall).code(CodeRegion::kernel(code::UDP_RECV, self.cfg.code.udp_recv_bytes)).instr(c.syscall_instr as u64);
         self.exec(cx);
         self.work.reset(Category::Proto).instr(c.sock_recv_instr as u64).read(self.at.sock).write(self.at.sock + 64);
         self.exec(cx);
@@ -209,7 +211,7 @@ impl Kernel {
     fn tcp_recv(&mut self, cx: &mut StackCx) {
         let c = self.cfg.costs;
         self.c.syscalls += 1;
-        self.work.reset(Category::Syscall).instr(c.syscall_instr as u64);
+        self.work.reset(Category::Syscall).code(CodeRegion::kernel(code::TCP_RECV, self.cfg.code.tcp_recv_bytes)).instr(c.syscall_instr as u64);
         self.exec(cx);
         let want = self.cfg.recv_bytes as u64;
         let mut got = 0u64;
@@ -252,7 +254,7 @@ impl Kernel {
     fn sendto(&mut self, cx: &mut StackCx, frame: FrameId, len: u64) {
         let c = self.cfg.costs;
         self.c.syscalls += 1;
-        self.work.reset(Category::Syscall).instr(c.syscall_instr as u64);
+        self.work.reset(Category::Syscall).code(CodeRegion::kernel(code::UDP_SEND, self.cfg.code.udp_send_bytes)).instr(c.syscall_instr as u64);
         self.exec(cx);
         self.work.reset(Category::Proto).instr(c.udp_send_instr as u64).read(self.at.sock).read(self.at.route).read(self.at.route + 64);
         self.exec(cx);

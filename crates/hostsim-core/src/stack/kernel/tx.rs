@@ -3,8 +3,8 @@
 //! ring the NIC has sent, draining the qdisc into it, and the driver's
 //! `xmit` with its doorbell.
 
-use super::{tcp_tx, Kernel};
-use crate::cpu::Category;
+use super::{code, tcp_tx, Kernel};
+use crate::cpu::{Category, CodeRegion};
 use crate::nic::{NicEvent, Slot};
 use crate::stack::{Event, StackCx};
 
@@ -51,7 +51,7 @@ impl Kernel {
         };
         if done > freed {
             let n = done - freed;
-            self.work.reset(Category::Tx).instr(n * self.cfg.costs.tx_clean_instr as u64);
+            self.work.reset(Category::Tx).code(CodeRegion::kernel(code::TX_CLEAN, self.cfg.code.tx_clean_bytes)).instr(n * self.cfg.costs.tx_clean_instr as u64);
             self.ids.clear();
             self.ids2.clear();
             let s = self.s();
@@ -106,7 +106,7 @@ impl Kernel {
         tx.tail += 1;
         let (desc, tail) = (tx.ring.desc_addr(pos), tx.tail);
         self.napi().tx_skbs.push_back(skb);
-        self.work.reset(Category::Tx).instr(self.cfg.costs.xmit_instr as u64).read(self.skbs.mbuf_addr(skb & !tcp_tx::CLONE)).write(desc);
+        self.work.reset(Category::Tx).code(CodeRegion::kernel(code::XMIT, self.cfg.code.xmit_bytes)).instr(self.cfg.costs.xmit_instr as u64).read(self.skbs.mbuf_addr(skb & !tcp_tx::CLONE)).write(desc);
         self.exec(cx);
         let t = cx.nic.io_of(tp).mmio_write(cx.core.now(), 4);
         cx.out.schedule(t, Event::Nic(NicEvent::TxDoorbell { port: tp as u8, queue: tq as u16, tail: tail as u32 }));

@@ -50,6 +50,10 @@ pub struct PmdConfig {
     pub costs: PmdCosts,
 }
 
+fn default_pmd_code_bytes() -> u32 {
+    7546
+}
+
 /// Instruction counts of the driver's steps. Calibrated (see `PmdCosts::default`).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -80,6 +84,13 @@ pub struct PmdCosts {
     /// Several cores on one receive queue (`host.rx_sharing`).
     #[serde(default)]
     pub sharing: SharingCosts,
+    /// Code one pass of the poll loop runs (bytes, fetched through the
+    /// L1I): rx_burst, tx_burst with the mempool and the loop. 7 546: the
+    /// ixgbe vector RX and TX paths' static 17 381 B ÷ 2.45 (testpmd's
+    /// measured static-to-executed ratio) + testpmd's loop and TLS lookup as
+    /// executed, 452 B (docs/reference/code-footprints.md §1.3–1.4; [C]).
+    #[serde(default = "default_pmd_code_bytes")]
+    pub code_bytes: u32,
 }
 
 /// What sharing one receive queue between cores costs beyond the memory
@@ -163,6 +174,7 @@ impl Default for PmdCosts {
             header_instr: 12,
             ring: RingCosts::default(),
             sharing: SharingCosts::default(),
+            code_bytes: default_pmd_code_bytes(),
         }
     }
 }

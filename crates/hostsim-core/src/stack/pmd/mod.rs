@@ -40,12 +40,15 @@ use serde_json::{json, Value};
 use super::app::{App, AppCx, TxBuffering, Verdict};
 use super::ring::Entry;
 use super::{Event, Out, StackCx, StackDrops, Stream};
-use crate::cpu::{Category, Core, Work};
+use crate::cpu::{Category, CodeRegion, Core, Work};
 use crate::engine::stats::StatSink;
 use crate::engine::time::Ps;
 use crate::framebuf::Fate;
 use crate::nic::{NicEvent, Slot};
 use config::PmdConfig;
+
+/// The code region of the poll loop (rx_burst, tx_burst, the mempool).
+pub(crate) const PMD_CODE: u16 = 256;
 
 #[derive(Debug, Default, Clone)]
 struct Counters {
@@ -225,7 +228,7 @@ impl Pmd {
     fn poll_stream(&mut self, s: Stream, n: usize, cx: &mut StackCx, app: &mut dyn App) -> Polled {
         let c = self.cfg.costs;
         // rx_burst: read the written-back descriptors and the mbuf headers.
-        self.work.reset(Category::Rx).instr(c.rx_burst_instr as u64);
+        self.work.reset(Category::Rx).code(CodeRegion::user(PMD_CODE, c.code_bytes)).instr(c.rx_burst_instr as u64);
         self.batch.clear();
         let rxq = &cx.nic.ports[s.rx_port].rxq[s.rx_queue];
         let rx = &rxq.ring;

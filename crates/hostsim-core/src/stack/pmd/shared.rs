@@ -33,10 +33,11 @@
 //! between the cores' caches are the memory system's transfers.
 
 use super::Pmd;
-use crate::cpu::Category;
+use crate::cpu::{Category, CodeRegion};
 use crate::engine::time::Ps;
 use crate::stack::pmd::config::RxSharing;
 use crate::stack::{App, StackCx};
+use super::PMD_CODE;
 
 /// Bytes of one software-ring entry (an mbuf pointer).
 const ELT_BYTES: u64 = 8;
@@ -404,7 +405,7 @@ impl Pmd {
         let c = self.cfg.costs;
         let s = self.streams[0];
         let q = &cx.nic.ports[s.rx_port].rxq[s.rx_queue];
-        self.work.reset(Category::Rx).instr(c.rx_burst_instr as u64);
+        self.work.reset(Category::Rx).code(CodeRegion::user(PMD_CODE, c.code_bytes)).instr(c.rx_burst_instr as u64);
         for &p in &self.positions {
             let slot = q.ring.ring.slots[q.ring.ring.slot(p)];
             self.work.read(q.completion_addr(p)).instr(c.rx_pkt_instr as u64).write(cx.mbufs.mbuf_addr(slot.mbuf));
