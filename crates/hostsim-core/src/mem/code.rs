@@ -38,6 +38,10 @@ impl CodeLru {
 
     /// Runs region `id` of `bytes` (whole lines): true if it hits.
     pub(super) fn run(&mut self, id: u16, bytes: u64) -> bool {
+        // The same region again (a poll loop): nothing else ran since.
+        if self.regions.last().is_some_and(|&(r, _)| r == id) {
+            return bytes <= self.size_bytes;
+        }
         let mut distance = bytes;
         let mut found = None;
         for (i, &(r, b)) in self.regions.iter().enumerate().rev() {
