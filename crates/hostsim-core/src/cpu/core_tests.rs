@@ -1,6 +1,7 @@
 use super::*;
 use crate::cpu::config::InOrderConfig;
-use crate::cpu::mem_port::{FixedMissMemory, IdealMemory};
+use crate::cpu::mem_port::{AccessCost, FixedMissMemory, IdealMemory};
+use crate::cpu::CodeRegion;
 use crate::engine::time::PS_PER_NS;
 
 /// Addresses from here on miss; below it they hit.
@@ -351,4 +352,42 @@ fn exec_speed() {
     let built_ns = t0.elapsed().as_nanos() as f64 / n as f64;
     println!("exec of a 3-access all-L1-hit unit: {exec_ns:.1} ns; with the builder refilling it each time: {built_ns:.1} ns");
     assert!(core.now() > 0);
+}
+
+/// Every access hits; running a region's code stalls the front end `stall` ps.
+struct CodeStall {
+    stall: Ps,
+    asked: Vec<(CodeRegion, Ps)>,
+}
+
+impl MemPort for CodeStall {
+    fn access(&mut self, _core: usize, _addr: u64, _write: bool, _now: Ps) -> AccessCost {
+        AccessCost::L1_HIT
+    }
+
+    fn fetch_code(&mut self, _core: usize, region: CodeRegion, now: Ps) -> Ps {
+        self.asked.push((region, now));
+        self.stall
+    }
+}
+
+#[test]
+fn code_misses_stall_before_the_instructions_and_land_in_the_units_category() {
+    let mut core = Core::new(0, &simple(true, 128, 6)).unwrap();
+    let mut mem = CodeStall { stall: 40 * PS_PER_NS, asked: Vec::new() };
+    let region = CodeRegion::kernel(3, 4096);
+    let mut w = Work::new(Category::Proto);
+    w.code(region).instr(10);
+    // 40 ns of fetch, then 10 instructions at 1 ns.
+    assert_eq!(core.exec(&w, &mut mem), 50 * PS_PER_NS);
+    assert_eq!(mem.asked, vec![(region, 0)]);
+    assert_eq!(core.account().time_ps(Category::Proto), 50 * PS_PER_NS);
+    assert_eq!(core.result_json()["fetch_stall_ps"], 40 * PS_PER_NS);
+    // No region, or one of 0 bytes: the memory system is not asked.
+    w.reset(Category::Proto).instr(10);
+    core.exec(&w, &mut mem);
+    w.reset(Category::Proto).code(CodeRegion::user(300, 0)).instr(10);
+    core.exec(&w, &mut mem);
+    assert_eq!(mem.asked.len(), 1);
+    assert_eq!(core.now(), 70 * PS_PER_NS);
 }

@@ -113,7 +113,7 @@ pub struct Traffic {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct CoreLatency {
     l1: Ps,
-    pub(super) l2: Ps,
+    l2: Ps,
     llc: Ps,
     transfer: Ps,
 }
@@ -127,7 +127,7 @@ pub struct MemSystem {
     pub(super) filter: SnoopFilter,
     pub(super) llc: Cache<true>,
     pub(super) dram: Dram,
-    pub(super) lat: Vec<CoreLatency>,
+    lat: Vec<CoreLatency>,
     /// LLC and transfer latency seen by the device (core 0's clock).
     pub(super) device_llc_ps: Ps,
     pub(super) device_transfer_ps: Ps,
@@ -223,7 +223,18 @@ impl MemSystem {
 
     #[inline(never)]
     fn l1_miss(&mut self, core: usize, addr: u64, write: bool, now: Ps) -> Access {
-        let (level, latency_ps, excl) = if let Some(slot) = self.l2[core].lookup(addr) {
+        let (level, latency_ps, excl) = self.l2_access(core, addr, write, now);
+        let dirty = if write { flag::DIRTY } else { 0 };
+        self.fill_l1(core, addr, excl | dirty, now);
+        Access { level, latency_ps }
+    }
+
+    /// An access that missed the core's L1 (data or instruction) at its L2:
+    /// a hit there, or the line from another core, the LLC or DRAM, filled
+    /// into the L2. Returns the level, the latency and the `EXCL` bit.
+    #[inline(always)]
+    pub(super) fn l2_access(&mut self, core: usize, addr: u64, write: bool, now: Ps) -> (Level, Ps, u8) {
+        if let Some(slot) = self.l2[core].lookup(addr) {
             self.c.l2[core].hits += 1;
             let f = self.l2[core].flags(slot);
             let mut latency = self.lat[core].l2;
@@ -236,10 +247,7 @@ impl MemSystem {
             let (level, latency, excl) = self.fetch_shared(core, addr, write, now);
             self.fill_l2(core, addr, excl, now);
             (level, latency, excl)
-        };
-        let dirty = if write { flag::DIRTY } else { 0 };
-        self.fill_l1(core, addr, excl | dirty, now);
-        Access { level, latency_ps }
+        }
     }
 
     /// A store to a shared line: take it away from the other cores.
@@ -287,7 +295,7 @@ impl MemSystem {
 
     /// Serves an L2 miss from another core, the LLC or DRAM.
     /// Returns the level, the latency and the `EXCL` bit for the new private copy.
-    pub(super) fn fetch_shared(&mut self, core: usize, addr: u64, write: bool, now: Ps) -> (Level, Ps, u8) {
+    fn fetch_shared(&mut self, core: usize, addr: u64, write: bool, now: Ps) -> (Level, Ps, u8) {
         self.c.traffic[Agent::Core.index()].read_bytes += LINE_BYTES;
         let (found, dirty) = if self.l1.len() > 1 { self.snoop(Some(core), addr, write) } else { (false, false) };
         let transfer = if write { found } else { dirty };
@@ -315,7 +323,7 @@ impl MemSystem {
     }
 
     /// Puts a line absent from `core`'s L2 into it and sends the victim down.
-    pub(super) fn fill_l2(&mut self, core: usize, addr: u64, flags: u8, now: Ps) {
+    fn fill_l2(&mut self, core: usize, addr: u64, flags: u8, now: Ps) {
         let mask = self.l2[core].all_ways();
         let (_, victim) = self.l2[core].fill(addr, flags, mask);
         self.filter.add(core, addr);
