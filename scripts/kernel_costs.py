@@ -9,8 +9,8 @@ request next to published single-core memcached figures.
     .venv/bin/python scripts/kernel_costs.py --presets altra
 
 The costs are derived from Linux 4.12-5.4 measurements
-(docs/reference/host-costs.md §6); neither comparison was used to choose
-them.
+(docs/reference/host-costs.md §6); none of the comparisons was used to
+choose them.
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ import hostsim
 #: Emmerich et al. 2015, Table II, Linux IP forwarding, cycles per packet
 #: (params.md §7b): RX, TX, memory management, skb, processing.
 TABLE_II = {"RX": 453, "TX": 463, "memory": 101, "skb": 292, "processing": 757}
+
+#: Linux 4.18 forwarding with one route on one core (XDP paper's raw data,
+#: tohojo/xdp-paper benchmarks/bench04_fwd.org; host-costs.md §7.1a).
+LINUX_418_PPS = 1_739_672
 
 #: The model's categories in Table II's columns.
 COLUMNS = {
@@ -50,6 +54,9 @@ def forwarding() -> None:
         total_t += TABLE_II[col]
         print(f"{col:<11} {v:>8.1f} {TABLE_II[col]:>9} {v / TABLE_II[col]:>11.2f}   {' + '.join(cats)}")
     print(f"{'total':<11} {total_m:>8.1f} {total_t:>9.0f} {total_m / total_t:>11.2f}")
+    print(f"Linux 4.18, one route, one 3.6 GHz E5-1650 v4 core: {LINUX_418_PPS / 1e6:.3f} Mpps = "
+          f"{3.6e9 / LINUX_418_PPS:.0f} cycles per packet (model / 4.18: {total_m / (3.6e9 / LINUX_418_PPS):.2f}; "
+          "docs/reference/host-costs.md §7.1a)")
     print()
 
 

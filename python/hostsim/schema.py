@@ -580,19 +580,11 @@ class IpfwdConfig(BaseModel):
     forward_instr: Annotated[
         int,
         Field(
-            description="Instructions of `ip_forward` and `ip_forward_finish` (TTL, checksum,\nthe skb's route; estimate).",
+            description="Instructions of `ip_forward` (TTL, checksum, the skb's route;\nestimate). IP output after it is the stack's `ip_output_instr`.",
             ge=0,
             le=4294967295,
         ),
     ] = 100
-    neigh_instr: Annotated[
-        int,
-        Field(
-            description="Instructions of `ip_finish_output2` and `neigh_hh_output` (estimate).",
-            ge=0,
-            le=4294967295,
-        ),
-    ] = 80
     route_instr: Annotated[
         int,
         Field(
@@ -747,6 +739,14 @@ class KernelCosts(BaseModel):
     gro_instr: Annotated[
         int, Field(description="GRO receive (no merge for UDP).", ge=0, le=4294967295)
     ]
+    ip_output_instr: Annotated[
+        int,
+        Field(
+            description="IP output down to the device: ip_local_out (or ip_forward_finish),\nip_output, ip_finish_output2 with the neighbour's cached header, and\ndev_queue_xmit up to the qdisc. Charged on UDP datagrams sent and\non forwarded packets; TCP's estimates (`tcp_xmit_instr`,\n`tcp_ack_instr`) still include their own IP output.",
+            ge=0,
+            le=4294967295,
+        ),
+    ] = 1072
     ip_rcv_instr: Annotated[
         int,
         Field(
@@ -919,7 +919,7 @@ class KernelCosts(BaseModel):
     udp_send_instr: Annotated[
         int,
         Field(
-            description="udp_sendmsg: route, skb set-up, UDP and IP output, neighbour output.",
+            description="udp_sendmsg above the IP layer: the connected socket's route,\nip_make_skb's set-up, the UDP header, udp_send_skb.",
             ge=0,
             le=4294967295,
         ),
@@ -1853,7 +1853,7 @@ class AppConfig(BaseModel):
             description="ipfwd: the forwarding path's work per packet.",
             validate_default=True,
         ),
-    ] = {"fib_lines": 3, "forward_instr": 100, "neigh_instr": 80, "route_instr": 150}
+    ] = {"fib_lines": 3, "forward_instr": 100, "route_instr": 150}
     kvs: Annotated[
         KvsAppConfig,
         Field(
@@ -2923,12 +2923,7 @@ class HostConfig(BaseModel):
         },
         "forward_mode": "macswap",
         "iperf_port": 5201,
-        "ipfwd": {
-            "fib_lines": 3,
-            "forward_instr": 100,
-            "neigh_instr": 80,
-            "route_instr": 150,
-        },
+        "ipfwd": {"fib_lines": 3, "forward_instr": 100, "route_instr": 150},
         "kvs": {
             "buckets": 65536,
             "code_bytes": 7520,
@@ -3035,6 +3030,7 @@ class HostConfig(BaseModel):
             "context_switch_instr": 1500,
             "copy_instr_per_line": 6,
             "gro_instr": 188,
+            "ip_output_instr": 1072,
             "ip_rcv_instr": 451,
             "irq_instr": 1500,
             "napi_poll_instr": 154,
@@ -3058,7 +3054,7 @@ class HostConfig(BaseModel):
             "tcp_xmit_instr": 1200,
             "tx_clean_instr": 30,
             "udp_rcv_instr": 451,
-            "udp_send_instr": 1072,
+            "udp_send_instr": 760,
             "wakeup_instr": 800,
             "xmit_instr": 140,
             "zerocopy_completion_instr": 1000,

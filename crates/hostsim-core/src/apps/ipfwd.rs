@@ -4,10 +4,12 @@
 //! leaf, each node's address read from its parent (dependent loads) —,
 //! `ip_forward` (the TTL decremented and the checksum updated in place,
 //! RFC 1141, on the real bytes; a packet whose TTL would reach 0 is dropped)
-//! and the neighbour's cached hardware header copied in front of it
+//! and the neighbour's cached hardware header written in front of it
 //! (`neigh_hh_output`: the Ethernet addresses of the egress port and of the
-//! station behind it). The stack then queues it on the egress port's qdisc
-//! and driver. Its cycles count as `app` (the forwarding decision).
+//! station behind it; the instructions of IP output are the stack's
+//! `ip_output_instr`, as for any IP packet it sends). The stack then queues
+//! it on the egress port's qdisc and driver. The lookup's and `ip_forward`'s
+//! cycles count as `app` (the forwarding decision).
 //!
 //! Simplified: one route per port (the trie's depth does not grow with a
 //! full routing table; `host.app.ipfwd.fib_lines` sets it); no ICMP time
@@ -37,16 +39,14 @@ pub struct IpfwdConfig {
     /// Instructions of the route lookup (`ip_route_input_noref` and
     /// `fib_table_lookup`; estimate).
     pub route_instr: u32,
-    /// Instructions of `ip_forward` and `ip_forward_finish` (TTL, checksum,
-    /// the skb's route; estimate).
+    /// Instructions of `ip_forward` (TTL, checksum, the skb's route;
+    /// estimate). IP output after it is the stack's `ip_output_instr`.
     pub forward_instr: u32,
-    /// Instructions of `ip_finish_output2` and `neigh_hh_output` (estimate).
-    pub neigh_instr: u32,
 }
 
 impl Default for IpfwdConfig {
     fn default() -> Self {
-        IpfwdConfig { fib_lines: 3, route_instr: 150, forward_instr: 100, neigh_instr: 80 }
+        IpfwdConfig { fib_lines: 3, route_instr: 150, forward_instr: 100 }
     }
 }
 
@@ -91,7 +91,7 @@ impl App for Ipfwd {
             let mut eth = ethernet::Packet::new_unchecked(&mut data[..]);
             eth.set_dst(cx.peer_mac);
             eth.set_src(cx.port_mac);
-            cx.work.instr((c.forward_instr + c.neigh_instr) as u64).read(NEIGH_BASE + cx.core_id as u64 * 64).write(buf_addr);
+            cx.work.instr(c.forward_instr as u64).read(NEIGH_BASE + cx.core_id as u64 * 64).write(buf_addr);
         }
         cx.exec();
         if ok {

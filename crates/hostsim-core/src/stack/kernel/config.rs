@@ -245,8 +245,16 @@ pub struct KernelCosts {
     pub sock_recv_instr: u32,
     /// Copy per 64 B line (copy_to_user / copy_from_user).
     pub copy_instr_per_line: u32,
-    /// udp_sendmsg: route, skb set-up, UDP and IP output, neighbour output.
+    /// udp_sendmsg above the IP layer: the connected socket's route,
+    /// ip_make_skb's set-up, the UDP header, udp_send_skb.
     pub udp_send_instr: u32,
+    /// IP output down to the device: ip_local_out (or ip_forward_finish),
+    /// ip_output, ip_finish_output2 with the neighbour's cached header, and
+    /// dev_queue_xmit up to the qdisc. Charged on UDP datagrams sent and
+    /// on forwarded packets; TCP's estimates (`tcp_xmit_instr`,
+    /// `tcp_ack_instr`) still include their own IP output.
+    #[serde(default = "KernelCosts::default_ip_output_instr")]
+    pub ip_output_instr: u32,
     /// Qdisc enqueue, dequeue and the lock around them.
     pub qdisc_instr: u32,
     /// Driver xmit: DMA map, descriptor, tail doorbell.
@@ -301,6 +309,9 @@ pub struct KernelCosts {
 }
 
 impl KernelCosts {
+    fn default_ip_output_instr() -> u32 {
+        1072
+    }
     fn default_tcp_sendmsg_instr() -> u32 {
         1000
     }
@@ -351,7 +362,8 @@ impl Default for KernelCosts {
             syscall_instr: 1152,
             sock_recv_instr: 1816,
             copy_instr_per_line: 6,
-            udp_send_instr: 1072,
+            udp_send_instr: 760,
+            ip_output_instr: Self::default_ip_output_instr(),
             qdisc_instr: 300,
             xmit_instr: 140,
             tx_clean_instr: 30,

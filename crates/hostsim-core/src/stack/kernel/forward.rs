@@ -2,8 +2,10 @@
 //! go through the IP receive checks (unless the application takes frames
 //! at the device's `rx_handler`, before the IP layer, as a bridge or Open
 //! vSwitch does), the application's forwarding decision (a route lookup, a
-//! bridge's FDB, a switch's flow table: `App::forward`) and
-//! `dev_queue_xmit` — the qdisc and the driver — on the port the topology
+//! bridge's FDB, a switch's flow table: `App::forward`), IP output
+//! (`ip_forward_finish`, `ip_output`, the neighbour's header,
+//! `dev_queue_xmit`; an `rx_handler` application skips it and hands the
+//! frame to the device) and the qdisc and driver of the port the topology
 //! gives, all in the softirq that received them. The skb and its page
 //! buffer travel with the packet and are freed when the NIC has sent it.
 //! A clone the application asks for (`Forwarding::TransmitAndClone`) gets
@@ -41,6 +43,11 @@ impl Kernel {
                 self.free_skb(cx, q.skb, q.buf);
             } else {
                 self.c.forwarded += 1;
+                if ip_layer {
+                    // ip_forward_finish → ip_output → neighbour output → dev_queue_xmit.
+                    self.work.reset(Category::Proto).code(CodeRegion::kernel(code::FORWARD, self.cfg.code.forward_bytes)).instr(c.ip_output_instr as u64);
+                    self.exec(cx);
+                }
                 self.queue_xmit(cx, Slot { mbuf: q.buf, frame: q.frame, buf_addr }, q.skb);
             }
         }

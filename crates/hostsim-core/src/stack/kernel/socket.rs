@@ -256,7 +256,7 @@ impl Kernel {
         self.c.syscalls += 1;
         self.work.reset(Category::Syscall).code(CodeRegion::kernel(code::UDP_SEND, self.cfg.code.udp_send_bytes)).instr(c.syscall_instr as u64);
         self.exec(cx);
-        self.work.reset(Category::Proto).instr(c.udp_send_instr as u64).read(self.at.sock).read(self.at.route).read(self.at.route + 64);
+        self.work.reset(Category::Proto).instr((c.udp_send_instr + c.ip_output_instr) as u64).read(self.at.sock).read(self.at.route).read(self.at.route + 64);
         self.exec(cx);
         let Some((skb, buf, data)) = self.alloc_tx(cx, frame) else { return };
         self.work.reset(Category::Copy).copy_lines(self.at.user_tx, data + UDP_HEADERS as u64, len, c.copy_instr_per_line as u64);
