@@ -682,13 +682,13 @@ fn out_of_service_warnings(out: &mut Value, cfg: &SimConfig) {
                 util * 100.0
             ));
         } else if per_line > DRAM_WAIT_WARN_PS as f64 {
-            // Banks keep one state each, booked in call order: a device
-            // request behind a bank booking a core made ahead of it waits
-            // for that booking although the bus is idle (issue 15).
+            // Bank timing (row conflicts, tRAS, refresh), or requests
+            // queued behind bank accesses booked before they came that
+            // they cannot fit in front of (mem/banks.rs).
             w.push(format!(
                 "DRAM transfers waited {:.2} us each on average (mem.dram.queue_wait_ps) with the data buses only {:.1} % busy: \
-                 not a bandwidth overload but bank timing, or requests queued behind bank bookings made ahead of them \
-                 (DRAM is booked in call order and cores run ahead of the devices); latencies that include these waits are pessimistic",
+                 not a bandwidth overload but bank timing (row conflicts, refresh), or requests queued behind bank accesses booked before them; \
+                 latencies that include these waits are pessimistic",
                 per_line / 1e6,
                 util * 100.0
             ));
