@@ -114,8 +114,14 @@ impl Turnaround {
     pub fn fit(&self, channel: usize, k: Kind, d: Ps, dur: Ps) -> Ps {
         let log = &self.logs[channel];
         let mut d = d;
+        let mut lo = self.first_near(log, d);
         'scan: loop {
-            let mut i = self.first_near(log, d);
+            // `d` only grows, and the bursts' ends are sorted as their
+            // starts are: the first burst near it only moves forward.
+            while log.bursts.get(lo).is_some_and(|b| b.end + self.reach <= d) {
+                lo += 1;
+            }
+            let mut i = lo;
             while let Some(q) = log.bursts.get(i) {
                 if q.start >= d + dur + self.reach {
                     break;
