@@ -320,12 +320,7 @@ impl Banks {
             let kept = self.counters;
             let f = self.fit(state, from, &r, bus);
             let Some(next) = next else { break (f, state) };
-            let c = f.s + f.pre + f.rcd;
-            let mut free = if write { c + cas_to_data + burst + t_wr } else { c + t_rtp };
-            if f.case != RowCase::Hit {
-                free = free.max(f.s + f.pre + t_ras);
-            }
-            if free <= next {
+            if self.release(f.case, f.s + f.pre, f.s + f.pre + f.rcd, write, burst) <= next {
                 break (f, state);
             }
             self.counters = kept;
@@ -349,13 +344,14 @@ impl Banks {
             self.counters.rw_switches += 1;
         }
 
-        let mut st = BankState { open_row: p.row, epoch, ..base };
-        if case != RowCase::Hit {
-            st.cas_ok = act + t_rcd;
-            st.pre_ok = act + t_ras;
-        }
-        let free = if write { end + t_wr } else { c + t_rtp };
-        st.pre_ok = st.pre_ok.max(free);
+        // The fit found every resource free where it put the request, so
+        // the column command and the data are where the fit said.
+        debug_assert_eq!(d, c + cas_to_data);
+        let release = self.release(case, act, c, write, burst);
+        let st = match case {
+            RowCase::Hit => BankState { open_row: p.row, epoch, cas_ok: base.cas_ok, pre_ok: base.pre_ok.max(release) },
+            _ => BankState { open_row: p.row, epoch, cas_ok: act + t_rcd, pre_ok: release },
+        };
         let b = &mut self.bank[bi];
         b.after.insert(k, (s, st));
         if b.after.len() > BANK_HISTORY {
@@ -367,6 +363,16 @@ impl Banks {
             RowCase::Conflict => self.counters.row_conflicts += 1,
         }
         (end, d - (now + pre + rcd + cas_to_data))
+    }
+
+    /// When the bank may precharge after an access with its column command
+    /// at `c` (and its ACTIVATE at `act` unless a hit): tRTP after a read,
+    /// tWR after a write's data, tRAS after an ACTIVATE.
+    #[inline]
+    fn release(&self, case: RowCase, act: Ps, c: Ps, write: bool, burst: Ps) -> Ps {
+        let t = &self.t;
+        let free = if write { c + t.t_cwl_ps + burst + t.t_wr_ps } else { c + t.t_rtp_ps };
+        if case == RowCase::Hit { free } else { free.max(act + t.t_ras_ps) }
     }
 
     /// The earliest start at or after `now` at which a request finding the
