@@ -210,6 +210,15 @@ class CopyEngineConfig(BaseModel):
     ] = 292000
 
 
+class CoreRead(RootModel[Literal["copy", "move"]]):
+    root: Annotated[
+        Literal["copy", "move"],
+        Field(
+            description="What a core's read of a line it finds in the LLC does to the LLC's copy."
+        ),
+    ]
+
+
 class DcaConfig(BaseModel):
     """
     Direct cache access (Intel DDIO): device writes allocate into a few LLC ways.
@@ -1092,6 +1101,13 @@ class LlcConfig(BaseModel):
             le=4294967295,
         ),
     ]
+    on_core_read: Annotated[
+        CoreRead,
+        Field(
+            description="What a core's read of an LLC line does there (`move` needs a\nnon-inclusive LLC).",
+            validate_default=True,
+        ),
+    ] = "copy"
     size_bytes: Annotated[
         int,
         Field(

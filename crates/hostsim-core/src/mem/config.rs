@@ -41,6 +41,23 @@ pub enum Inclusion {
     NonInclusive,
 }
 
+/// What a core's read of a line it finds in the LLC does to the LLC's copy.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CoreRead {
+    /// The LLC keeps its copy where it is (in its DCA way, if the device
+    /// wrote it); the core's L2 gets another.
+    #[default]
+    Copy,
+    /// The line moves to the reader's L2 and leaves the LLC, unless another
+    /// core holds it; a store always takes it. A device-written line frees
+    /// its DCA way when a core consumes it. Only with a non-inclusive LLC:
+    /// Skylake-SP and later (docs/reference/ddio-l2.md), Arm's "mostly
+    /// exclusive" CCN/CMN caches. A line that another core holds clean and
+    /// the LLC does not is forwarded from that core (a transfer).
+    Move,
+}
+
 /// Direct cache access (Intel DDIO): device writes allocate into a few LLC ways.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -59,6 +76,10 @@ pub struct LlcConfig {
     /// Load-to-use latency of a hit (core cycles).
     pub latency_cycles: u32,
     pub inclusion: Inclusion,
+    /// What a core's read of an LLC line does there (`move` needs a
+    /// non-inclusive LLC).
+    #[serde(default)]
+    pub on_core_read: CoreRead,
     pub dca: DcaConfig,
 }
 
@@ -179,6 +200,10 @@ impl MemConfig {
                 // estimate: the CMN-600 system-level cache is filled by L2
                 // evictions (params §5 "Neoverse N1 LLC / SLC").
                 inclusion: Inclusion::NonInclusive,
+                // Arm's CCN L3 is "mostly exclusive": "exclusive for data lines, except
+                // where sharing patterns are detected" (Arm CoreLink CCN-502 TRM §2.1.2,
+                // docs/reference/ddio-l2.md) [V, a sister interconnect of the CMN-600].
+                on_core_read: CoreRead::Move,
                 dca: DcaConfig { enabled: true, ways: 4 }, // SPEC §4 "DCA on 4 of its 16 ways"
             },
             dram: DramConfig::ddr4(
@@ -222,6 +247,8 @@ impl MemConfig {
                 ways: 16,                                    // estimate
                 latency_cycles: 24,                          // SPEC §4 "I/O cache 24 cycles"
                 inclusion: Inclusion::NonInclusive,          // see the doc comment
+                // estimate: gem5's I/O cache sits beside the cores' path; their reads leave its lines.
+                on_core_read: CoreRead::Copy,
                 // Off: SPEC §4 gives this machine no DCA, and the kernel-bypass
                 // study's baseline (its Table 1) has none; DCA is the last of
                 // its accumulative enhancements. Enabled, device writes
@@ -262,6 +289,7 @@ impl MemConfig {
                 ways: 16,            // estimate
                 latency_cycles: 30,  // estimate: params §5 Nehalem ladder "L3 unshared ~40"; client ring ~30
                 inclusion: Inclusion::Inclusive, // estimate: Intel client LLCs before SKX are inclusive (params §5 "Skylake-S … inclusive")
+                on_core_read: CoreRead::Copy, // an inclusive LLC keeps every line the cores hold
                 dca: DcaConfig { enabled: true, ways: 2 }, // params §3 "Default value" 2 ways (estimate for Ivy Bridge)
             },
             dram: DramConfig {
@@ -306,6 +334,9 @@ impl MemConfig {
                 ways: 11,
                 latency_cycles: 77, // params §5 "SKX L3 (LLC) ~77 cycles" (AnandTech) [V]
                 inclusion: Inclusion::NonInclusive, // params §5 "SKX L3 … non-inclusive" [V]
+                // A core's read moves a device-written line to its L2 (Double Trouble's
+                // measurements on Skylake-SP and Cascade Lake; docs/reference/ddio-l2.md) [V].
+                on_core_read: CoreRead::Move,
                 dca: DcaConfig { enabled: true, ways: 2 }, // params §3 "Default value (Skylake-SP)" 0x600 = 2 of 11 ways [V]
             },
             // Quad-channel DDR4 (docs/reference/ports-queues-cores.md §4) [V];
@@ -351,6 +382,8 @@ impl MemConfig {
                 // chip]; the "Cascade Lake SP" row says ≈ 50–70 [NS/R].
                 latency_cycles: 77,
                 inclusion: Inclusion::NonInclusive, // params §5 "SKX L3 … non-inclusive" [V, a sister chip]
+                // docs/reference/ddio-l2.md (Double Trouble, a Cascade Lake Xeon Silver 4208) [V, a sister chip].
+                on_core_read: CoreRead::Move,
                 // params §3 "Default value (Skylake-SP Xeon Gold 6140)" 0x600 = 2 of 11 ways [V, a sister chip].
                 dca: DcaConfig { enabled: true, ways: 2 },
             },
@@ -382,6 +415,12 @@ impl MemConfig {
         let llc = &self.llc;
         check_geometry("mem.llc", llc.size_bytes, llc.ways, false)?;
         check(llc.latency_cycles >= 1, "mem.llc.latency_cycles", llc.latency_cycles, ">= 1")?;
+        check(
+            llc.on_core_read == CoreRead::Copy || llc.inclusion == Inclusion::NonInclusive,
+            "mem.llc.on_core_read",
+            "move",
+            "copy with an inclusive LLC (move needs mem.llc.inclusion = non_inclusive)",
+        )?;
         check(llc.dca.ways <= llc.ways, "mem.llc.dca.ways", llc.dca.ways, &format!("<= mem.llc.ways ({})", llc.ways))?;
         check(!llc.dca.enabled || llc.dca.ways >= 1, "mem.llc.dca.ways", llc.dca.ways, ">= 1 when DCA is enabled")?;
         let d = &self.dram;

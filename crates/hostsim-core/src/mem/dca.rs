@@ -139,7 +139,7 @@ impl MemSystem {
 
 #[cfg(test)]
 mod tests {
-    use crate::mem::config::{Inclusion, MemConfig};
+    use crate::mem::config::{CoreRead, Inclusion, MemConfig};
     use crate::mem::hierarchy::tests::{sys, tiny};
     use crate::mem::hierarchy::{Level, MemSystem};
     use crate::mem::lines;
@@ -262,15 +262,23 @@ mod tests {
     /// Acceptance 7 in miniature, on `altra`'s caches: 1024 frames of 1518 B
     /// arrive back to back (DCA on, non-inclusive LLC); the core reads each
     /// frame, rewrites its header line, and the device reads it for TX; the
-    /// buffers go back to a LIFO pool. With bursts of 1024 the touched frames
-    /// (1.5 MiB) outgrow the 1 MiB L2 before they are sent, so the L2 writes
-    /// its dirty header lines back into the LLC; with bursts of 32 the same few
-    /// buffers cycle, the device's writes invalidate the dirty copies, and
-    /// nothing is written back.
+    /// buffers go back to a LIFO pool. With bursts of 32 the same few buffers
+    /// cycle, the device's writes invalidate the dirty copies, and nothing is
+    /// written back. With bursts of 1024 the touched frames (1.5 MiB) outgrow
+    /// the 1 MiB L2 before they are sent:
+    /// * `copy`: the L2 writes its dirty header lines back; the LLC still
+    ///   holds them (DCA ways), so they are updates, not new fills: half of
+    ///   the 1024.
+    /// * `move`: every line the core read left the LLC dirty. The 24 lines of
+    ///   each 2 KiB buffer use 24 of every 32 L2 sets (1536 of 2048), and
+    ///   the 24,576 lines put 16 in each of those 8-way sets: 8 × 1536 =
+    ///   12,288 go back to the LLC as victims.
     #[test]
     fn big_bursts_cause_more_llc_writebacks() {
-        let run = |burst: usize| {
-            let mut m = MemSystem::new(&MemConfig::altra(), 1, &[333]).unwrap();
+        let run = |mode: CoreRead, burst: usize| {
+            let mut cfg = MemConfig::altra();
+            cfg.llc.on_core_read = mode;
+            let mut m = MemSystem::new(&cfg, 1, &[333]).unwrap();
             let mut pool: Vec<u64> = (0..2048u64).rev().map(|i| 0x1000_0000 + i * 2048).collect();
             let mut t = 0;
             for _ in 0..1024 / burst {
@@ -292,11 +300,11 @@ mod tests {
             let c = m.counters();
             (c.l2[0].writebacks, c.llc_victim_fills)
         };
-        let (small, big) = (run(32), run(1024));
-        assert_eq!(small, (0, 0));
-        // Half of the 1024 dirty headers are pushed out of L2 before TX; the LLC
-        // still holds them (DCA ways), so they are updates, not new fills.
-        assert_eq!(big, (512, 0));
+        for mode in [CoreRead::Copy, CoreRead::Move] {
+            assert_eq!(run(mode, 32), (0, 0), "{mode:?}");
+        }
+        assert_eq!(run(CoreRead::Copy, 1024), (512, 0));
+        assert_eq!(run(CoreRead::Move, 1024), (12_288, 12_288));
     }
 
     #[test]
@@ -381,5 +389,82 @@ mod tests {
         assert_eq!(m.device_write(0x9000, 16, 1_000_000), 1_101_000);
         let d = *m.dram().counters();
         assert_eq!((d.bytes_read_device, d.bytes_written_device), (64, 128));
+    }
+
+    fn moving(mode: CoreRead) -> MemConfig {
+        let mut c = tiny(Inclusion::NonInclusive);
+        c.llc.on_core_read = mode;
+        c
+    }
+
+    /// `move`: a core's read takes a device-written line out of the LLC into
+    /// its L2, dirty; the line comes back to the LLC (outside the DCA ways'
+    /// accounting) only as an L2 victim. `copy` leaves it in its DCA way.
+    #[test]
+    fn a_core_read_moves_a_device_written_line_to_its_l2() {
+        for mode in [CoreRead::Copy, CoreRead::Move] {
+            let mut m = sys(&moving(mode), 1);
+            m.device_write(0, 64, 0);
+            assert_eq!(m.core_access(0, 0, false, 1_000_000).level, Level::Llc);
+            assert_eq!(m.llc_contains(0), mode == CoreRead::Copy, "{mode:?}");
+            assert_eq!(m.counters().llc_moves, (mode == CoreRead::Move) as u64);
+            // Four more lines of L2 set 0 evict it: dirty only if it moved.
+            for i in 1..=4 {
+                m.core_access(0, i * 1024, false, 2_000_000);
+            }
+            let c = m.counters();
+            assert_eq!(c.l2[0].writebacks, (mode == CoreRead::Move) as u64, "{mode:?}");
+            assert_eq!(c.llc_victim_fills, (mode == CoreRead::Move) as u64, "{mode:?}");
+            assert!(m.llc_contains(0) && c.dca_leaks == 0);
+        }
+    }
+
+    /// The DCA ways (2 of 8, 64 lines) full of written lines, half of them
+    /// then read, then 32 more written: with `copy` the read lines stay and
+    /// were touched last, so the 32 unread ones are evicted (leaky DMA); with
+    /// `move` the read lines left and the new ones take their ways.
+    #[test]
+    fn moved_lines_free_their_dca_ways() {
+        for (mode, leaks) in [(CoreRead::Copy, 32), (CoreRead::Move, 0)] {
+            let mut m = sys(&moving(mode), 1);
+            m.device_write(0, 64 * 64, 0);
+            for line in lines(0, 32 * 64) {
+                m.core_access(0, line, false, 1_000_000);
+            }
+            m.device_write(64 * 64, 32 * 64, 2_000_000);
+            assert_eq!(m.counters().dca_leaks, leaks, "{mode:?}");
+        }
+    }
+
+    /// A line another core holds stays in the LLC when read (`move` keeps a
+    /// shared line there), and a clean line only a core holds is forwarded
+    /// from it under `move` rather than read from DRAM.
+    #[test]
+    fn shared_lines_stay_and_clean_private_lines_are_forwarded() {
+        for mode in [CoreRead::Copy, CoreRead::Move] {
+            let mut m = sys(&moving(mode), 2);
+            // Line 0 from DRAM into core 0's L2 only (non-inclusive), clean.
+            assert_eq!(m.core_access(0, 0, false, 0).level, Level::Dram);
+            let a = m.core_access(1, 0, false, 1_000_000);
+            let expect = match mode {
+                CoreRead::Copy => Level::Dram,
+                CoreRead::Move => Level::Llc,
+            };
+            assert_eq!(a.level, expect, "{mode:?}");
+            assert_eq!(m.counters().coherence_transfers, (mode == CoreRead::Move) as u64);
+            // A device-written line read by core 0 and by core 1 while core 0 holds it.
+            m.device_write(0x8000, 64, 2_000_000);
+            m.core_access(0, 0x8000, false, 3_000_000);
+            m.core_access(1, 0x8000, false, 3_000_000);
+            assert!(m.core_holds(0, 0x8000) && m.core_holds(1, 0x8000));
+        }
+    }
+
+    #[test]
+    fn move_needs_a_non_inclusive_llc() {
+        let mut c = tiny(Inclusion::Inclusive);
+        c.llc.on_core_read = CoreRead::Move;
+        let e = MemSystem::new(&c, 1, &[1_000]).err().expect("rejected").to_string();
+        assert!(e.contains("mem.llc.on_core_read") && e.contains("non_inclusive"), "{e}");
     }
 }

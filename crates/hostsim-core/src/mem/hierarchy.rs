@@ -9,6 +9,9 @@
 //! only when the LLC is inclusive, dirty or clean when it is a non-inclusive
 //! victim cache); dirty LLC victims to DRAM. An inclusive LLC fills on every
 //! miss and back-invalidates the private copies of the lines it evicts.
+//! With `on_core_read = move` a non-inclusive LLC is mostly exclusive: an
+//! L2 miss that hits it takes the line away when no other core holds it,
+//! and one that misses it is served by a core holding the line clean.
 //!
 //! Coherence is MOESI-like with one `EXCL` bit per private line: a store to a
 //! line not known to be exclusive snoops the other cores, invalidates their
@@ -29,7 +32,7 @@ use crate::error::{ConfigError, Result};
 
 use super::cache::{flag, Cache, Victim, LINE_BYTES};
 use super::code::CodeLru;
-use super::config::{Inclusion, MemConfig};
+use super::config::{CoreRead, Inclusion, MemConfig};
 use super::dram::{Agent, Dram};
 use super::filter::SnoopFilter;
 
@@ -75,6 +78,8 @@ pub struct MemCounters {
     pub llc: LevelCounters,
     /// Clean or dirty L2 victims written into a non-inclusive LLC.
     pub llc_victim_fills: u64,
+    /// LLC lines handed to the core that read them (`on_core_read = move`).
+    pub llc_moves: u64,
     /// Private copies dropped because an inclusive LLC evicted the line.
     pub back_invalidations: u64,
     /// Lines moved between a core's cache and another agent's (snoop hits that cost a transfer).
@@ -132,6 +137,8 @@ pub struct MemSystem {
     pub(super) device_llc_ps: Ps,
     pub(super) device_transfer_ps: Ps,
     pub(super) inclusive: bool,
+    /// A core's read takes the LLC's line when no other core holds it (`CoreRead::Move`).
+    moves: bool,
     pub(super) dca_enabled: bool,
     pub(super) dca_mask: u64,
     pub(super) llc_mask: u64,
@@ -175,6 +182,7 @@ impl MemSystem {
             device_transfer_ps: lat[0].transfer,
             lat,
             inclusive: cfg.llc.inclusion == Inclusion::Inclusive,
+            moves: cfg.llc.on_core_read == CoreRead::Move,
             dca_enabled: cfg.llc.dca.enabled,
             c: MemCounters::new(cores),
         })
@@ -244,8 +252,8 @@ impl MemSystem {
             (Level::L2, latency, if write { flag::EXCL } else { f & flag::EXCL })
         } else {
             self.c.l2[core].misses += 1;
-            let (level, latency, excl) = self.fetch_shared(core, addr, write, now);
-            self.fill_l2(core, addr, excl, now);
+            let (level, latency, excl, dirty) = self.fetch_shared(core, addr, write, now);
+            self.fill_l2(core, addr, excl | dirty, now);
             (level, latency, excl)
         }
     }
@@ -294,20 +302,33 @@ impl MemSystem {
     }
 
     /// Serves an L2 miss from another core, the LLC or DRAM.
-    /// Returns the level, the latency and the `EXCL` bit for the new private copy.
-    fn fetch_shared(&mut self, core: usize, addr: u64, write: bool, now: Ps) -> (Level, Ps, u8) {
+    /// Returns the level, the latency, the `EXCL` bit for the new private
+    /// copy and its `DIRTY` bit (set when a dirty line moved out of the LLC).
+    fn fetch_shared(&mut self, core: usize, addr: u64, write: bool, now: Ps) -> (Level, Ps, u8, u8) {
         self.c.traffic[Agent::Core.index()].read_bytes += LINE_BYTES;
         let (found, dirty) = if self.l1.len() > 1 { self.snoop(Some(core), addr, write) } else { (false, false) };
-        let transfer = if write { found } else { dirty };
+        let mut transfer = if write { found } else { dirty };
         let excl = if write || !found { flag::EXCL } else { 0 };
         let lat = self.lat[core];
+        let mut moved_dirty = 0;
         let (mut level, mut latency) = if let Some(s) = self.llc.lookup(addr) {
             self.c.llc.hits += 1;
             let f = self.llc.flags(s);
-            self.llc.set_flags(s, f & !flag::DEV_UNREAD);
+            if self.moves && excl != 0 {
+                // The reader becomes the only holder: the line leaves the LLC
+                // (and its DCA way), its data dirty in the L2 if it was here.
+                self.llc.invalidate_slot(s);
+                self.c.llc_moves += 1;
+                moved_dirty = f & flag::DIRTY;
+            } else {
+                self.llc.set_flags(s, f & !flag::DEV_UNREAD);
+            }
             (Level::Llc, lat.llc)
         } else {
             self.c.llc.misses += 1;
+            // A mostly exclusive LLC's snoop filter sends the read to the
+            // core that holds the line, clean or dirty.
+            transfer |= self.moves && found;
             let latency = if transfer { lat.transfer } else { self.dram.read(addr, now, Agent::Core) };
             if self.inclusive {
                 self.llc_fill(addr, 0, self.llc_mask, now);
@@ -319,7 +340,7 @@ impl MemSystem {
             level = Level::Llc;
             latency = latency.max(lat.transfer);
         }
-        (level, latency, excl)
+        (level, latency, excl, moved_dirty)
     }
 
     /// Puts a line absent from `core`'s L2 into it and sends the victim down.
@@ -432,7 +453,7 @@ pub(super) mod tests {
             l1i: Default::default(),
             l1d: CacheConfig { size_bytes: 1024, ways: 4, latency_cycles: 2, mshrs: 4 },
             l2: CacheConfig { size_bytes: 4096, ways: 4, latency_cycles: 10, mshrs: 8 },
-            llc: LlcConfig { size_bytes: 16384, ways: 8, latency_cycles: 30, inclusion, dca: DcaConfig { enabled: true, ways: 2 } },
+            llc: LlcConfig { size_bytes: 16384, ways: 8, latency_cycles: 30, inclusion, on_core_read: CoreRead::Copy, dca: DcaConfig { enabled: true, ways: 2 } },
             dram: DramConfig::flat(1, 64_000_000_000, 50_000),
             transfer_cycles: 60,
         }

@@ -58,6 +58,7 @@ impl MemSystem {
         llc["device_hits"] = c.llc.device_hits.into();
         llc["device_misses"] = c.llc.device_misses.into();
         llc["victim_fills"] = c.llc_victim_fills.into();
+        llc["moves"] = c.llc_moves.into();
         llc["back_invalidations"] = c.back_invalidations.into();
         json!({
             "l1i": { "hits": l1i.hits, "misses": l1i.misses },
@@ -90,6 +91,7 @@ impl HasStats for MemSystem {
         let mut llc = s.scope("llc");
         report_level(&mut llc, &c.llc, true);
         llc.count("victim_fills", c.llc_victim_fills, "L2 victims written into a non-inclusive LLC");
+        llc.count("moves", c.llc_moves, "LLC lines moved to the L2 of the core that read them");
         llc.count("back_invalidations", c.back_invalidations, "Private copies invalidated by inclusive LLC evictions");
         self.dram().report_stats(&mut s.scope("dram"));
         s.count("dca_allocs", c.dca_allocs, "Device writes allocated into the DCA ways");
