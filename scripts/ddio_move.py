@@ -10,7 +10,9 @@ testpmd macswap (or `--app touchfwd`) on one core, offered at line rate, 16384 m
 per packet the generator received back: the DCA leaks (device-written lines evicted before a
 core read them), the lines moved to an L2, the L2 victims written into the
 LLC, the LLC's write-backs to DRAM and the DRAM bytes read and written.
-`--modes default` runs each preset as it is.
+`--modes default` runs each preset as it is; `--held-ways N` sets
+`host.mem.llc.dca.held_ways` (a device write to a line a core held
+allocates in the N lowest ways; 0: in the DCA ways).
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ import hostsim
 COLUMNS = ("preset", "mode", "bytes", "rxd", "Mpps", "leaks/p", "moves/p", "vfills/p", "llc_wb/p", "dram_rd_B/p", "dram_wr_B/p")
 
 
-def point(app: str, preset: str, mode: str, size: int, rxd: int, duration: str) -> dict:
-    llc = {} if mode == "default" else {"on_core_read": mode}
+def point(app: str, preset: str, mode: str, size: int, rxd: int, duration: str, held_ways: int | None) -> dict:
+    llc: dict = {} if mode == "default" else {"on_core_read": mode}
+    if held_ways is not None:
+        llc["dca"] = {"held_ways": held_ways}
     return {
         "app": app,
         "preset": preset,
@@ -41,13 +45,15 @@ def main() -> int:
     ap.add_argument("--sizes", default="64,1518")
     ap.add_argument("--rxd", default="1024,4096")
     ap.add_argument("--duration", default="2ms")
+    ap.add_argument("--held-ways", type=int, default=None,
+                    help="host.mem.llc.dca.held_ways for every run (default: each preset's)")
     a = ap.parse_args()
     print("  ".join(f"{c:>12}" for c in COLUMNS))
     for preset in a.presets.split(","):
         for size in (int(s) for s in a.sizes.split(",")):
             for rxd in (int(s) for s in a.rxd.split(",")):
                 for mode in a.modes.split(","):
-                    r = hostsim.simulate(point(a.app, preset, mode, size, rxd, a.duration))
+                    r = hostsim.simulate(point(a.app, preset, mode, size, rxd, a.duration, a.held_ways))
                     m, rx = r["mem"], max(r["loadgen"]["rx_packets"], 1)
                     d = m["dram"]
                     rd = d["bytes_read_core"] + d["bytes_read_device"] + d["bytes_read_engine"]

@@ -228,6 +228,14 @@ class DcaConfig(BaseModel):
         extra="forbid",
     )
     enabled: bool
+    held_ways: Annotated[
+        int,
+        Field(
+            description="LLC ways (the lowest-numbered ones) a device write allocates into\ninstead when a core's private cache held the line it overwrites, as\nSkylake-SP's second I/O region does (docs/reference/ddio-l2.md); 0:\nthe `ways` above. Only a non-inclusive LLC can miss such a line.",
+            ge=0,
+            le=4294967295,
+        ),
+    ] = 0
     ways: Annotated[
         int,
         Field(

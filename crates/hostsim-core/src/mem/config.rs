@@ -65,6 +65,12 @@ pub struct DcaConfig {
     pub enabled: bool,
     /// LLC ways device writes may allocate into (the highest-numbered ones).
     pub ways: u32,
+    /// LLC ways (the lowest-numbered ones) a device write allocates into
+    /// instead when a core's private cache held the line it overwrites, as
+    /// Skylake-SP's second I/O region does (docs/reference/ddio-l2.md); 0:
+    /// the `ways` above. Only a non-inclusive LLC can miss such a line.
+    #[serde(default)]
+    pub held_ways: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
@@ -204,7 +210,9 @@ impl MemConfig {
                 // where sharing patterns are detected" (Arm CoreLink CCN-502 TRM §2.1.2,
                 // docs/reference/ddio-l2.md) [V, a sister interconnect of the CMN-600].
                 on_core_read: CoreRead::Move,
-                dca: DcaConfig { enabled: true, ways: 4 }, // SPEC §4 "DCA on 4 of its 16 ways"
+                // SPEC §4 "DCA on 4 of its 16 ways"; held_ways: estimate, no Arm source
+                // gives a second I/O region.
+                dca: DcaConfig { enabled: true, ways: 4, held_ways: 0 },
             },
             dram: DramConfig::ddr4(
                 4,              // SPEC §4 "DDR4-2400 with 4 channels"
@@ -253,7 +261,7 @@ impl MemConfig {
                 // study's baseline (its Table 1) has none; DCA is the last of
                 // its accumulative enhancements. Enabled, device writes
                 // allocate into the whole I/O cache.
-                dca: DcaConfig { enabled: false, ways: 16 },
+                dca: DcaConfig { enabled: false, ways: 16, held_ways: 0 },
             },
             dram: DramConfig::ddr4(
                 1,              // estimate: "DDR4-3200 (8×8)" read as one 64-bit channel of eight x8 devices
@@ -290,7 +298,9 @@ impl MemConfig {
                 latency_cycles: 30,  // estimate: params §5 Nehalem ladder "L3 unshared ~40"; client ring ~30
                 inclusion: Inclusion::Inclusive, // estimate: Intel client LLCs before SKX are inclusive (params §5 "Skylake-S … inclusive")
                 on_core_read: CoreRead::Copy, // an inclusive LLC keeps every line the cores hold
-                dca: DcaConfig { enabled: true, ways: 2 }, // params §3 "Default value" 2 ways (estimate for Ivy Bridge)
+                // params §3 "Default value" 2 ways (estimate for Ivy Bridge); an inclusive
+                // LLC holds every line a core does, so held_ways never applies.
+                dca: DcaConfig { enabled: true, ways: 2, held_ways: 0 },
             },
             dram: DramConfig {
                 // gem5 DDR3_1600_8x8: 8 banks, no bank groups, 1 KiB device page × 8.
@@ -337,7 +347,10 @@ impl MemConfig {
                 // A core's read moves a device-written line to its L2 (Double Trouble's
                 // measurements on Skylake-SP and Cascade Lake; docs/reference/ddio-l2.md) [V].
                 on_core_read: CoreRead::Move,
-                dca: DcaConfig { enabled: true, ways: 2 }, // params §3 "Default value (Skylake-SP)" 0x600 = 2 of 11 ways [V]
+                // params §3 "Default value (Skylake-SP)" 0x600 = 2 of 11 ways [V]; a device
+                // write to a line a core holds allocates in ways 0x003 (Double
+                // Trouble, docs/reference/ddio-l2.md) [V].
+                dca: DcaConfig { enabled: true, ways: 2, held_ways: 2 },
             },
             // Quad-channel DDR4 (docs/reference/ports-queues-cores.md §4) [V];
             // DDR4-2666 per channel [R], 21.3 GB/s (params §4 "DDR4-2666") [C];
@@ -385,7 +398,8 @@ impl MemConfig {
                 // docs/reference/ddio-l2.md (Double Trouble, a Cascade Lake Xeon Silver 4208) [V, a sister chip].
                 on_core_read: CoreRead::Move,
                 // params §3 "Default value (Skylake-SP Xeon Gold 6140)" 0x600 = 2 of 11 ways [V, a sister chip].
-                dca: DcaConfig { enabled: true, ways: 2 },
+                // held_ways: docs/reference/ddio-l2.md (Double Trouble, ways 0x003) [V, a sister chip].
+                dca: DcaConfig { enabled: true, ways: 2, held_ways: 2 },
             },
             // Six DDR4 channels per socket (params §4 "Channels per socket"
             // SKX/CLX [R]; docs/reference/ports-queues-cores.md §7 [V]); SPEC §4
@@ -419,9 +433,10 @@ impl MemConfig {
             llc.on_core_read == CoreRead::Copy || llc.inclusion == Inclusion::NonInclusive,
             "mem.llc.on_core_read",
             "move",
-            "copy with an inclusive LLC (move needs mem.llc.inclusion = non_inclusive)",
+            "copy with an inclusive LLC (move needs inclusion = non_inclusive)",
         )?;
         check(llc.dca.ways <= llc.ways, "mem.llc.dca.ways", llc.dca.ways, &format!("<= mem.llc.ways ({})", llc.ways))?;
+        check(llc.dca.held_ways <= llc.ways, "mem.llc.dca.held_ways", llc.dca.held_ways, &format!("<= mem.llc.ways ({})", llc.ways))?;
         check(!llc.dca.enabled || llc.dca.ways >= 1, "mem.llc.dca.ways", llc.dca.ways, ">= 1 when DCA is enabled")?;
         let d = &self.dram;
         check((1..=1024).contains(&d.channels), "mem.dram.channels", d.channels, "1..=1024")?;
@@ -523,6 +538,12 @@ mod tests {
         let mut c = MemConfig::altra();
         c.llc.dca.ways = 17;
         assert_eq!(field_of(c.validate()), "mem.llc.dca.ways");
+
+        let mut c = MemConfig::altra();
+        c.llc.dca.held_ways = 17;
+        assert_eq!(field_of(c.validate()), "mem.llc.dca.held_ways");
+        c.llc.dca.held_ways = 16;
+        c.validate().unwrap();
 
         let mut c = MemConfig::altra();
         c.llc.dca.ways = 0;

@@ -3,7 +3,9 @@
 //! A device write of a line that is in the LLC updates it in place; one that
 //! is not is allocated into the LLC, but only into the DCA ways (a way mask
 //! on the fill, the highest-numbered ways, as the IIO LLC WAYS register does).
-//! Either way stale copies in the cores' private caches are invalidated.
+//! Either way stale copies in the cores' private caches are invalidated; a
+//! line one of them held is allocated into `dca.held_ways` (the
+//! lowest-numbered ways) when that is set, Skylake-SP's second I/O region.
 //! Without DCA, device writes go to DRAM (using its write bandwidth) and
 //! invalidate every cached copy. A device read is served by a core's dirty
 //! copy if there is one, else by the LLC if the line is there (no allocation
@@ -59,7 +61,7 @@ impl MemSystem {
         let end = addr + len as u64;
         for line in lines(addr, len as u64) {
             self.c.traffic[agent.index()].write_bytes += LINE_BYTES;
-            let (_, core_dirty) = self.snoop(None, line, true);
+            let (held, core_dirty) = self.snoop(None, line, true);
             let partial = line < addr || line + LINE_BYTES > end;
             // One LLC lookup serves the merge and the write (without DCA, a
             // full line needs none: it only invalidates).
@@ -84,7 +86,8 @@ impl MemSystem {
             } else {
                 self.c.llc.device_misses += 1;
                 self.c.dca_allocs += 1;
-                self.llc_fill(line, written, self.dca_mask, now);
+                let mask = if held { self.dca_held_mask } else { self.dca_mask };
+                self.llc_fill(line, written, mask, now);
                 merged + self.device_llc_ps
             };
             done = done.max(t);
@@ -457,6 +460,26 @@ mod tests {
             m.core_access(0, 0x8000, false, 3_000_000);
             m.core_access(1, 0x8000, false, 3_000_000);
             assert!(m.core_holds(0, 0x8000) && m.core_holds(1, 0x8000));
+        }
+    }
+
+    /// A device write to a line only a core's L2 held (a non-inclusive LLC
+    /// lacks it) allocates into `held_ways`, outside the DCA ways: with 0 it
+    /// displaces one of the two unread lines in its set's DCA ways.
+    #[test]
+    fn a_device_write_to_a_held_line_allocates_in_the_held_ways() {
+        const SET_STRIDE: u64 = 2048; // 32 LLC sets of 64 B
+        for (held_ways, leaks) in [(0, 1), (2, 0)] {
+            let mut c = moving(CoreRead::Move);
+            c.llc.dca.held_ways = held_ways;
+            let mut m = sys(&c, 1);
+            m.core_access(0, 0, false, 0);
+            assert!(!m.llc_contains(0), "a DRAM fill bypasses a non-inclusive LLC");
+            m.device_write(SET_STRIDE, 64, 1_000_000);
+            m.device_write(2 * SET_STRIDE, 64, 1_000_000);
+            m.device_write(0, 64, 2_000_000);
+            assert!(!m.core_holds(0, 0) && m.llc_contains(0));
+            assert_eq!(m.counters().dca_leaks, leaks, "held_ways {held_ways}");
         }
     }
 

@@ -141,6 +141,8 @@ pub struct MemSystem {
     moves: bool,
     pub(super) dca_enabled: bool,
     pub(super) dca_mask: u64,
+    /// Where a device write allocates a line a core held (`dca.held_ways`; else `dca_mask`).
+    pub(super) dca_held_mask: u64,
     pub(super) llc_mask: u64,
     pub(super) c: MemCounters,
 }
@@ -175,6 +177,10 @@ impl MemSystem {
             l1i: (0..cores).map(|_| CodeLru::new(cfg.l1i.size_bytes)).collect(),
             l2: (0..cores).map(|_| Cache::new(cfg.l2.size_bytes, cfg.l2.ways)).collect(),
             dca_mask: llc.top_ways(dca_ways),
+            dca_held_mask: match cfg.llc.dca.held_ways as usize {
+                0 => llc.top_ways(dca_ways),
+                n => llc.all_ways() >> (cfg.llc.ways as usize - n),
+            },
             llc_mask: llc.all_ways(),
             llc,
             dram: Dram::new(&cfg.dram),
@@ -453,7 +459,7 @@ pub(super) mod tests {
             l1i: Default::default(),
             l1d: CacheConfig { size_bytes: 1024, ways: 4, latency_cycles: 2, mshrs: 4 },
             l2: CacheConfig { size_bytes: 4096, ways: 4, latency_cycles: 10, mshrs: 8 },
-            llc: LlcConfig { size_bytes: 16384, ways: 8, latency_cycles: 30, inclusion, on_core_read: CoreRead::Copy, dca: DcaConfig { enabled: true, ways: 2 } },
+            llc: LlcConfig { size_bytes: 16384, ways: 8, latency_cycles: 30, inclusion, on_core_read: CoreRead::Copy, dca: DcaConfig { enabled: true, ways: 2, held_ways: 0 } },
             dram: DramConfig::flat(1, 64_000_000_000, 50_000),
             transfer_cycles: 60,
         }
