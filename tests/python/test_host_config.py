@@ -49,7 +49,7 @@ def test_nested_host_overrides_merge_deeply_and_set_strings_parse():
     cfg = load_config({"app": "touchfwd", "host": {"mem": {"llc": {"dca": {"enabled": False}}}}})
     apply_assignments(cfg, ["host.cpu.out_of_order=false", "host.mem.dram.channels=2"])
     host = resolve(cfg)["host"]
-    assert host["mem"]["llc"]["dca"] == {"enabled": False, "ways": ALTRA["mem"]["llc"]["dca"]["ways"]}
+    assert host["mem"]["llc"]["dca"] == {**ALTRA["mem"]["llc"]["dca"], "enabled": False}
     assert host["cpu"]["out_of_order"] is False and host["mem"]["dram"]["channels"] == 2
     assert host["mem"]["llc"]["size_bytes"] == ALTRA["mem"]["llc"]["size_bytes"]
     assert cfg.get("host.mem.dram.channels") == 2
