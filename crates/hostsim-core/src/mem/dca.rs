@@ -439,26 +439,29 @@ mod tests {
         }
     }
 
-    /// A line another core holds stays in the LLC when read (`move` keeps a
-    /// shared line there), and a clean line only a core holds is forwarded
-    /// from it under `move` rather than read from DRAM.
+    /// A clean line only another core holds is forwarded from it under
+    /// `move` (a 60 ns transfer) rather than read from DRAM (50 ns idle). A
+    /// device-written line one core read is, under `move`, only in that
+    /// core's L2, dirty: a second core's read takes it from there (a
+    /// transfer) and the LLC stays without it; under `copy` the first core's
+    /// copy is clean, the LLC serves the second (30 ns) and keeps the line.
     #[test]
-    fn shared_lines_stay_and_clean_private_lines_are_forwarded() {
+    fn clean_private_lines_are_forwarded_and_moved_lines_shared_by_transfer() {
         for mode in [CoreRead::Copy, CoreRead::Move] {
+            let moving_mode = mode == CoreRead::Move;
             let mut m = sys(&moving(mode), 2);
-            // Line 0 from DRAM into core 0's L2 only (non-inclusive), clean.
             assert_eq!(m.core_access(0, 0, false, 0).level, Level::Dram);
             let a = m.core_access(1, 0, false, 1_000_000);
-            let expect = match mode {
-                CoreRead::Copy => Level::Dram,
-                CoreRead::Move => Level::Llc,
-            };
-            assert_eq!(a.level, expect, "{mode:?}");
-            assert_eq!(m.counters().coherence_transfers, (mode == CoreRead::Move) as u64);
-            // A device-written line read by core 0 and by core 1 while core 0 holds it.
+            let expect = if moving_mode { (Level::Llc, 60_000) } else { (Level::Dram, 50_000) };
+            assert_eq!((a.level, a.latency_ps), expect, "{mode:?}");
+            assert_eq!(m.counters().coherence_transfers, moving_mode as u64);
+
             m.device_write(0x8000, 64, 2_000_000);
             m.core_access(0, 0x8000, false, 3_000_000);
-            m.core_access(1, 0x8000, false, 3_000_000);
+            let b = m.core_access(1, 0x8000, false, 4_000_000);
+            assert_eq!(b.latency_ps, if moving_mode { 60_000 } else { 30_000 }, "{mode:?}");
+            assert_eq!(m.llc_contains(0x8000), !moving_mode, "{mode:?}");
+            assert_eq!(m.counters().coherence_transfers, 2 * moving_mode as u64);
             assert!(m.core_holds(0, 0x8000) && m.core_holds(1, 0x8000));
         }
     }
