@@ -4,12 +4,14 @@
 //! order (a PCIe direction, a DRAM channel). Nothing here knows about networking; `system.rs` wires the
 //! components and dispatches their events.
 
+pub mod modulo;
 pub mod queue;
 pub mod rng;
 pub mod stats;
 pub mod time;
 pub mod timeline;
 
+pub use modulo::Modulus;
 pub use queue::EventQueue;
 pub use rng::SimRng;
 pub use stats::{Stat, StatSink, StatValue};

@@ -12,14 +12,14 @@ use std::collections::BinaryHeap;
 use super::time::Ps;
 
 struct Entry<E> {
-    time: Ps,
-    seq: u64,
+    /// time << 64 | insertion sequence: one comparison orders by both.
+    key: u128,
     event: E,
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+        self.key == other.key
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -30,8 +30,16 @@ impl<E> PartialOrd for Entry<E> {
 }
 impl<E> Ord for Entry<E> {
     // Reversed so that BinaryHeap (a max-heap) pops the earliest entry.
+    #[inline(always)]
     fn cmp(&self, other: &Self) -> Ordering {
-        other.time.cmp(&self.time).then_with(|| other.seq.cmp(&self.seq))
+        other.key.cmp(&self.key)
+    }
+}
+
+impl<E> Entry<E> {
+    #[inline(always)]
+    fn time(&self) -> Ps {
+        (self.key >> 64) as Ps
     }
 }
 
@@ -63,27 +71,28 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn schedule(&mut self, time: Ps, event: E) {
         let time = time.max(self.now);
-        self.heap.push(Entry { time, seq: self.next_seq, event });
+        self.heap.push(Entry { key: (time as u128) << 64 | self.next_seq as u128, event });
         self.next_seq += 1;
     }
 
     /// Time of the earliest pending event.
     #[inline]
     pub fn peek_time(&self) -> Option<Ps> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(|e| e.time())
     }
 
     /// Removes the earliest event if it is due at or before `until`, and
     /// advances `now` to its time.
     #[inline]
     pub fn pop_until(&mut self, until: Ps) -> Option<(Ps, E)> {
-        if self.heap.peek()?.time > until {
+        if self.heap.peek()?.time() > until {
             return None;
         }
         let e = self.heap.pop()?;
-        self.now = e.time;
+        let time = e.time();
+        self.now = time;
         self.popped += 1;
-        Some((e.time, e.event))
+        Some((time, e.event))
     }
 
     pub fn len(&self) -> usize {

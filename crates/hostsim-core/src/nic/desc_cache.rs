@@ -11,9 +11,12 @@
 //! after its descriptor is written back.
 
 use crate::engine::time::Ps;
+use crate::engine::Modulus;
 
 pub struct RxDescCache {
     ring: u64,
+    /// `ring` as a divisor (slot = position mod ring).
+    ring_mod: Modulus,
     capacity: u64,
     prefetch_threshold: u64,
     wb_threshold: u64,
@@ -33,6 +36,7 @@ impl RxDescCache {
     pub fn new(ring: u32, capacity: u32, prefetch_threshold: u32, wb_threshold: u32, initial_tail: u64) -> Self {
         RxDescCache {
             ring: ring as u64,
+            ring_mod: Modulus::new(ring as u64),
             capacity: capacity as u64,
             prefetch_threshold: prefetch_threshold as u64,
             wb_threshold: wb_threshold as u64,
@@ -145,7 +149,7 @@ impl RxDescCache {
     }
 
     pub fn slot(&self, pos: u64) -> usize {
-        (pos % self.ring) as usize
+        self.ring_mod.rem(pos) as usize
     }
 }
 

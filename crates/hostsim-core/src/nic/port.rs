@@ -35,6 +35,7 @@ use super::rx_fifo::RxFifo;
 use super::{Env, NicEvent, NicOut};
 use crate::engine::stats::HasStats;
 use crate::engine::time::{bits_to_ps, Ps};
+use crate::engine::Modulus;
 use crate::framebuf::{Fate, FrameId, FramePool};
 use crate::mem::MemSystem;
 use crate::pcie::Kind;
@@ -237,7 +238,7 @@ impl Port {
     fn prefetch_rx_descs<O: NicOut>(&mut self, q: usize, now: Ps, e: &mut Env<'_, O>) {
         let rq = &mut self.rxq[q];
         let Some((first, n)) = rq.desc.start_prefetch() else { return };
-        let (mem, base, size) = (&mut *e.mem, rq.ring.ring.base, rq.ring.ring.size());
+        let (mem, base, size) = (&mut *e.mem, rq.ring.ring.base, rq.ring.ring.modulus());
         let done = e.dev.io.dma_read_from(now, (n * DESC_BYTES) as u32, Kind::Descriptor, &mut |off, len, at| {
             at + ring_read_time(mem, base, size, first + off as u64 / DESC_BYTES, len as u64 / DESC_BYTES, at)
         });
@@ -260,7 +261,7 @@ impl Port {
         }
         let arrive = e.dev.io.dma_write(now, (n * DESC_BYTES) as u32, Kind::Descriptor);
         let ring = rq.ring.ring.size();
-        let head = (ring - first % ring).min(n);
+        let head = (ring - rq.ring.ring.modulus().rem(first)).min(n);
         let mut visible = e.mem.device_write(rq.ring.ring.desc_addr(first), (head * DESC_BYTES) as u32, arrive);
         if n > head {
             visible = visible.max(e.mem.device_write(rq.ring.ring.desc_addr(first + head), ((n - head) * DESC_BYTES) as u32, arrive));
@@ -311,7 +312,7 @@ impl Port {
             if n == 0 {
                 return;
             }
-            let (mem, base, size, first) = (&mut *e.mem, tq.ring.ring.base, tq.ring.ring.size(), tq.fetched);
+            let (mem, base, size, first) = (&mut *e.mem, tq.ring.ring.base, tq.ring.ring.modulus(), tq.fetched);
             let done = e.dev.io.dma_read_from(now, (n * DESC_BYTES) as u32, Kind::Descriptor, &mut |off, len, at| {
                 at + ring_read_time(mem, base, size, first + off as u64 / DESC_BYTES, len as u64 / DESC_BYTES, at)
             });
@@ -414,7 +415,7 @@ impl Port {
             let tq = &mut self.txq[q];
             tq.counters.packets += 1;
             tq.counters.bytes += bytes as u64;
-            if (pos + 1) % tq.rs == 0 {
+            if tq.rs.rem(pos + 1) == 0 {
                 let arrive = e.dev.io.dma_write(ready, DESC_BYTES as u32, Kind::Descriptor);
                 let visible = e.mem.device_write(tq.ring.ring.desc_addr(pos), DESC_BYTES as u32, arrive);
                 let t = tq.wb_pending.push(visible, pos + 1);
@@ -445,9 +446,9 @@ impl Port {
 /// Time the host needs to answer a device read of `n` descriptors from
 /// position `pos` of a ring at `base` with `size` slots (two pieces if it
 /// wraps), reaching it at `at`.
-fn ring_read_time(mem: &mut MemSystem, base: u64, size: u64, pos: u64, n: u64, at: Ps) -> Ps {
-    let addr = |p: u64| base + (p % size) * DESC_BYTES;
-    let first = (size - pos % size).min(n);
+fn ring_read_time(mem: &mut MemSystem, base: u64, size: Modulus, pos: u64, n: u64, at: Ps) -> Ps {
+    let addr = |p: u64| base + size.rem(p) * DESC_BYTES;
+    let first = (size.get() - size.rem(pos)).min(n);
     let mut t = mem.device_read(addr(pos), (first * DESC_BYTES) as u32, at).saturating_sub(at);
     if n > first {
         t = t.max(mem.device_read(addr(pos + first), ((n - first) * DESC_BYTES) as u32, at).saturating_sub(at));

@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 use super::desc_cache::RxDescCache;
 use super::ring::{RxRing, TxRing};
 use crate::engine::time::Ps;
+use crate::engine::Modulus;
 
 /// Counters of one receive queue (DPDK's per-queue xstats).
 #[derive(Debug, Default, Clone, Copy)]
@@ -132,7 +133,7 @@ pub struct TxQueue {
     pub ring: TxRing,
     /// A completion write-back every this many descriptors (the PMD's
     /// `tx_rs_thresh`; the kernel driver asks for one per packet).
-    pub rs: u64,
+    pub rs: Modulus,
     /// The tail the NIC was given by doorbells.
     pub(super) nic_tail: u64,
     /// Descriptors fetched (or in flight) up to here.
@@ -150,7 +151,7 @@ pub struct TxQueue {
 
 impl TxQueue {
     pub fn new(ring: TxRing, rs: u64) -> Self {
-        TxQueue { ring, rs, nic_tail: 0, fetched: 0, fetch_done: 0, arrived: 0, sent: 0, wb_pending: Writebacks::default(), counters: Default::default() }
+        TxQueue { ring, rs: Modulus::new(rs), nic_tail: 0, fetched: 0, fetch_done: 0, arrived: 0, sent: 0, wb_pending: Writebacks::default(), counters: Default::default() }
     }
 
     #[inline]

@@ -15,6 +15,7 @@
 //! `tx_rs_thresh` at a time once the NIC has written back the descriptor
 //! that carried the RS bit.
 
+use crate::engine::Modulus;
 use crate::framebuf::FrameId;
 
 /// Size of an RX or TX descriptor in host memory (82599 advanced descriptors;
@@ -34,32 +35,37 @@ pub struct Slot {
 /// and what the driver keeps beside each slot.
 pub struct Ring {
     pub base: u64,
-    size: u64,
+    size: Modulus,
     pub slots: Vec<Slot>,
 }
 
 impl Ring {
     fn new(base: u64, slots: Vec<Slot>) -> Self {
-        Ring { base, size: slots.len() as u64, slots }
+        Ring { base, size: Modulus::new(slots.len() as u64), slots }
     }
 
     #[inline]
     pub fn slot(&self, pos: u64) -> usize {
-        (pos % self.size) as usize
+        self.size.rem(pos) as usize
     }
 
     #[inline]
     pub fn desc_addr(&self, pos: u64) -> u64 {
-        self.base + (pos % self.size) * DESC_BYTES
+        self.base + self.size.rem(pos) * DESC_BYTES
+    }
+
+    /// The size as a divisor.
+    pub fn modulus(&self) -> Modulus {
+        self.size
     }
 
     pub fn size(&self) -> u64 {
-        self.size
+        self.size.get()
     }
 
     /// Bytes of host memory the descriptors take.
     pub fn bytes(&self) -> u64 {
-        self.size * DESC_BYTES
+        self.size.get() * DESC_BYTES
     }
 }
 
@@ -89,7 +95,7 @@ impl RxRing {
     /// The tail value to give the NIC after the driver has consumed up to `next`.
     #[inline]
     pub fn tail(&self) -> u64 {
-        self.next + self.ring.size - 1
+        self.next + self.ring.size() - 1
     }
 }
 
@@ -116,7 +122,7 @@ impl TxRing {
     /// Descriptors the driver may still write (one stays empty, as in DPDK).
     #[inline]
     pub fn free(&self) -> u64 {
-        self.ring.size - 1 - (self.tail - self.freed)
+        self.ring.size() - 1 - (self.tail - self.freed)
     }
 }
 

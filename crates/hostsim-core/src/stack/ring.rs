@@ -25,6 +25,7 @@ use std::collections::VecDeque;
 
 use crate::cpu::Work;
 use crate::engine::time::Ps;
+use crate::engine::Modulus;
 use crate::nic::Slot;
 
 /// A packet in a ring, with the port it will leave from.
@@ -69,6 +70,8 @@ pub struct SwRing {
     base: u64,
     /// Slots; at most `size - 1` are used (one stays empty, as rte_ring's count).
     size: u64,
+    /// `size` as a divisor (slot = position mod size).
+    slots: Modulus,
     multi_prod: bool,
     multi_cons: bool,
     /// Bulk calls: all objects asked for, or none.
@@ -89,6 +92,7 @@ impl SwRing {
         SwRing {
             base,
             size: size as u64,
+            slots: Modulus::new(size as u64),
             multi_prod,
             multi_cons,
             bulk: false,
@@ -115,7 +119,7 @@ impl SwRing {
     }
 
     fn slot_addr(&self, pos: u64) -> u64 {
-        self.base + 128 + (pos % self.size) * 8
+        self.base + 128 + self.slots.rem(pos) * 8
     }
 
     /// The line an empty poll reads (the producer's tail).

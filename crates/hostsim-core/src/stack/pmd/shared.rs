@@ -35,6 +35,7 @@
 use super::Pmd;
 use crate::cpu::{Category, CodeRegion};
 use crate::engine::time::Ps;
+use crate::engine::Modulus;
 use crate::stack::pmd::config::RxSharing;
 use crate::stack::{App, StackCx};
 use super::PMD_CODE;
@@ -60,6 +61,9 @@ pub struct SharedRx {
     /// Entries of the queue, and of one core's area.
     size: u64,
     area: u64,
+    /// `size` and `area` as divisors.
+    size_mod: Modulus,
+    area_mod: Modulus,
     /// The software ring's base, the claim index's line (arbitration), the
     /// first of the cores' "completions up to" lines and of their "taken up to" lines.
     elts: u64,
@@ -88,6 +92,8 @@ impl SharedRx {
             cores,
             size,
             area,
+            size_mod: Modulus::new(size),
+            area_mod: Modulus::new(area),
             elts: base,
             claim_line: base + size * ELT_BYTES,
             ready_lines: base + size * ELT_BYTES + LINE,
@@ -101,20 +107,20 @@ impl SharedRx {
 
     #[inline]
     fn elt_addr(&self, pos: u64) -> u64 {
-        self.elts + (pos % self.size) * ELT_BYTES
+        self.elts + self.size_mod.rem(pos) * ELT_BYTES
     }
 
     /// The area (core) of position `pos`.
     #[inline]
     fn area_of(&self, pos: u64) -> usize {
-        ((pos % self.size) / self.area) as usize
+        self.area_mod.div(self.size_mod.rem(pos)) as usize
     }
 
     /// The position after `pos` in the same area (the next lap's area when it leaves it).
     #[inline]
     fn step(&self, pos: u64) -> u64 {
         let p = pos + 1;
-        if p % self.area == 0 {
+        if self.area_mod.rem(p) == 0 {
             p + self.size - self.area
         } else {
             p
