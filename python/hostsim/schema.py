@@ -1309,6 +1309,22 @@ class PcieConfig(BaseModel):
             le=4294967295,
         ),
     ]
+    posted_data_credits: Annotated[
+        int,
+        Field(
+            description="Posted-request data credits (16 B each) the root port advertises; 0 is infinite.",
+            ge=0,
+            le=4294967295,
+        ),
+    ] = 0
+    posted_header_credits: Annotated[
+        int,
+        Field(
+            description="Posted-request header credits the root port advertises: write TLPs\n(and MSIs) the device may have sent that the root complex has not\nyet passed to memory. 0 is infinite, as the spec encodes it.",
+            ge=0,
+            le=4294967295,
+        ),
+    ] = 0
     rcb_bytes: Annotated[
         int,
         Field(

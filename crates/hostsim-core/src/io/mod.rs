@@ -58,6 +58,20 @@ impl IoPath {
         }
     }
 
+    /// The device writes `bytes` at `now`; `host(arrive)` is when the
+    /// memory system, reached at `arrive`, has made the write visible, and
+    /// is returned. A PCIe root port holds the write's posted credits until then.
+    #[inline]
+    pub fn dma_write_to(&mut self, now: Ps, bytes: u32, kind: Kind, host: &mut dyn FnMut(Ps) -> Ps) -> Ps {
+        match self {
+            IoPath::Pcie(l) => l.dma_write_to(now, bytes, kind, host),
+            IoPath::Gem5(g) => {
+                let arrive = g.dma_write(now, bytes, kind);
+                host(arrive)
+            }
+        }
+    }
+
     /// The device reads `bytes` at `now`, the host answering each request
     /// `host_time_ps` after it arrives; returns when the data is at the device.
     #[inline]

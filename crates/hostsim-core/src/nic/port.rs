@@ -207,8 +207,11 @@ impl Port {
         rq.ring.ring.slots[slot].frame = id;
         let len = bytes - self.params.rx_strip_bytes;
         let addr = rq.ring.ring.slots[slot].buf_addr;
-        let arrive = e.dev.io.dma_write(now, len, Kind::Payload);
-        let visible = e.mem.device_write(addr, len, arrive);
+        let (mem, mut arrive) = (&mut *e.mem, now);
+        let visible = e.dev.io.dma_write_to(now, len, Kind::Payload, &mut |at| {
+            arrive = at;
+            mem.device_write(addr, len, at)
+        });
         self.dma_free_at = arrive.saturating_sub(self.params.pcie_latency_ps).max(now);
         if e.dev.frame_interval_ps > 0 {
             e.dev.rx_next = now + e.dev.frame_interval_ps;
@@ -252,20 +255,24 @@ impl Port {
             // One completion entry per frame, each its own line(s).
             let mut visible = data_visible;
             for pos in first..first + n {
-                let arrive = e.dev.io.dma_write(now, cq.entry_bytes as u32, Kind::Descriptor);
-                visible = visible.max(e.mem.device_write(rq.completion_addr(pos), cq.entry_bytes as u32, arrive));
+                let (mem, addr) = (&mut *e.mem, rq.completion_addr(pos));
+                let v = e.dev.io.dma_write_to(now, cq.entry_bytes as u32, Kind::Descriptor, &mut |at| mem.device_write(addr, cq.entry_bytes as u32, at));
+                visible = visible.max(v);
             }
             let t = rq.wb_pending.push(visible, first + n);
             e.out.rx_writeback(t, self.id as usize, q);
             return;
         }
-        let arrive = e.dev.io.dma_write(now, (n * DESC_BYTES) as u32, Kind::Descriptor);
-        let ring = rq.ring.ring.size();
-        let head = (ring - rq.ring.ring.modulus().rem(first)).min(n);
-        let mut visible = e.mem.device_write(rq.ring.ring.desc_addr(first), (head * DESC_BYTES) as u32, arrive);
-        if n > head {
-            visible = visible.max(e.mem.device_write(rq.ring.ring.desc_addr(first + head), ((n - head) * DESC_BYTES) as u32, arrive));
-        }
+        let ring = &rq.ring.ring;
+        let head = (ring.size() - ring.modulus().rem(first)).min(n);
+        let (mem, a, b) = (&mut *e.mem, ring.desc_addr(first), ring.desc_addr(first + head));
+        let visible = e.dev.io.dma_write_to(now, (n * DESC_BYTES) as u32, Kind::Descriptor, &mut |arrive| {
+            let mut visible = mem.device_write(a, (head * DESC_BYTES) as u32, arrive);
+            if n > head {
+                visible = visible.max(mem.device_write(b, ((n - head) * DESC_BYTES) as u32, arrive));
+            }
+            visible
+        });
         let t = rq.wb_pending.push(visible.max(data_visible), first + n);
         e.out.rx_writeback(t, self.id as usize, q);
     }
@@ -416,8 +423,8 @@ impl Port {
             tq.counters.packets += 1;
             tq.counters.bytes += bytes as u64;
             if tq.rs.rem(pos + 1) == 0 {
-                let arrive = e.dev.io.dma_write(ready, DESC_BYTES as u32, Kind::Descriptor);
-                let visible = e.mem.device_write(tq.ring.ring.desc_addr(pos), DESC_BYTES as u32, arrive);
+                let (mem, addr) = (&mut *e.mem, tq.ring.ring.desc_addr(pos));
+                let visible = e.dev.io.dma_write_to(ready, DESC_BYTES as u32, Kind::Descriptor, &mut |at| mem.device_write(addr, DESC_BYTES as u32, at));
                 let t = tq.wb_pending.push(visible, pos + 1);
                 e.out.tx_writeback(t, self.id as usize, q);
             }

@@ -41,7 +41,23 @@ pub struct PcieConfig {
     /// Split read completions at `rcb_bytes` instead of `mps_bytes`.
     #[serde(default)]
     pub cpl_split_at_rcb: bool,
+    /// Posted-request header credits the root port advertises: write TLPs
+    /// (and MSIs) the device may have sent that the root complex has not
+    /// yet passed to memory. 0 is infinite, as the spec encodes it.
+    #[serde(default)]
+    pub posted_header_credits: u32,
+    /// Posted-request data credits (16 B each) the root port advertises; 0 is infinite.
+    #[serde(default)]
+    pub posted_data_credits: u32,
 }
+
+/// Unused header and data credits a receiver may advertise without scaled
+/// flow control (PCIe Base Specification §2.6.1; Efinix PCIe controller
+/// guide, "TX Flow Control Error Handling": 127 and 2,047).
+pub const MAX_HEADER_CREDITS: u32 = 127;
+pub const MAX_DATA_CREDITS: u32 = 2047;
+/// Bytes of one data credit (four DWords).
+pub const DATA_CREDIT_BYTES: u32 = 16;
 
 fn check(ok: bool, field: &str, value: impl ToString, allowed: &str) -> Result<()> {
     if ok {
@@ -91,6 +107,12 @@ impl PcieConfig {
             addr64: true,
             // params.md §2c: RCB not used for chunking in the model's tables.
             cpl_split_at_rcb: false,
+            // Estimate: infinite (0). No root port's advertised credits are in
+            // params.md; an FPGA controller's reset values (Efinix: 32 posted
+            // headers, 248 data credits = 3,968 B) show the order, but with the
+            // link latency above they would cap small writes at 32 per ~0.4 µs.
+            posted_header_credits: 0,
+            posted_data_credits: 0,
         }
     }
 
@@ -118,6 +140,12 @@ impl PcieConfig {
             // params.md §2b (model default, 64-bit addresses).
             addr64: true,
             cpl_split_at_rcb: false,
+            // Estimate: infinite (0). No root port's advertised credits are in
+            // params.md; an FPGA controller's reset values (Efinix: 32 posted
+            // headers, 248 data credits = 3,968 B) show the order, but with the
+            // link latency above they would cap small writes at 32 per ~0.4 µs.
+            posted_header_credits: 0,
+            posted_data_credits: 0,
         }
     }
 
@@ -137,6 +165,12 @@ impl PcieConfig {
             read_tags: 256,
             addr64: true,
             cpl_split_at_rcb: false,
+            // Estimate: infinite (0). No root port's advertised credits are in
+            // params.md; an FPGA controller's reset values (Efinix: 32 posted
+            // headers, 248 data credits = 3,968 B) show the order, but with the
+            // link latency above they would cap small writes at 32 per ~0.4 µs.
+            posted_header_credits: 0,
+            posted_data_credits: 0,
         }
     }
 
@@ -149,6 +183,20 @@ impl PcieConfig {
         check(RCB_CHOICES.contains(&self.rcb_bytes), "pcie.rcb_bytes", self.rcb_bytes, &one_of(RCB_CHOICES))?;
         check(self.latency_ps <= 1_000_000_000, "pcie.latency_ps", self.latency_ps, "<= 1 ms (1000000000 ps)")?;
         check((1..=MAX_READ_TAGS).contains(&self.read_tags), "pcie.read_tags", self.read_tags, &format!("1..={MAX_READ_TAGS}"))?;
+        check(
+            self.posted_header_credits <= MAX_HEADER_CREDITS,
+            "pcie.posted_header_credits",
+            self.posted_header_credits,
+            &format!("0 (infinite) or 1..={MAX_HEADER_CREDITS}"),
+        )?;
+        // A finite data allowance must take one TLP of Max_Payload_Size, or no write could ever be sent.
+        let min_data = self.mps_bytes.div_ceil(DATA_CREDIT_BYTES);
+        check(
+            self.posted_data_credits == 0 || (min_data..=MAX_DATA_CREDITS).contains(&self.posted_data_credits),
+            "pcie.posted_data_credits",
+            self.posted_data_credits,
+            &format!("0 (infinite) or {min_data}..={MAX_DATA_CREDITS} (16 B each, at least one TLP of mps_bytes)"),
+        )?;
         Ok(())
     }
 }

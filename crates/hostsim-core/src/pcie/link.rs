@@ -14,18 +14,30 @@
 //! With few tags, large reads are latency-bound: tags × request size per
 //! round trip — the large-packet TX limit of Neugebauer et al. (SIGCOMM 2018).
 //!
-//! Simplifications: no flow-control credits, no replay, DLLPs as a rate factor;
+//! Posted writes up may be flow-controlled by the root port's posted
+//! credits (`posted_header_credits`, `posted_data_credits`; 0 = infinite,
+//! the default): each write TLP holds one header credit and a data credit
+//! per 16 B from when the device sends it until the root complex has passed
+//! the write to memory (the memory system's visible time; on arrival when
+//! the caller does not say) and an UpdateFC DLLP has crossed back
+//! (`latency_ps`); the root complex retires posted writes in order. A TLP
+//! without credits waits (`credit_stalls`). Completion credits are not
+//! modelled: an endpoint must advertise them infinite (PCIe Base
+//! Specification §2.6.1); non-posted requests are bounded by the read tags.
+//!
+//! Simplifications: no replay, DLLPs as a rate factor, no credits for the
+//! host's writes down;
 //! the host answers every request independently (no root-complex queueing);
 //! completions may pass posted writes (the PCIe ordering rules forbid it).
 //! Times passed in may lag the latest one by up to
 //! [`HISTORY_PS`](crate::engine::timeline::HISTORY_PS).
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use serde_json::{json, Value};
 
-use super::config::PcieConfig;
+use super::config::{PcieConfig, DATA_CREDIT_BYTES};
 use super::tlp::{completion_split_bytes, request_overhead_bytes, tlp_rate_bps, CPL_OVERHEAD_BYTES, MSI_BYTES};
 use crate::engine::stats::{HasStats, StatSink};
 use crate::engine::time::{bits_to_ps, Ps};
@@ -120,6 +132,11 @@ pub struct PcieLink {
     down: Direction,
     /// Release times of the read tags in use (at most `read_tags`).
     tags: BinaryHeap<Reverse<Ps>>,
+    /// Posted TLPs up whose credits are out, in order: (when the credits are
+    /// back at the device, data credits held); only with finite credits.
+    credits: VecDeque<(Ps, u32)>,
+    /// Data credits held by `credits`.
+    credit_data: u32,
     // statistics
     writes: u64,
     reads: u64,
@@ -128,6 +145,8 @@ pub struct PcieLink {
     msis: u64,
     tag_stalls: u64,
     tag_stall_ps: Ps,
+    credit_stalls: u64,
+    credit_stall_ps: Ps,
 }
 
 impl PcieLink {
@@ -153,6 +172,10 @@ impl PcieLink {
             msis: 0,
             tag_stalls: 0,
             tag_stall_ps: 0,
+            credits: VecDeque::new(),
+            credit_data: 0,
+            credit_stalls: 0,
+            credit_stall_ps: 0,
         })
     }
 
@@ -220,9 +243,19 @@ impl PcieLink {
         }
         let mut left = bytes;
         let mut end = now;
+        let credited = dir == Dir::Up && self.credits_finite();
         while left > 0 {
             let data = left.min(self.cfg.mps_bytes);
-            end = self.send(dir, now, data, self.req_overhead, kind, true);
+            if credited {
+                let need = data.div_ceil(DATA_CREDIT_BYTES).max(1);
+                let ready = self.take_credits(now, need);
+                end = self.send(dir, ready, data, self.req_overhead, kind, true);
+                // Back no earlier than the root complex has the TLP (the caller may say later).
+                self.credits.push_back((end + 2 * self.cfg.latency_ps, need));
+                self.credit_data += need;
+            } else {
+                end = self.send(dir, now, data, self.req_overhead, kind, true);
+            }
             left -= data;
         }
         if bytes == 0 {
@@ -235,9 +268,52 @@ impl PcieLink {
     /// The device writes `bytes` to host memory at `now`; returns when the
     /// last TLP has arrived at the root complex (the posted write is complete;
     /// the memory system's own time, e.g. a DCA allocation, comes on top).
+    /// The root complex frees its credits on arrival.
     pub fn dma_write(&mut self, now: Ps, bytes: u32, kind: Kind) -> Ps {
         self.writes += 1;
         self.posted_write(Dir::Up, now, bytes, kind, true)
+    }
+
+    /// [`dma_write`](Self::dma_write), the memory system taking the write
+    /// when it arrives: `host(arrive)` is when it is visible there, and
+    /// returned. The write's credits come back one link latency after that.
+    pub fn dma_write_to(&mut self, now: Ps, bytes: u32, kind: Kind, host: &mut dyn FnMut(Ps) -> Ps) -> Ps {
+        let arrive = self.dma_write(now, bytes, kind);
+        let visible = host(arrive);
+        if self.credits_finite() && bytes > 0 {
+            let back = visible + self.cfg.latency_ps;
+            let n = bytes.div_ceil(self.cfg.mps_bytes) as usize;
+            let len = self.credits.len();
+            for c in self.credits.range_mut(len.saturating_sub(n)..) {
+                c.0 = c.0.max(back);
+            }
+        }
+        visible
+    }
+
+    #[inline(always)]
+    fn credits_finite(&self) -> bool {
+        self.cfg.posted_header_credits != 0 || self.cfg.posted_data_credits != 0
+    }
+
+    /// When a posted TLP up that needs `need` data credits may leave, ready
+    /// at `ready`: it takes the credits of the oldest TLPs out until enough
+    /// are free, and leaves once the last of those is back (the root complex
+    /// retires writes in order). Credits go in call order: callers do not
+    /// come in time order, so none is freed by time alone.
+    fn take_credits(&mut self, ready: Ps, need: u32) -> Ps {
+        let (ph, pd) = (self.cfg.posted_header_credits as usize, self.cfg.posted_data_credits);
+        let mut at = ready;
+        while (ph != 0 && self.credits.len() >= ph) || (pd != 0 && self.credit_data + need > pd) {
+            let Some((t, d)) = self.credits.pop_front() else { break };
+            at = at.max(t);
+            self.credit_data -= d;
+        }
+        if at > ready {
+            self.credit_stalls += 1;
+            self.credit_stall_ps += at - ready;
+        }
+        at
     }
 
     /// The host writes `bytes` (a doorbell) to a device register at `now`;
@@ -306,6 +382,8 @@ impl PcieLink {
             "msis": self.msis,
             "tag_stalls": self.tag_stalls,
             "tag_stall_ps": self.tag_stall_ps,
+            "credit_stalls": self.credit_stalls,
+            "credit_stall_ps": self.credit_stall_ps,
         });
         for (name, d) in [("up", &self.up.stats), ("down", &self.down.stats)] {
             let util = if window_ps > 0 { d.busy_ps as f64 / window_ps as f64 } else { 0.0 };
@@ -345,6 +423,8 @@ impl HasStats for PcieLink {
         s.count("msis", self.msis, "MSI-X messages");
         s.count("tag_stalls", self.tag_stalls, "Read requests that waited for a free read tag");
         s.add("tag_stall_ps", self.tag_stall_ps as f64, "Picosecond", "Total time read requests waited for a read tag");
+        s.count("credit_stalls", self.credit_stalls, "Posted TLPs up that waited for the root port's posted credits");
+        s.add("credit_stall_ps", self.credit_stall_ps as f64, "Picosecond", "Total time posted TLPs up waited for credits");
         for (dir, name, d) in [(Dir::Up, "up", &self.up.stats), (Dir::Down, "down", &self.down.stats)] {
             let mut s = s.scope(name);
             s.add("bytes", d.total() as f64, "Byte", "All bytes put on the link (data + TLP overhead)");
@@ -368,6 +448,8 @@ impl HasStats for PcieLink {
         self.msis = 0;
         self.tag_stalls = 0;
         self.tag_stall_ps = 0;
+        self.credit_stalls = 0;
+        self.credit_stall_ps = 0;
     }
 }
 
@@ -380,6 +462,60 @@ mod tests {
 
     fn link(cfg: PcieConfig) -> PcieLink {
         PcieLink::new(&PcieConfig { latency_ps: LAT, ..cfg }).unwrap()
+    }
+
+    /// Back-to-back 64 B writes with `ph` header credits, retired on
+    /// arrival: TLP k waits for TLP k − ph's credits, back 2 × LAT after it
+    /// left, so TLP m·ph + j leaves the device at (j + 1)·ser + m·(2·LAT + ser).
+    #[test]
+    fn posted_header_credits_bound_back_to_back_writes() {
+        let ph = 4u64;
+        let mut l = link(PcieConfig { posted_header_credits: ph as u32, ..PcieConfig::gen3_x16() });
+        let ser = l.serialization_ps(64 + 24);
+        for k in 0..40u64 {
+            let (m, j) = (k / ph, k % ph);
+            assert_eq!(l.dma_write(0, 64, Kind::Payload), (j + 1) * ser + m * (2 * LAT + ser) + LAT, "TLP {k}");
+        }
+        assert_eq!((l.credit_stalls, l.credit_stall_ps > 0), (36, true));
+        // Infinite credits (the default): the same writes leave back to back.
+        let mut free = link(PcieConfig::gen3_x16());
+        for k in 0..40u64 {
+            assert_eq!(free.dma_write(0, 64, Kind::Payload), (k + 1) * ser + LAT);
+        }
+        assert_eq!(free.credit_stalls, 0);
+    }
+
+    /// 16 data credits hold one 256 B TLP: a 1024 B write leaves one TLP per credit round trip.
+    #[test]
+    fn posted_data_credits_bound_large_writes() {
+        let mut l = link(PcieConfig { posted_data_credits: 16, ..PcieConfig::gen3_x16() });
+        let ser = l.serialization_ps(256 + 24);
+        assert_eq!(l.dma_write(0, 1024, Kind::Payload), 4 * ser + 3 * 2 * LAT + LAT);
+        assert_eq!(l.credit_stalls, 3);
+    }
+
+    /// A write's credits stay out until the memory system has it (plus the
+    /// UpdateFC's trip back): with one credit, the next write waits for that.
+    #[test]
+    fn credits_return_after_the_host_has_the_write() {
+        let mut l = link(PcieConfig { posted_header_credits: 1, ..PcieConfig::gen3_x16() });
+        let ser = l.serialization_ps(64 + 24);
+        let slow = 1_000_000; // the memory system takes 1 µs (a DRAM-bound write)
+        let visible = l.dma_write_to(0, 64, Kind::Payload, &mut |arrive| arrive + slow);
+        assert_eq!(visible, ser + LAT + slow);
+        assert_eq!(l.dma_write(0, 64, Kind::Payload), visible + LAT + ser + LAT);
+        // A fast host: the credit is back 2 × LAT after the TLP left, no earlier.
+        let mut l = link(PcieConfig { posted_header_credits: 1, ..PcieConfig::gen3_x16() });
+        l.dma_write_to(0, 64, Kind::Payload, &mut |arrive| arrive);
+        assert_eq!(l.dma_write(0, 64, Kind::Payload), ser + 2 * LAT + ser + LAT);
+    }
+
+    #[test]
+    fn credit_counts_are_checked() {
+        let e = PcieLink::new(&PcieConfig { posted_header_credits: 128, ..PcieConfig::gen3_x16() }).err().unwrap().to_string();
+        assert_eq!(e, r#"pcie.posted_header_credits: invalid value "128" (allowed: 0 (infinite) or 1..=127)"#);
+        let e = PcieLink::new(&PcieConfig { posted_data_credits: 8, ..PcieConfig::gen3_x16() }).err().unwrap().to_string();
+        assert_eq!(e, r#"pcie.posted_data_credits: invalid value "8" (allowed: 0 (infinite) or 16..=2047 (16 B each, at least one TLP of mps_bytes))"#);
     }
 
     #[test]
