@@ -61,6 +61,8 @@ pub struct Cache<const SLICED: bool = false> {
     /// `sets - 1`: picks the set when `pow2`.
     set_mask: u64,
     pow2: bool,
+    /// A bit per way.
+    all: u64,
     /// Line number (`addr >> 6`) per way, `EMPTY` when invalid; set-major.
     tags: Vec<u64>,
     /// Per way: last-use stamp << 8 | flags.
@@ -78,7 +80,8 @@ impl<const SLICED: bool> Cache<SLICED> {
         let pow2 = sets.is_power_of_two();
         assert!(sets > 0 && sets * ways as u64 * LINE_BYTES == size_bytes && (SLICED || pow2), "bad cache geometry");
         let n = (sets * ways as u64) as usize;
-        Cache { ways: ways as usize, sets, set_mask: sets.wrapping_sub(1), pow2, tags: vec![EMPTY; n], meta: vec![0; n], clock: 0 }
+        let all = if ways == 64 { u64::MAX } else { (1u64 << ways) - 1 };
+        Cache { ways: ways as usize, sets, set_mask: sets.wrapping_sub(1), pow2, all, tags: vec![EMPTY; n], meta: vec![0; n], clock: 0 }
     }
 
     /// The line numbers (`addr >> 6`) the cache holds.
@@ -96,12 +99,9 @@ impl<const SLICED: bool> Cache<SLICED> {
     }
 
     /// A mask with a bit for every way.
+    #[inline(always)]
     pub fn all_ways(&self) -> u64 {
-        if self.ways == 64 {
-            u64::MAX
-        } else {
-            (1u64 << self.ways) - 1
-        }
+        self.all
     }
 
     /// The `n` highest-numbered ways (the ones DDIO allocates into).
@@ -185,17 +185,32 @@ impl<const SLICED: bool> Cache<SLICED> {
         // the least recently used (the first of equals).
         let mut pick = usize::MAX;
         let mut oldest = u64::MAX;
-        let mut ways = way_mask & self.all_ways();
-        while ways != 0 {
-            let w = ways.trailing_zeros() as usize;
-            ways &= ways - 1;
-            if tags[w] == EMPTY {
-                pick = w;
-                break;
+        let ways = way_mask & self.all;
+        if ways == self.all {
+            // Every way (all fills but the DCA ones): a plain scan.
+            for (w, (&t, &m)) in tags.iter().zip(meta).enumerate() {
+                if t == EMPTY {
+                    pick = w;
+                    break;
+                }
+                if m < oldest {
+                    oldest = m;
+                    pick = w;
+                }
             }
-            if meta[w] < oldest {
-                oldest = meta[w];
-                pick = w;
+        } else {
+            let mut ways = ways;
+            while ways != 0 {
+                let w = ways.trailing_zeros() as usize;
+                ways &= ways - 1;
+                if tags[w] == EMPTY {
+                    pick = w;
+                    break;
+                }
+                if meta[w] < oldest {
+                    oldest = meta[w];
+                    pick = w;
+                }
             }
         }
         let pick = base + pick;
