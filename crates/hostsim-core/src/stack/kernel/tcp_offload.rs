@@ -113,8 +113,8 @@ impl Kernel {
         let host = cx.mem.device_read(src, len as u32, fetched + latency).saturating_sub(fetched + latency);
         let read = dev.io.dma_read(fetched, len as u32, host, Kind::Payload);
         let written = dev.memory.as_mut().map_or(read, |m| m.write(card, len as u32, read));
-        let arrive = dev.io.dma_write(written, 16, Kind::Descriptor);
-        cx.mem.device_write(self.at.copy_status, 16, arrive)
+        let (mem, status) = (&mut *cx.mem, self.at.copy_status);
+        dev.io.dma_write_to(written, 16, Kind::Descriptor, &mut |arrive| mem.device_write(status, 16, arrive))
     }
 
     /// One poll of the offloaded copies' completion status (its line,
