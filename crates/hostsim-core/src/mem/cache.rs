@@ -187,7 +187,9 @@ impl<const SLICED: bool> Cache<SLICED> {
         let mut oldest = u64::MAX;
         let ways = way_mask & self.all;
         if ways == self.all {
-            // Every way (all fills but the DCA ones): a plain scan.
+            // Every way (all fills but the DCA ones): a plain scan. (One
+            // loop over an iterator of ways for both cases costs 0.5 % more
+            // host instructions per simulated packet: scripts/bench_ir.py.)
             for (w, (&t, &m)) in tags.iter().zip(meta).enumerate() {
                 if t == EMPTY {
                     pick = w;

@@ -14,9 +14,8 @@ use crate::engine::time::Ps;
 use crate::engine::Modulus;
 
 pub struct RxDescCache {
-    ring: u64,
-    /// `ring` as a divisor (slot = position mod ring).
-    ring_mod: Modulus,
+    /// Ring size (slot = position mod ring).
+    ring: Modulus,
     capacity: u64,
     prefetch_threshold: u64,
     wb_threshold: u64,
@@ -35,8 +34,7 @@ impl RxDescCache {
     /// but one: ring − 1, so that head == tail means empty).
     pub fn new(ring: u32, capacity: u32, prefetch_threshold: u32, wb_threshold: u32, initial_tail: u64) -> Self {
         RxDescCache {
-            ring: ring as u64,
-            ring_mod: Modulus::new(ring as u64),
+            ring: Modulus::new(ring as u64),
             capacity: capacity as u64,
             prefetch_threshold: prefetch_threshold as u64,
             wb_threshold: wb_threshold as u64,
@@ -57,7 +55,7 @@ impl RxDescCache {
 
     /// The driver moved the tail to absolute position `tail` (a doorbell arrived).
     pub fn doorbell(&mut self, tail: u64) {
-        debug_assert!(tail <= self.written_back + self.ring, "driver cannot give more than the ring");
+        debug_assert!(tail <= self.written_back + self.ring.get(), "driver cannot give more than the ring");
         self.sw_tail = self.sw_tail.max(tail);
     }
 
@@ -149,7 +147,7 @@ impl RxDescCache {
     }
 
     pub fn slot(&self, pos: u64) -> usize {
-        self.ring_mod.rem(pos) as usize
+        self.ring.rem(pos) as usize
     }
 }
 

@@ -85,6 +85,13 @@ fn one_of(choices: &[u32]) -> String {
 /// §2e ("PCIe latency adds 300–400 ns on unloaded systems") is consistent.
 pub const DEFAULT_LATENCY_PS: Ps = 200_000;
 
+/// The root port's posted header and data credits in every preset: 0,
+/// infinite (an estimate). params.md has no root port's advertised credits;
+/// an FPGA controller's reset values (Efinix: 32 posted headers, 248 data
+/// credits = 3,968 B) show the order, but with `DEFAULT_LATENCY_PS` each
+/// way they would cap small writes at 32 per ≈ 0.4 µs.
+pub const DEFAULT_POSTED_CREDITS: u32 = 0;
+
 impl PcieConfig {
     /// A 100 GbE NIC on a Gen3 x16 slot.
     pub fn gen3_x16() -> Self {
@@ -107,12 +114,9 @@ impl PcieConfig {
             addr64: true,
             // params.md §2c: RCB not used for chunking in the model's tables.
             cpl_split_at_rcb: false,
-            // Estimate: infinite (0). No root port's advertised credits are in
-            // params.md; an FPGA controller's reset values (Efinix: 32 posted
-            // headers, 248 data credits = 3,968 B) show the order, but with the
-            // link latency above they would cap small writes at 32 per ~0.4 µs.
-            posted_header_credits: 0,
-            posted_data_credits: 0,
+            // Estimate: see DEFAULT_POSTED_CREDITS.
+            posted_header_credits: DEFAULT_POSTED_CREDITS,
+            posted_data_credits: DEFAULT_POSTED_CREDITS,
         }
     }
 
@@ -140,12 +144,9 @@ impl PcieConfig {
             // params.md §2b (model default, 64-bit addresses).
             addr64: true,
             cpl_split_at_rcb: false,
-            // Estimate: infinite (0). No root port's advertised credits are in
-            // params.md; an FPGA controller's reset values (Efinix: 32 posted
-            // headers, 248 data credits = 3,968 B) show the order, but with the
-            // link latency above they would cap small writes at 32 per ~0.4 µs.
-            posted_header_credits: 0,
-            posted_data_credits: 0,
+            // Estimate: see DEFAULT_POSTED_CREDITS.
+            posted_header_credits: DEFAULT_POSTED_CREDITS,
+            posted_data_credits: DEFAULT_POSTED_CREDITS,
         }
     }
 
@@ -165,12 +166,9 @@ impl PcieConfig {
             read_tags: 256,
             addr64: true,
             cpl_split_at_rcb: false,
-            // Estimate: infinite (0). No root port's advertised credits are in
-            // params.md; an FPGA controller's reset values (Efinix: 32 posted
-            // headers, 248 data credits = 3,968 B) show the order, but with the
-            // link latency above they would cap small writes at 32 per ~0.4 µs.
-            posted_header_credits: 0,
-            posted_data_credits: 0,
+            // Estimate: see DEFAULT_POSTED_CREDITS.
+            posted_header_credits: DEFAULT_POSTED_CREDITS,
+            posted_data_credits: DEFAULT_POSTED_CREDITS,
         }
     }
 

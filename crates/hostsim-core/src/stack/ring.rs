@@ -69,9 +69,7 @@ pub struct RingCounters {
 pub struct SwRing {
     base: u64,
     /// Slots; at most `size - 1` are used (one stays empty, as rte_ring's count).
-    size: u64,
-    /// `size` as a divisor (slot = position mod size).
-    slots: Modulus,
+    size: Modulus,
     multi_prod: bool,
     multi_cons: bool,
     /// Bulk calls: all objects asked for, or none.
@@ -91,8 +89,7 @@ impl SwRing {
     pub fn new(base: u64, size: u32, multi_prod: bool, multi_cons: bool, consumer: usize) -> SwRing {
         SwRing {
             base,
-            size: size as u64,
-            slots: Modulus::new(size as u64),
+            size: Modulus::new(size as u64),
             multi_prod,
             multi_cons,
             bulk: false,
@@ -119,7 +116,7 @@ impl SwRing {
     }
 
     fn slot_addr(&self, pos: u64) -> u64 {
-        self.base + 128 + self.slots.rem(pos) * 8
+        self.base + 128 + self.size.rem(pos) * 8
     }
 
     /// The line an empty poll reads (the producer's tail).
@@ -129,7 +126,7 @@ impl SwRing {
 
     /// Room for more entries, as the producer sees it.
     pub fn free(&self) -> u64 {
-        self.size - 1 - self.entries.len() as u64
+        self.size.get() - 1 - self.entries.len() as u64
     }
 
     /// When a dequeue of up to `max` can next take something: the first

@@ -59,11 +59,8 @@ pub struct SharedRx {
     pub design: RxSharing,
     cores: usize,
     /// Entries of the queue, and of one core's area.
-    size: u64,
-    area: u64,
-    /// `size` and `area` as divisors.
-    size_mod: Modulus,
-    area_mod: Modulus,
+    size: Modulus,
+    area: Modulus,
     /// The software ring's base, the claim index's line (arbitration), the
     /// first of the cores' "completions up to" lines and of their "taken up to" lines.
     elts: u64,
@@ -90,10 +87,8 @@ impl SharedRx {
         SharedRx {
             design,
             cores,
-            size,
-            area,
-            size_mod: Modulus::new(size),
-            area_mod: Modulus::new(area),
+            size: Modulus::new(size),
+            area: Modulus::new(area),
             elts: base,
             claim_line: base + size * ELT_BYTES,
             ready_lines: base + size * ELT_BYTES + LINE,
@@ -107,21 +102,21 @@ impl SharedRx {
 
     #[inline]
     fn elt_addr(&self, pos: u64) -> u64 {
-        self.elts + self.size_mod.rem(pos) * ELT_BYTES
+        self.elts + self.size.rem(pos) * ELT_BYTES
     }
 
     /// The area (core) of position `pos`.
     #[inline]
     fn area_of(&self, pos: u64) -> usize {
-        self.area_mod.div(self.size_mod.rem(pos)) as usize
+        self.area.div(self.size.rem(pos)) as usize
     }
 
     /// The position after `pos` in the same area (the next lap's area when it leaves it).
     #[inline]
     fn step(&self, pos: u64) -> u64 {
         let p = pos + 1;
-        if self.area_mod.rem(p) == 0 {
-            p + self.size - self.area
+        if self.area.rem(p) == 0 {
+            p + self.size.get() - self.area.get()
         } else {
             p
         }
@@ -142,7 +137,7 @@ impl SharedRx {
         if to <= from {
             return 0;
         }
-        let (first, last) = (from / self.area, (to - 1) / self.area);
+        let (first, last) = (self.area.div(from), self.area.div(to - 1));
         ((last - first + 1) as usize).min(self.next.len())
     }
 
@@ -484,7 +479,7 @@ mod tests {
     #[test]
     fn areas_follow_the_index_bits_and_wrap_to_the_next_lap() {
         let sh = SharedRx::new(RxSharing::Range, 4, 16, 0x1000);
-        assert_eq!((sh.area, sh.next.clone()), (4, vec![0, 4, 8, 12]));
+        assert_eq!((sh.area.get(), sh.next.clone()), (4, vec![0, 4, 8, 12]));
         assert_eq!((sh.area_of(5), sh.area_of(16 + 13)), (1, 3));
         assert_eq!((sh.step(5), sh.step(7)), (6, 16 + 4), "leaving area 1 goes to area 1 of the next lap");
         let mut out = Vec::new();
@@ -494,7 +489,7 @@ mod tests {
         assert_eq!(out, vec![12, 13], "only what is below the bound");
         assert_eq!(sh.taken_prefix(), 0);
         let one = SharedRx::new(RxSharing::Arbitration, 3, 16, 0x1000);
-        assert_eq!((one.area, one.next.len()), (16, 1), "arbitration keeps one area");
+        assert_eq!((one.area.get(), one.next.len()), (16, 1), "arbitration keeps one area");
         assert_eq!((sh.areas_spanned(3, 3), sh.areas_spanned(3, 5), sh.areas_spanned(6, 21), sh.areas_spanned(0, 64)), (0, 2, 4, 4));
     }
 }
