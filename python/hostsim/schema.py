@@ -1309,6 +1309,14 @@ class PcieConfig(BaseModel):
             le=4294967295,
         ),
     ]
+    nonposted_header_credits: Annotated[
+        int,
+        Field(
+            description="Non-posted-request header credits the root port advertises: read\nrequest TLPs the device may have sent that the root complex has not\nyet passed to memory. 0 is infinite. (A read request carries no\ndata, so it needs no non-posted data credit.)",
+            ge=0,
+            le=4294967295,
+        ),
+    ] = 0
     posted_data_credits: Annotated[
         int,
         Field(

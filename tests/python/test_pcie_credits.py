@@ -44,3 +44,31 @@ def test_credit_counts_out_of_range_name_the_field():
         assert "host.pcie.posted_header_credits" in str(e) and "200" in str(e)
     else:
         raise AssertionError("200 posted header credits were accepted")
+
+
+def _reads(credits: int) -> dict:
+    return hostsim.simulate({
+        "app": "testpmd", "preset": "altra", "sim": {"duration": "2ms", "warmup": "500us"},
+        "loadgen": {"size": 1518, "rate": "6Mpps"},
+        "host": {"pcie": {"nonposted_header_credits": credits}},
+    })
+
+
+def test_few_nonposted_credits_bound_the_read_requests():
+    # 1518 B frames go out in three 512 B read requests each, beside the
+    # descriptor fetches: the NIC's reads are what non-posted credits bound.
+    free, tight = _reads(0), _reads(2)
+    assert free["nics"][0]["pcie"]["nonposted_credit_stalls"] == 0
+    assert sum(free["accounting"]["measured"]["drops"].values()) == 0
+    pcie = tight["nics"][0]["pcie"]
+    assert pcie["nonposted_credit_stalls"] > 0 and pcie["nonposted_credit_stall_ps"] > 0
+    # A credit is out from when its request leaves until 2 × latency later
+    # (the request's trip up, the UpdateFC's trip back), so 2 credits carry at
+    # most 2 × (T / (2 × latency) + 1) requests in the T seconds counted.
+    latency_s = tight["config"]["host"]["pcie"]["latency_ps"] * 1e-12
+    counted_s = tight["sim"]["simulated_s"] - 0.5e-3
+    assert pcie["read_requests"] <= 2 * (counted_s / (2 * latency_s) + 1)
+    assert free["nics"][0]["pcie"]["read_requests"] > 2 * (counted_s / (2 * latency_s) + 1)
+    assert tight["loadgen"]["rx_packets"] < free["loadgen"]["rx_packets"]
+    t = tight["accounting"]["total"]
+    assert t["sent"] == t["returned"] + t["consumed"] + sum(t["drops"].values()) + t["in_flight"]

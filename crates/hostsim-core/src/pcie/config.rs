@@ -49,6 +49,12 @@ pub struct PcieConfig {
     /// Posted-request data credits (16 B each) the root port advertises; 0 is infinite.
     #[serde(default)]
     pub posted_data_credits: u32,
+    /// Non-posted-request header credits the root port advertises: read
+    /// request TLPs the device may have sent that the root complex has not
+    /// yet passed to memory. 0 is infinite. (A read request carries no
+    /// data, so it needs no non-posted data credit.)
+    #[serde(default)]
+    pub nonposted_header_credits: u32,
 }
 
 /// Unused header and data credits a receiver may advertise without scaled
@@ -92,6 +98,14 @@ pub const DEFAULT_LATENCY_PS: Ps = 200_000;
 /// way they would cap small writes at 32 per ≈ 0.4 µs.
 pub const DEFAULT_POSTED_CREDITS: u32 = 0;
 
+/// The root port's non-posted header credits in every preset: 0, infinite
+/// (an estimate), for the same reason. The Efinix controller's reset value
+/// is 32 (Receive Credit Limit Register 1, NPHCL); the device's read tags
+/// bound its reads in flight over a longer time (a tag is held until the
+/// completion is back, a credit until the request is passed on), so 32
+/// credits would bind before 256 tags.
+pub const DEFAULT_NONPOSTED_CREDITS: u32 = 0;
+
 impl PcieConfig {
     /// A 100 GbE NIC on a Gen3 x16 slot.
     pub fn gen3_x16() -> Self {
@@ -117,6 +131,8 @@ impl PcieConfig {
             // Estimate: see DEFAULT_POSTED_CREDITS.
             posted_header_credits: DEFAULT_POSTED_CREDITS,
             posted_data_credits: DEFAULT_POSTED_CREDITS,
+            // Estimate: see DEFAULT_NONPOSTED_CREDITS.
+            nonposted_header_credits: DEFAULT_NONPOSTED_CREDITS,
         }
     }
 
@@ -147,6 +163,8 @@ impl PcieConfig {
             // Estimate: see DEFAULT_POSTED_CREDITS.
             posted_header_credits: DEFAULT_POSTED_CREDITS,
             posted_data_credits: DEFAULT_POSTED_CREDITS,
+            // Estimate: see DEFAULT_NONPOSTED_CREDITS.
+            nonposted_header_credits: DEFAULT_NONPOSTED_CREDITS,
         }
     }
 
@@ -169,6 +187,8 @@ impl PcieConfig {
             // Estimate: see DEFAULT_POSTED_CREDITS.
             posted_header_credits: DEFAULT_POSTED_CREDITS,
             posted_data_credits: DEFAULT_POSTED_CREDITS,
+            // Estimate: see DEFAULT_NONPOSTED_CREDITS.
+            nonposted_header_credits: DEFAULT_NONPOSTED_CREDITS,
         }
     }
 
@@ -185,6 +205,12 @@ impl PcieConfig {
             self.posted_header_credits <= MAX_HEADER_CREDITS,
             "pcie.posted_header_credits",
             self.posted_header_credits,
+            &format!("0 (infinite) or 1..={MAX_HEADER_CREDITS}"),
+        )?;
+        check(
+            self.nonposted_header_credits <= MAX_HEADER_CREDITS,
+            "pcie.nonposted_header_credits",
+            self.nonposted_header_credits,
             &format!("0 (infinite) or 1..={MAX_HEADER_CREDITS}"),
         )?;
         // A finite data allowance must take one TLP of Max_Payload_Size, or no write could ever be sent.

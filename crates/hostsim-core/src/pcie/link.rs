@@ -21,9 +21,13 @@
 //! the write to memory (the memory system's visible time; on arrival when
 //! the caller does not say) and an UpdateFC DLLP has crossed back
 //! (`latency_ps`); the root complex retires posted writes in order. A TLP
-//! without credits waits (`credit_stalls`). Completion credits are not
-//! modelled: an endpoint must advertise them infinite (PCIe Base
-//! Specification §2.6.1); non-posted requests are bounded by the read tags.
+//! without credits waits (`credit_stalls`). Read requests up may likewise
+//! be bounded by the root port's non-posted header credits
+//! (`nonposted_header_credits`, 0 = infinite, the default), each held from
+//! when the request leaves until the root complex has passed it on (on
+//! arrival) and an UpdateFC has crossed back (`nonposted_credit_stalls`),
+//! beside the device's read tags. Completion credits are not modelled: an
+//! endpoint must advertise them infinite (PCIe Base Specification §2.6.1).
 //!
 //! Simplifications: no replay, DLLPs as a rate factor, no credits for the
 //! host's writes down;
@@ -137,6 +141,9 @@ pub struct PcieLink {
     credits: VecDeque<(Ps, u32)>,
     /// Data credits held by `credits`.
     credit_data: u32,
+    /// Read requests up whose non-posted header credit is out, in order:
+    /// when it is back at the device; only with finite credits.
+    np_credits: VecDeque<Ps>,
     // statistics
     writes: u64,
     reads: u64,
@@ -147,6 +154,8 @@ pub struct PcieLink {
     tag_stall_ps: Ps,
     credit_stalls: u64,
     credit_stall_ps: Ps,
+    np_credit_stalls: u64,
+    np_credit_stall_ps: Ps,
 }
 
 impl PcieLink {
@@ -176,6 +185,9 @@ impl PcieLink {
             credit_data: 0,
             credit_stalls: 0,
             credit_stall_ps: 0,
+            np_credits: VecDeque::new(),
+            np_credit_stalls: 0,
+            np_credit_stall_ps: 0,
         })
     }
 
@@ -316,6 +328,22 @@ impl PcieLink {
         at
     }
 
+    /// When a read request ready at `ready` may leave with `np` non-posted
+    /// header credits: once the oldest request's credit is back if all are
+    /// out (the root complex passes requests on in order).
+    fn take_np_credit(&mut self, ready: Ps, np: usize) -> Ps {
+        let mut at = ready;
+        while self.np_credits.len() >= np {
+            let Some(t) = self.np_credits.pop_front() else { break };
+            at = at.max(t);
+        }
+        if at > ready {
+            self.np_credit_stalls += 1;
+            self.np_credit_stall_ps += at - ready;
+        }
+        at
+    }
+
     /// The host writes `bytes` (a doorbell) to a device register at `now`;
     /// returns when it arrives at the device.
     pub fn mmio_write(&mut self, now: Ps, bytes: u32) -> Ps {
@@ -353,7 +381,16 @@ impl PcieLink {
                 self.tag_stalls += 1;
                 self.tag_stall_ps += tag_free - issue;
             }
-            let sent = self.send(Dir::Up, issue.max(tag_free), 0, self.req_overhead, kind, false);
+            let mut ready = issue.max(tag_free);
+            let np = self.cfg.nonposted_header_credits as usize;
+            if np != 0 {
+                ready = self.take_np_credit(ready, np);
+            }
+            let sent = self.send(Dir::Up, ready, 0, self.req_overhead, kind, false);
+            if np != 0 {
+                // Back once the root complex has passed the request on (on arrival) and an UpdateFC has crossed.
+                self.np_credits.push_back(sent + 2 * self.cfg.latency_ps);
+            }
             issue = sent;
             self.read_requests += 1;
             let mut cpl_ready = sent + self.cfg.latency_ps + host_time_ps;
@@ -384,6 +421,8 @@ impl PcieLink {
             "tag_stall_ps": self.tag_stall_ps,
             "credit_stalls": self.credit_stalls,
             "credit_stall_ps": self.credit_stall_ps,
+            "nonposted_credit_stalls": self.np_credit_stalls,
+            "nonposted_credit_stall_ps": self.np_credit_stall_ps,
         });
         for (name, d) in [("up", &self.up.stats), ("down", &self.down.stats)] {
             let util = if window_ps > 0 { d.busy_ps as f64 / window_ps as f64 } else { 0.0 };
@@ -425,6 +464,8 @@ impl HasStats for PcieLink {
         s.add("tag_stall_ps", self.tag_stall_ps as f64, "Picosecond", "Total time read requests waited for a read tag");
         s.count("credit_stalls", self.credit_stalls, "Posted TLPs up that waited for the root port's posted credits");
         s.add("credit_stall_ps", self.credit_stall_ps as f64, "Picosecond", "Total time posted TLPs up waited for credits");
+        s.count("nonposted_credit_stalls", self.np_credit_stalls, "Read requests that waited for the root port's non-posted header credits");
+        s.add("nonposted_credit_stall_ps", self.np_credit_stall_ps as f64, "Picosecond", "Total time read requests waited for non-posted credits");
         for (dir, name, d) in [(Dir::Up, "up", &self.up.stats), (Dir::Down, "down", &self.down.stats)] {
             let mut s = s.scope(name);
             s.add("bytes", d.total() as f64, "Byte", "All bytes put on the link (data + TLP overhead)");
@@ -450,6 +491,8 @@ impl HasStats for PcieLink {
         self.tag_stall_ps = 0;
         self.credit_stalls = 0;
         self.credit_stall_ps = 0;
+        self.np_credit_stalls = 0;
+        self.np_credit_stall_ps = 0;
     }
 }
 
@@ -508,6 +551,30 @@ mod tests {
         let mut l = link(PcieConfig { posted_header_credits: 1, ..PcieConfig::gen3_x16() });
         l.dma_write_to(0, 64, Kind::Payload, &mut |arrive| arrive);
         assert_eq!(l.dma_write(0, 64, Kind::Payload), ser + 2 * LAT + ser + LAT);
+    }
+
+    /// One non-posted credit: each read request waits for the previous
+    /// one's credit, back 2 × LAT after that request left (the root complex
+    /// passes it on when it arrives), however many tags are free.
+    #[test]
+    fn nonposted_credits_space_read_requests() {
+        let host = 80_000;
+        let mut l = link(PcieConfig { nonposted_header_credits: 1, ..PcieConfig::gen3_x16() });
+        let (req, cpl) = (l.serialization_ps(24), l.serialization_ps(64 + CPL_OVERHEAD_BYTES));
+        for k in 0..10u64 {
+            let left = req + k * (2 * LAT + req);
+            assert_eq!(l.dma_read(0, 64, host, Kind::Descriptor), left + LAT + host + cpl + LAT, "read {k}");
+        }
+        assert_eq!((l.np_credit_stalls, l.np_credit_stall_ps), (9, (1..10).map(|k| k * (2 * LAT + req)).sum::<Ps>()));
+        // Infinite credits (the default): the requests leave back to back
+        // and the second completion queues behind the first.
+        let mut free = link(PcieConfig::gen3_x16());
+        free.dma_read(0, 64, host, Kind::Descriptor);
+        let second = free.dma_read(0, 64, host, Kind::Descriptor);
+        assert_eq!(second, req + LAT + host + 2 * cpl + LAT);
+        assert_eq!(free.np_credit_stalls, 0);
+        let e = PcieLink::new(&PcieConfig { nonposted_header_credits: 200, ..PcieConfig::gen3_x16() }).err().unwrap().to_string();
+        assert_eq!(e, r#"pcie.nonposted_header_credits: invalid value "200" (allowed: 0 (infinite) or 1..=127)"#);
     }
 
     #[test]
