@@ -30,3 +30,18 @@ def test_peak_rss_is_the_childs_own():
     rss = bench.run_child(cfg, {})["rss_mib"]
     del ballast
     assert 10 < rss < 300, rss
+
+
+def test_the_profile_guided_builds_training_runs_every_standard_workload():
+    # scripts/setup falls back to a plain build when this script fails, so a
+    # workload that stopped running would only show as a slower core.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from hostsim import bench
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "pgo_train.py"
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f"{len(bench.WORKLOADS)} workloads and one search" in proc.stdout
