@@ -3,16 +3,19 @@
 write TLP the NIC sends holds a credit until the root complex has passed
 the write to memory and an UpdateFC has come back, so a NIC with few
 credits cannot write faster than credits / (2 × link latency), and the
-frames it cannot take are the DMA path's drops."""
+frames it cannot take are the DMA path's drops. Its non-posted header
+credits (`nonposted_header_credits`) bound the NIC's read requests the
+same way, each held for 2 × link latency."""
 
 import hostsim
 
 
-def _run(credits: int) -> dict:
+def _run(credits: int, field: str = "posted_header_credits", size: int = 64, rate: str = "25Mpps") -> dict:
+    """altra testpmd for 2 ms with `credits` of the root port's `field`."""
     return hostsim.simulate({
         "app": "testpmd", "preset": "altra", "sim": {"duration": "2ms", "warmup": "500us"},
-        "loadgen": {"size": 64, "rate": "25Mpps"},
-        "host": {"pcie": {"posted_header_credits": credits}},
+        "loadgen": {"size": size, "rate": rate},
+        "host": {"pcie": {field: credits}},
     })
 
 
@@ -47,11 +50,7 @@ def test_credit_counts_out_of_range_name_the_field():
 
 
 def _reads(credits: int) -> dict:
-    return hostsim.simulate({
-        "app": "testpmd", "preset": "altra", "sim": {"duration": "2ms", "warmup": "500us"},
-        "loadgen": {"size": 1518, "rate": "6Mpps"},
-        "host": {"pcie": {"nonposted_header_credits": credits}},
-    })
+    return _run(credits, "nonposted_header_credits", 1518, "6Mpps")
 
 
 def test_few_nonposted_credits_bound_the_read_requests():
