@@ -18,7 +18,7 @@ test: setup
 
 # The standard workloads' speed, peak RSS and MSB in one table (hostsim bench).
 bench: setup
-	.venv/bin/hostsim bench --rss
+	.venv/bin/hostsim bench --rss --runs 5
 
 # The core's own speed benchmark, without Python (crates/hostsim-core/benches/speed.rs).
 bench-core: setup

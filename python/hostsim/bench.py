@@ -1,7 +1,8 @@
 """``hostsim bench``: the standard workloads' speed in one table (issue 17).
 
-For each workload, one run of a fixed offered load and simulated time in a
-child process (so each has its own peak RSS), then optionally the MSB. The
+For each workload, runs of a fixed offered load and simulated time, each in
+a child process (so each has its own peak RSS; ``--runs N`` runs N and
+reports the median run), then optionally the MSB. The
 columns a fast mode would fill say ``n/a``: there is no fast mode yet, and
 the full model is the only one. ``--rss`` adds the memory check: TestPMD
 64 B's peak RSS after 10 ms and after 1 s of simulated time.
@@ -80,19 +81,33 @@ def msb_pps(w: Workload) -> float:
     return hostsim.msb(cfg, overrides=w.overrides).msb.pps
 
 
-def table(names: Optional[List[str]] = None, with_msb: bool = True, out=sys.stdout) -> List[Dict[str, Any]]:
+def median_run(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """The run with the median packets/wall-s (the lower middle one of an even count)."""
+    return sorted(runs, key=lambda r: r["pps"])[(len(runs) - 1) // 2]
+
+
+def table(names: Optional[List[str]] = None, with_msb: bool = True, out=sys.stdout, runs: int = 1) -> List[Dict[str, Any]]:
+    """One row per workload; with ``runs`` > 1 each workload runs that many
+    times and its row is the median run's (peak RSS: the largest), with
+    every run's packets/wall-s listed under it and in ``pps_runs``."""
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+        raise ValueError(f"runs: invalid value {runs!r} (allowed: a whole number >= 1)")
     rows = []
     print(f"{'workload':<46} {'packets':>9} {'full pkts/wall-s':>17} {'fast pkts/wall-s':>17} "
           f"{'peak RSS MiB':>12} {'full MSB Mpps':>13} {'fast MSB':>9} {'diff %':>7}", file=out)
     for w in WORKLOADS:
         if names and not any(n in w.name for n in names):
             continue
-        s = run_child(w.config, w.overrides)
+        done = [run_child(w.config, w.overrides) for _ in range(runs)]
+        s = dict(median_run(done), rss_mib=max(r["rss_mib"] for r in done))
         m = msb_pps(w) / 1e6 if with_msb else None
         msb_text = f"{m:>13.3f}" if m is not None else f"{'-':>13}"
         print(f"{w.name:<46} {s['packets']:>9} {s['pps']:>17,.0f} {'n/a':>17} {s['rss_mib']:>12.1f} "
               f"{msb_text} {'n/a':>9} {'n/a':>7}", file=out, flush=True)
-        rows.append({"workload": w.name, **s, "msb_mpps": m})
+        if runs > 1:
+            print(f"  {runs} runs, median above: " + ", ".join(f"{r['pps']:,.0f}" for r in sorted(done, key=lambda r: r["pps"])),
+                  file=out, flush=True)
+        rows.append({"workload": w.name, **s, "pps_runs": [r["pps"] for r in done], "msb_mpps": m})
     return rows
 
 
@@ -109,9 +124,9 @@ def rss_check(out=sys.stdout) -> Dict[str, float]:
     return got
 
 
-def main(names: Optional[List[str]], with_msb: bool, rss: bool, json_path: Optional[str]) -> int:
+def main(names: Optional[List[str]], with_msb: bool, rss: bool, json_path: Optional[str], runs: int = 1) -> int:
     print("full model only: there is no fast mode yet (n/a columns)")
-    rows = table(names, with_msb)
+    rows = table(names, with_msb, runs=runs)
     extra = rss_check() if rss else None
     if json_path:
         with open(json_path, "w") as f:

@@ -172,6 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
     ben.add_argument("--no-msb", action="store_true", help="skip the MSB searches (speed and RSS only)")
     ben.add_argument("--rss", action="store_true", help="also TestPMD 64 B's peak RSS at 10 ms and 1 s simulated")
     ben.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    ben.add_argument("--runs", type=int, default=1, metavar="N",
+                     help="run each workload N times; its row is the median run's (default 1)")
     ben.set_defaults(func=cmd_bench)
     return parser
 
@@ -388,7 +390,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import bench
 
-    return bench.main(args.only, not args.no_msb, args.rss, args.json)
+    if args.runs < 1:
+        raise ConfigError.invalid("runs", args.runs, "a whole number >= 1")
+    return bench.main(args.only, not args.no_msb, args.rss, args.json, args.runs)
 
 
 def cmd_params(args: argparse.Namespace) -> int:

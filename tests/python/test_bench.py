@@ -19,6 +19,18 @@ def test_bench_prints_a_row_per_chosen_workload(cli, tmp_path):
         assert r["msb_mpps"] is None
 
 
+def test_several_runs_give_the_median_run_and_list_every_run(cli, tmp_path):
+    out = tmp_path / "bench.json"
+    proc = cli("bench", "--only", "reflector", "--no-msb", "--runs", "3", "--json", str(out), check=True)
+    assert "3 runs, median above: " in proc.stdout
+    [row] = json.loads(out.read_text())["rows"]
+    runs = sorted(row["pps_runs"])
+    assert len(runs) == 3 and row["pps"] == runs[1]
+    assert abs(row["pps"] - row["packets"] / row["wall_s"]) < 1e-6 * row["pps"]
+    bad = cli("bench", "--runs", "0", "--no-msb")
+    assert bad.returncode != 0 and "runs: invalid value '0'" in bad.stderr
+
+
 def test_peak_rss_is_the_childs_own():
     # ru_maxrss survives execve; the column must not carry this process's peak over.
     from hostsim import bench
