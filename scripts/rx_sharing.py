@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 
 import hostsim
@@ -73,7 +74,7 @@ def speed(a: argparse.Namespace, overrides: dict) -> int:
         sims = [hostsim.simulate(cfg, overrides).sim for _ in range(a.speed)]
         runs = sorted(s.packets_per_wall_s / 1e6 for s in sims)
         print(f"{design:>13} × {n} cores, {a.duration}, {sims[0].packets:,} frames: "
-              f"{', '.join(f'{x:.2f}' for x in runs)} M packets/wall-s (median {runs[len(runs) // 2]:.2f})")
+              f"{', '.join(f'{x:.2f}' for x in runs)} M packets/wall-s (median {statistics.median_low(runs):.2f})")
     return 0
 
 

@@ -16,6 +16,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
+from .units import ConfigError
+
 #: The loads are run settings, at or just below each workload's MSB on
 #: `altra` (the table's MSB column shows how close); testpmd 64 B, touchfwd
 #: 1518 B, udp-echo and l2fwd use crates/hostsim-core/benches/speed.rs's.
@@ -81,32 +83,27 @@ def msb_pps(w: Workload) -> float:
     return hostsim.msb(cfg, overrides=w.overrides).msb.pps
 
 
-def median_run(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
-    """The run with the median packets/wall-s (the lower middle one of an even count)."""
-    return sorted(runs, key=lambda r: r["pps"])[(len(runs) - 1) // 2]
-
-
 def table(names: Optional[List[str]] = None, with_msb: bool = True, out=sys.stdout, runs: int = 1) -> List[Dict[str, Any]]:
     """One row per workload; with ``runs`` > 1 each workload runs that many
     times and its row is the median run's (peak RSS: the largest), with
     every run's packets/wall-s listed under it and in ``pps_runs``."""
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
-        raise ValueError(f"runs: invalid value {runs!r} (allowed: a whole number >= 1)")
+        raise ConfigError.invalid("runs", runs, "a whole number >= 1")
     rows = []
     print(f"{'workload':<46} {'packets':>9} {'full pkts/wall-s':>17} {'fast pkts/wall-s':>17} "
           f"{'peak RSS MiB':>12} {'full MSB Mpps':>13} {'fast MSB':>9} {'diff %':>7}", file=out)
     for w in WORKLOADS:
         if names and not any(n in w.name for n in names):
             continue
-        done = [run_child(w.config, w.overrides) for _ in range(runs)]
-        s = dict(median_run(done), rss_mib=max(r["rss_mib"] for r in done))
+        # Slowest first; the median run is the lower middle one of an even count.
+        done = sorted((run_child(w.config, w.overrides) for _ in range(runs)), key=lambda r: r["pps"])
+        s = dict(done[(runs - 1) // 2], rss_mib=max(r["rss_mib"] for r in done))
         m = msb_pps(w) / 1e6 if with_msb else None
         msb_text = f"{m:>13.3f}" if m is not None else f"{'-':>13}"
         print(f"{w.name:<46} {s['packets']:>9} {s['pps']:>17,.0f} {'n/a':>17} {s['rss_mib']:>12.1f} "
               f"{msb_text} {'n/a':>9} {'n/a':>7}", file=out, flush=True)
         if runs > 1:
-            print(f"  {runs} runs, median above: " + ", ".join(f"{r['pps']:,.0f}" for r in sorted(done, key=lambda r: r["pps"])),
-                  file=out, flush=True)
+            print(f"  {runs} runs, median above: " + ", ".join(f"{r['pps']:,.0f}" for r in done), file=out, flush=True)
         rows.append({"workload": w.name, **s, "pps_runs": [r["pps"] for r in done], "msb_mpps": m})
     return rows
 

@@ -332,11 +332,8 @@ impl PcieLink {
     /// header credits: once the oldest request's credit is back if all are
     /// out (the root complex passes requests on in order).
     fn take_np_credit(&mut self, ready: Ps, np: usize) -> Ps {
-        let mut at = ready;
-        while self.np_credits.len() >= np {
-            let Some(t) = self.np_credits.pop_front() else { break };
-            at = at.max(t);
-        }
+        // One credit a request, so at most one is ever short.
+        let at = if self.np_credits.len() >= np { self.np_credits.pop_front().map_or(ready, |t| ready.max(t)) } else { ready };
         if at > ready {
             self.np_credit_stalls += 1;
             self.np_credit_stall_ps += at - ready;
@@ -369,6 +366,7 @@ impl PcieLink {
         let mut done = now;
         let mut left = bytes;
         let mut issue = now; // requests of one read leave in order
+        let np = self.cfg.nonposted_header_credits as usize;
         while left > 0 {
             let req = left.min(self.cfg.mrrs_bytes);
             left -= req;
@@ -382,7 +380,6 @@ impl PcieLink {
                 self.tag_stall_ps += tag_free - issue;
             }
             let mut ready = issue.max(tag_free);
-            let np = self.cfg.nonposted_header_credits as usize;
             if np != 0 {
                 ready = self.take_np_credit(ready, np);
             }
