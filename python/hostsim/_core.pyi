@@ -1,6 +1,8 @@
 """Typed stub of the compiled core (crates/hostsim-py): JSON in, JSON out."""
 
 __version__: str
+#: Frames of the measured window a fast run simulates (system/sample.rs).
+SAMPLE_FRAMES: int
 
 def simulate(config_json: str) -> str:
     """Runs one simulation from the resolved config (JSON); returns the result as JSON.

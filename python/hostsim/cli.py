@@ -31,6 +31,7 @@ FLAG_FIELDS = (
     ("rate", "loadgen.rate"),
     ("duration", "sim.duration"),
     ("warmup", "sim.warmup"),
+    ("fidelity", "sim.fidelity"),
     ("seed", "seed"),
     ("flows", "loadgen.flows"),
     ("interarrival", "loadgen.interarrival"),
@@ -72,6 +73,8 @@ def _config_flags() -> argparse.ArgumentParser:
     g.add_argument("--rate", help="offered load: 10Gbps, 5Mpps or 50%% of line rate")
     g.add_argument("--duration", help="transmit time, warm-up included (e.g. 1ms)")
     g.add_argument("--warmup", help="unmeasured leading time (e.g. 100us)")
+    g.add_argument("--fidelity", help="full (every frame, the default) or fast (a sample of the window, "
+                                      "the rest predicted: see the README's 'Fast mode')")
     g.add_argument("--seed", help="random seed")
     g.add_argument("--flows", help="number of flows")
     g.add_argument("--flow-skew", dest="flow_skew", help="Zipf exponent of flow popularity (0, the default: flows in turn)")
@@ -493,6 +496,16 @@ def format_run(data: Dict[str, Any]) -> str:
         ["simulated", f"{sim['simulated_ps'] / 1e9:.4f} ms in {sim['wall_s']:.3f} s wall"
                       f" ({sim['packets_per_wall_s'] / 1e6:.2f} M packets/s)"],
     ]
+    sample = sim.get("sample") or {}
+    if sample.get("sampled"):
+        p = sample["predicted"]
+        rows.append(["fidelity fast", f"warm-up {sample['warmup_ps'] / 1e9:.4f} ms, then a {sample['window_ps'] / 1e9:.4f} ms "
+                     f"sample of the {sample['represented_window_ps'] / 1e9:.4f} ms window: the counts above are the "
+                     f"sample's; predicted for the window: {p['tx_packets']:,} sent, loss rate {p['loss_rate'] * 100:.4f} %, "
+                     f"buffers +{p['backlog_growth_frames']:,} frames ({sample['represented_packets_per_wall_s'] / 1e6:.2f} M "
+                     f"packets of the run per wall-s)"])
+    elif sample:
+        rows.append(["fidelity fast", f"not sampled, every frame simulated: {sample['why']}"])
     if "trace_frames" in lg:
         rows[-1:-1] = [["trace", f"{lg['trace_frames_sent']:,} frames sent ({lg['trace_frames']:,} in the trace, "
                                  f"{lg['trace_passes']:,} complete passes)  oversize {lg['trace_oversize_frames']:,}"
@@ -694,10 +707,16 @@ def format_msb(data: Dict[str, Any]) -> str:
         points = [p for p in m["curve"] if "warmup_ps" in p]
         lo, hi = (f(p["warmup_ps"] / 1e9 for p in points) for f in (min, max))
         warm = f"{lo:.3g} ms" if lo == hi else f"{lo:.3g}-{hi:.3g} ms"
-        # Say why only when the fill rule lengthened some trial beyond sim.warmup.
-        why = (f" (until {trial['buffer_frames']} buffered frames are full)"
-               if any(p["warmup_reason"] != "sim.warmup" for p in points) else "")
-        out.append(f"trials: warm-up {warm}{why}, window {trial['window_ps'] / 1e9:.3g} ms; "
+        # Say why only when a rule lengthened some trial beyond sim.warmup.
+        fast = trial.get("fidelity") == "fast"
+        lengthened = any(p["warmup_reason"] != "sim.warmup" for p in points)
+        why = ("" if not lengthened else f" (until {trial['buffer_frames']} frames, what the device buffers, were sent)"
+               if fast else f" (until {trial['buffer_frames']} buffered frames are full)")
+        windows = [p.get("window_ps", trial["window_ps"]) / 1e9 for p in points]
+        window = (f"{windows[0]:.3g} ms" if min(windows) == max(windows) else f"{min(windows):.3g}-{max(windows):.3g} ms")
+        sampled = (f" (fidelity fast: a sample of {trial['sample_frames']} frames, "
+                   f"the rest of the {trial['window_ps'] / 1e9:.3g} ms predicted)") if fast else ""
+        out.append(f"trials: warm-up {warm}{why}, window {window}{sampled}; "
                    f"bracket {m['bracket']['below_pps'] / 1e6:.4f}-"
                    + (f"{m['bracket']['above_pps'] / 1e6:.4f} Mpps" if m["bracket"]["above_pps"] else "line rate")
                    + ("" if m.get("monotonic", True) else "; NOT monotonic"))

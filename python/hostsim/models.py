@@ -17,7 +17,7 @@ the core adds or drops fails a test until the model follows.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict
 
@@ -111,6 +111,33 @@ class LoadgenResult(Traffic):
     ports: List[PortTraffic]
 
 
+class SamplePrediction(_Model):
+    """The fluid model's prediction for the configured window (fast fidelity)."""
+
+    tx_packets: int
+    lost_packets: int
+    in_flight_packets: int
+    loss_rate: float
+    backlog_growth_frames: int
+    backlog_growth_rate: float
+    buffers_fill_ps: Optional[int]
+
+
+class Sample(_Model):
+    """A fast run: what it simulated and what that stands for, or why it
+    simulated every frame (``sampled`` false, ``why``)."""
+
+    sampled: bool
+    why: Optional[str] = None
+    warmup_ps: Optional[int] = None
+    window_ps: Optional[int] = None
+    represented_window_ps: Optional[int] = None
+    represented_duration_ps: Optional[int] = None
+    represented_packets: Optional[int] = None
+    represented_packets_per_wall_s: Optional[float] = None
+    predicted: Optional[SamplePrediction] = None
+
+
 class SimResult(_Model):
     """The run itself: simulated time, wall time, speed, buffering."""
 
@@ -128,6 +155,10 @@ class SimResult(_Model):
     frame_buffers: int
     backlog_frames: Dict[str, int]
     backlog_growth_rate: float
+    #: ``full`` or ``fast`` (``sim.fidelity``).
+    fidelity: Literal["full", "fast"]
+    #: A fast run's sample; None at the full fidelity.
+    sample: Optional[Sample]
 
 
 class Drops(_Model):

@@ -49,7 +49,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from .config import ConfigSource, resolve
 from .executor import Executor, ProcessExecutor, check_jobs
 from .result import MsbResult, Result
-from .runner import as_config, simulate_resolved
+from .runner import as_config, core, simulate_resolved
 from .units import ConfigError
 
 #: A trial expected to measure fewer frames than this is not run: its loss rate means nothing.
@@ -72,6 +72,11 @@ DEFAULT_OVERLOAD = 0.005
 #: asks: a bound on a trial's cost (an estimate), with a warning when a
 #: trial reaches it.
 MAX_TRIAL_WARMUP_S = 1.0
+
+
+def sample_frames() -> int:
+    """Frames of the window a fast trial simulates (the core's ``system::sample::SAMPLE_FRAMES``)."""
+    return int(core().SAMPLE_FRAMES)
 
 
 def check_threshold(threshold: Any, field: str = "threshold") -> float:
@@ -136,10 +141,19 @@ def _port_point(port: Mapping[str, Any], gen: Mapping[str, Any]) -> Dict[str, An
 
 class TrialLength:
     """A trial's warm-up at a given rate: the user's, or longer when the
-    device's buffers could still be filling when measuring starts."""
+    device's buffers could still be filling when measuring starts.
+
+    At ``sim.fidelity = fast`` no trial waits for the buffers to fill: each
+    is a sample (the core's ``system/sample.rs``) whose window holds at least
+    ``SAMPLE_FRAMES`` frames, enough for buffers growing by ``overload`` of
+    what is sent to show above the noise, and the growth counts against
+    the threshold as the loss it becomes (``curve_point``). The core
+    lengthens the warm-up until the device's buffers could each have been
+    used once."""
 
     def __init__(self, base: Dict[str, Any], buffer_frames: int, sending_ports: int, threshold: float, overload: float):
         sim = base["sim"]
+        self.fast = sim.get("fidelity") == "fast"
         self.min_warmup_ps = sim["warmup_ps"]
         self.window_ps = sim["duration_ps"] - sim["warmup_ps"]
         self.buffer_frames = buffer_frames
@@ -150,7 +164,7 @@ class TrialLength:
     def warmup_ps(self, pps: float) -> Tuple[int, str]:
         """The warm-up for a trial at ``pps`` per sending port, and why."""
         rate = pps * self.sending_ports
-        if rate <= 0:
+        if rate <= 0 or self.fast:
             return self.min_warmup_ps, "sim.warmup"
         need_s = TRIAL_SAFETY * self.buffer_frames / (self.excess * rate)
         need = int(math.ceil(min(need_s, MAX_TRIAL_WARMUP_S) * 1e12))
@@ -161,7 +175,26 @@ class TrialLength:
         return need, (f"{TRIAL_SAFETY:g} x {self.buffer_frames} buffered frames / "
                       f"({self.excess:.3g} x {rate / 1e6:.4g} Mpps)")
 
+    def window_for(self, pps: float) -> int:
+        """The window of a trial at ``pps`` per sending port: the user's, or
+        at the fast fidelity at least a sample's."""
+        rate = pps * self.sending_ports
+        if not self.fast or rate <= 0:
+            return self.window_ps
+        return max(self.window_ps, int(math.ceil(sample_frames() / rate * 1e12)))
+
     def to_dict(self) -> Dict[str, Any]:
+        if self.fast:
+            return {
+                "rule": "fidelity fast: warmup = max(sim.warmup, time to send buffer_frames); "
+                        "window = SAMPLE_FRAMES frames, the rest predicted; loss + buffer growth against the threshold",
+                "fidelity": "fast",
+                "buffer_frames": self.buffer_frames,
+                "sample_frames": sample_frames(),
+                "overload": self.overload,
+                "min_warmup_ps": self.min_warmup_ps,
+                "window_ps": self.window_ps,
+            }
         return {
             "rule": "warmup = max(sim.warmup, safety x buffer_frames / ((threshold + overload) x rate)); "
                     "window = sim.duration - sim.warmup",
@@ -194,7 +227,7 @@ class _Search:
         cfg = dict(self.base)
         cfg["loadgen"] = dict(self.base["loadgen"], rate={"unit": "pps", "value": float(pps)})
         warmup, why = self.length.warmup_ps(pps)
-        cfg["sim"] = dict(self.base["sim"], warmup_ps=warmup, duration_ps=warmup + self.length.window_ps)
+        cfg["sim"] = dict(self.base["sim"], warmup_ps=warmup, duration_ps=warmup + self.length.window_for(pps))
         return cfg, warmup, why
 
     def _record(self, pps: float, warmup: int, why: str, result: Result) -> Dict[str, Any]:
@@ -202,6 +235,13 @@ class _Search:
         point["requested_pps"] = float(pps)
         point["warmup_ps"] = warmup
         point["warmup_reason"] = why
+        sample = result.get("sim", {}).get("sample") or {}
+        if sample.get("sampled"):
+            # What the core simulated: its warm-up and a sample of the window.
+            point["warmup_ps"] = sample["warmup_ps"]
+            point["window_ps"] = sample["window_ps"]
+            if sample["warmup_ps"] > warmup:
+                point["warmup_reason"] = f"fidelity fast: until {self.length.buffer_frames} frames (the device's buffers) were sent"
         self.trials.append(result)
         self.points.append(point)
         return point
@@ -511,11 +551,24 @@ def _sim_totals(trials: List[Result]) -> Dict[str, Any]:
     }
 
 
+#: How a result starts the warning that its device's buffers grew over its window.
+FELL_BEHIND = "the device fell behind"
+
+
 def _merge_warnings(trials: List[Result], extra: List[str]) -> List[str]:
+    """Every distinct warning once. A trial whose buffers grew says so in
+    its own words; the test counts that growth as loss (``curve_point``),
+    so those become one line that counts them."""
     seen: Dict[str, None] = {}
     for w in extra:
         seen.setdefault(w, None)
+    behind = 0
     for t in trials:
+        behind += any(w.startswith(FELL_BEHIND) for w in t.warnings)
         for w in t.warnings:
-            seen.setdefault(w, None)
+            if not w.startswith(FELL_BEHIND):
+                seen.setdefault(w, None)
+    if behind:
+        seen.setdefault(f"msb: {behind} trials ended with the device's buffers still growing; their growth counts "
+                        "as loss against the threshold (curve: backlog_growth_rate)", None)
     return list(seen)

@@ -374,6 +374,13 @@ class DramModel(RootModel[Literal["banks", "channel"]]):
     ]
 
 
+class Fidelity(RootModel[Literal["full", "fast"]]):
+    root: Annotated[
+        Literal["full", "fast"],
+        Field(description="How much of a run is simulated in detail."),
+    ]
+
+
 class FlowTableConfig(BaseModel):
     """
     `host.app.flow_table`: the table's size and what a lookup costs.
@@ -1516,6 +1523,13 @@ class SimTiming(BaseModel):
             le=18446744073709551615,
         ),
     ] = 1000000000
+    fidelity: Annotated[
+        Fidelity,
+        Field(
+            description="`full` simulates the whole run; `fast` simulates a sample of its\nmeasured window and predicts the rest (see `system/sample.rs`).",
+            validate_default=True,
+        ),
+    ] = "full"
     warmup_ps: Annotated[
         int,
         Field(
@@ -3231,6 +3245,7 @@ class SimConfig(BaseModel):
     sim: Annotated[SimTiming, Field(validate_default=True)] = {
         "drain_ps": 1000000000,
         "duration_ps": 1000000000,
+        "fidelity": "full",
         "warmup_ps": 100000000,
     }
     stack: Annotated[

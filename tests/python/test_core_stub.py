@@ -27,7 +27,8 @@ def test_stub_lists_exactly_the_module_functions_with_their_parameters():
     assert set(funcs) == public
     for name, params in funcs.items():
         assert list(inspect.signature(getattr(_core, name)).parameters) == params, name
-    assert names == {"__version__"} and isinstance(_core.__version__, str)
+    assert names == {"__version__", "SAMPLE_FRAMES"} and isinstance(_core.__version__, str)
+    assert isinstance(_core.SAMPLE_FRAMES, int)
 
 
 def test_core_rejects_unknown_fields_and_bad_values_with_value_error():

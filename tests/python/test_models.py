@@ -24,6 +24,9 @@ RUNS = {
                  "loadgen": {"tcp": {"rtt": "10us"}}},
     "l2fwd-two-ports": dict(I9, app="l2fwd", host={"ports": 2}),
     "rx-sharing": study.point("parent_worker", 2, mode="macswap", duration="100us", warmup="20us"),
+    "testpmd-fast": dict(I9, app="testpmd", loadgen={"rate": "20Mpps"}, sim={"duration": "5ms", "fidelity": "fast"}),
+    "memcached-closed-loop-fast": dict(I9, app="memcached", loadgen={"closed_loop": {"outstanding": 4}},
+                                       sim={"fidelity": "fast"}),
 }
 
 
@@ -37,6 +40,12 @@ def test_every_kind_of_run_validates_into_the_typed_model(name):
     assert t.sim.events == r.sim.events
     if r.config.app != "reflector":
         assert t.drops is not None and t.drops.dma == r.drops.dma
+    assert t.sim.fidelity == r.config.sim.fidelity
+    if name.endswith("-fast"):
+        # Sampled where the load is stationary; a closed loop runs whole.
+        assert t.sim.sample is not None and t.sim.sample.sampled == ("closed-loop" not in name)
+    else:
+        assert t.sim.sample is None
 
 
 @pytest.mark.parametrize("jobs", [1, 2])

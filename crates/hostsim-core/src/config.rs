@@ -54,6 +54,23 @@ pub struct SimTiming {
     /// Longest time to wait after the last transmission for replies (ps).
     /// Twice the link's propagation delay is always added on top.
     pub drain_ps: u64,
+    /// `full` simulates the whole run; `fast` simulates a sample of its
+    /// measured window and predicts the rest (see `system/sample.rs`).
+    pub fidelity: Fidelity,
+}
+
+/// How much of a run is simulated in detail.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Fidelity {
+    /// Every frame of the run, event by event.
+    #[default]
+    Full,
+    /// The warm-up and the first `system::sample::SAMPLE_FRAMES` frames of the
+    /// measured window, event by event; the rest of the window predicted
+    /// by a fluid model of the device's buffers. Falls back to `full`
+    /// where the load is not stationary.
+    Fast,
 }
 
 impl Default for SimTiming {
@@ -61,7 +78,7 @@ impl Default for SimTiming {
     /// to wait for replies: the users' default trial (estimates; a bandwidth
     /// test sets its own warm-up).
     fn default() -> Self {
-        SimTiming { duration_ps: 1_000_000_000, warmup_ps: 100_000_000, drain_ps: 1_000_000_000 }
+        SimTiming { duration_ps: 1_000_000_000, warmup_ps: 100_000_000, drain_ps: 1_000_000_000, fidelity: Fidelity::Full }
     }
 }
 
@@ -74,7 +91,7 @@ impl Default for SimConfig {
             seed: 1,
             app: "reflector".into(),
             stack: Stack::Pmd,
-            sim: SimTiming { duration_ps: 1_000_000_000, warmup_ps: 0, drain_ps: 1_000_000_000 },
+            sim: SimTiming { duration_ps: 1_000_000_000, warmup_ps: 0, drain_ps: 1_000_000_000, fidelity: Fidelity::Full },
             link: LinkConfig { rate_bps: 100_000_000_000, propagation_ps: 1_000_000 },
             loadgen: LoadgenConfig::default(),
             reflector: ReflectorConfig::default(),

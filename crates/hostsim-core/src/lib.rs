@@ -4,7 +4,7 @@
 //! Layers point one way: `engine` (time, events, randomness, stats) knows
 //! nothing of networking; `wire` holds packet formats; `link`, `loadgen` and
 //! `dev` are components; `system` wires them from a [`config::SimConfig`] and
-//! runs the event loop. Start with `system.rs`.
+//! runs the event loop. Start with `system/mod.rs`.
 
 pub mod apps;
 pub mod calibration;

@@ -129,5 +129,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(calibration_checks, m)?)?;
     m.add_function(wrap_pyfunction!(pcie_nic_model, m)?)?;
     m.add("__version__", hostsim_core::VERSION)?;
+    m.add("SAMPLE_FRAMES", hostsim_core::system::sample::SAMPLE_FRAMES)?;
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! The discrete-event kernel: picosecond time, an event queue ordered by
 //! (time, insertion sequence), seeded random streams, a statistics
 //! registry and a timeline of busy periods for servers booked out of time
-//! order (a PCIe direction, a DRAM channel). Nothing here knows about networking; `system.rs` wires the
+//! order (a PCIe direction, a DRAM channel). Nothing here knows about networking; `system/` wires the
 //! components and dispatches their events.
 
 pub mod modulo;

@@ -1,7 +1,7 @@
 //! The event queue: a binary min-heap ordered by (time, insertion sequence),
 //! so events at equal times run in the order they were scheduled.
 //!
-//! Events are a caller-defined compact type (an enum in `system.rs`), never
+//! Events are a caller-defined compact type (an enum in `system/mod.rs`), never
 //! boxed closures. Components keep their own in-flight state (a link keeps
 //! its frames in a delay line and schedules only the head), so the heap stays
 //! small and each operation is a few dozen nanoseconds.

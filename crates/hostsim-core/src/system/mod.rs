@@ -26,11 +26,13 @@
 //! when warm-up ends; then the system drains for up to `sim.drain` plus
 //! twice the propagation delay, or until no event is left.
 
+pub mod sample;
+
 use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use crate::config::SimConfig;
+use crate::config::{Fidelity, SimConfig};
 use crate::dev::reflector::{Arrival, Reflector};
 use crate::engine::stats::{HasStats, Stat, StatSink};
 use crate::engine::time::{ps_to_s, Ps};
@@ -44,7 +46,7 @@ use crate::stack::Event as HostEvent;
 
 /// Frames inside the device vary by about a burst or two as it polls
 /// (testpmd's burst is 32): growth below this says nothing (an estimate).
-const BACKLOG_NOISE_FRAMES: u64 = 64;
+pub(crate) const BACKLOG_NOISE_FRAMES: u64 = 64;
 
 /// Link directions.
 const TO_DUT: usize = 0;
@@ -66,9 +68,10 @@ enum Event {
     WarmupEnd,
     /// The first frame sent after warm-up can reach the device (one
     /// propagation delay later): reset the device's statistics, so that it
-    /// counts what the generators count.
+    /// counts what the generators count; note the frames inside it.
     DutWarmupEnd,
-    /// Transmission ends (`sim.duration`): note the frames inside the system.
+    /// The last frame sent (`sim.duration`) can reach the device: note the
+    /// frames inside it.
     TxEnd,
     /// An event of the simulated host.
     Host(HostEvent),
@@ -111,8 +114,9 @@ pub struct System {
     /// (whole run, measured window), counted once by `run`.
     in_flight: Vec<[u64; 2]>,
     /// Frames inside the device (not on the links, nor waiting for the
-    /// generator's wire) when warm-up ended and when transmission ended:
-    /// growth means the device is falling behind.
+    /// generator's wire) at the start and the end of its window (warm-up's
+    /// and transmission's end, one propagation delay later): growth means
+    /// the device is falling behind.
     pub backlog: [u64; 2],
 }
 
@@ -127,21 +131,10 @@ impl System {
     pub fn with_apps(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Self> {
         cfg.validate_with(registry)?;
         let on_host = cfg.app != "reflector";
-        let ports = cfg.host.as_ref().filter(|_| on_host).map_or(1, |h| h.ports as usize);
+        let ports = generator_ports(cfg);
         let mut gens = Vec::with_capacity(ports);
         for p in 0..ports {
-            let env = loadgen::Env {
-                seed: cfg.seed,
-                port: p,
-                link_rate_bps: cfg.link.rate_bps,
-                duration_ps: cfg.sim.duration_ps,
-                warmup_ps: cfg.sim.warmup_ps,
-                propagation_ps: cfg.link.propagation_ps,
-            };
-            let mut lg = Loadgen::new(&cfg.loadgen.for_port(p), &env)?;
-            if cfg.loadgen.to_stations() && ports > 1 {
-                lg.set_mesh(mesh_destinations(&cfg.loadgen, p, ports));
-            }
+            let lg = port_loadgen(cfg, p, ports)?;
             let link = || Link::new(cfg.link.rate_bps, cfg.link.propagation_ps);
             gens.push(GenPort { lg, links: [link(), link()], sends: cfg.loadgen.sends(p, ports), gen_pending: false, sink_at: None, rx_frames: 0 });
         }
@@ -201,7 +194,9 @@ impl System {
                 self.q.schedule(t, Event::GenDeparture(p as u16));
             }
         }
-        self.q.schedule(self.cfg.sim.duration_ps, Event::TxEnd);
+        // The device's window: from when the first frame sent after warm-up
+        // reaches it to when the last frame sent does.
+        self.q.schedule(self.cfg.sim.duration_ps + self.cfg.link.propagation_ps, Event::TxEnd);
         if self.cfg.sim.warmup_ps > 0 {
             self.q.schedule(self.cfg.sim.warmup_ps, Event::WarmupEnd);
             self.q.schedule(self.dut_window_start(), Event::DutWarmupEnd);
@@ -345,15 +340,15 @@ impl System {
                     self.q.schedule(t, Event::ReflectorDone);
                 }
             }
-            Event::WarmupEnd => {
-                self.backlog[0] = self.frames_in_device();
-                self.reset_stats();
-            }
+            Event::WarmupEnd => self.reset_stats(),
             Event::TxEnd => self.backlog[1] = self.frames_in_device(),
-            Event::DutWarmupEnd => match &mut self.dut {
-                Dut::Reflector(r) => r.reset_stats(),
-                Dut::Host(h) => h.reset_stats(),
-            },
+            Event::DutWarmupEnd => {
+                self.backlog[0] = self.frames_in_device();
+                match &mut self.dut {
+                    Dut::Reflector(r) => r.reset_stats(),
+                    Dut::Host(h) => h.reset_stats(),
+                }
+            }
             Event::Host(ev) => {
                 if let Dut::Host(h) = &mut self.dut {
                     h.handle(now, ev, &mut self.pool);
@@ -532,8 +527,57 @@ pub fn run(cfg: &SimConfig) -> Result<Value> {
     run_with(cfg, &crate::apps::Registry::builtin())
 }
 
-/// [`run`] with the applications of `registry`.
+/// [`run`] with the applications of `registry`, at the config's fidelity.
 pub fn run_with(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
+    match cfg.sim.fidelity {
+        Fidelity::Full => run_detailed(cfg, registry, false),
+        Fidelity::Fast => sample::run(cfg, registry),
+    }
+}
+
+/// Frames per second the sending generator ports offer in all (0 where the
+/// device or a TCP sink sets the pace), and the largest mean frame size.
+/// Builds only the generators.
+pub(crate) fn offered_pps(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<(f64, f64)> {
+    cfg.validate_with(registry)?;
+    let ports = generator_ports(cfg);
+    let (mut pps, mut mean_bytes) = (0.0, 0.0f64);
+    for p in 0..ports {
+        let lg = port_loadgen(cfg, p, ports)?;
+        if cfg.loadgen.sends(p, ports) {
+            pps += lg.rate.pps;
+        }
+        mean_bytes = mean_bytes.max(lg.mean_frame_bytes());
+    }
+    Ok((pps, mean_bytes))
+}
+
+/// One generator port per device port: the reflector has one, a host `host.ports`.
+fn generator_ports(cfg: &SimConfig) -> usize {
+    cfg.host.as_ref().filter(|_| cfg.app != "reflector").map_or(1, |h| h.ports as usize)
+}
+
+/// Generator port `p` of `ports`.
+fn port_loadgen(cfg: &SimConfig, p: usize, ports: usize) -> Result<Loadgen> {
+    let env = loadgen::Env {
+        seed: cfg.seed,
+        port: p,
+        link_rate_bps: cfg.link.rate_bps,
+        duration_ps: cfg.sim.duration_ps,
+        warmup_ps: cfg.sim.warmup_ps,
+        propagation_ps: cfg.link.propagation_ps,
+    };
+    let mut lg = Loadgen::new(&cfg.loadgen.for_port(p), &env)?;
+    if cfg.loadgen.to_stations() && ports > 1 {
+        lg.set_mesh(mesh_destinations(&cfg.loadgen, p, ports));
+    }
+    Ok(lg)
+}
+
+/// Every frame of the run through the full model, and its JSON result.
+/// `sampled`: the run is a fast run's sample, which says itself whether
+/// its buffers' growth matters (`sample::run`).
+pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sampled: bool) -> Result<Value> {
     let wall = Instant::now();
     let mut sys = System::with_apps(cfg, registry)?;
     let end = sys.run();
@@ -565,12 +609,12 @@ pub fn run_with(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Val
     // More than a burst's worth and 1 % of what was sent (the bandwidth
     // test's default threshold, `hostsim msb --threshold`): the buffers are
     // taking up an overload the window hides.
-    if growth > BACKLOG_NOISE_FRAMES && growth * 100 > sent {
+    if !sampled && growth > BACKLOG_NOISE_FRAMES && growth * 100 > sent {
         let window_s = ps_to_s(cfg.sim.duration_ps.saturating_sub(cfg.sim.warmup_ps));
         let excess = growth as f64 / window_s;
         warnings.push(format!(
-            "the device fell behind: {growth} more frames were inside it when transmission ended than when warm-up \
-             ended ({:.2} % of the {sent} sent); its buffers ({buffer_frames} frames) fill in {:.3} ms at that excess, \
+            "the device fell behind: {growth} more frames were inside it when the last frame sent reached it than when \
+             the first measured one did ({:.2} % of the {sent} sent); its buffers ({buffer_frames} frames) fill in {:.3} ms at that excess, \
              so drops would show only in a longer run (sim.duration)",
             growth as f64 * 100.0 / sent.max(1) as f64,
             buffer_frames as f64 / excess * 1e3
@@ -619,6 +663,8 @@ pub fn run_with(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Val
             "backlog_growth_rate": if growth > BACKLOG_NOISE_FRAMES { growth as f64 / sent.max(1) as f64 } else { 0.0 },
             "seed": cfg.seed,
             "version": crate::VERSION,
+            "fidelity": "full",
+            "sample": Value::Null,
         },
         "stats": stats,
         "accounting": accounting,

@@ -1,0 +1,107 @@
+//! The fast fidelity (`sim.fidelity = fast`, `sample.rs`): a sample of the
+//! window simulated with the full model, the rest predicted by a fluid
+//! model of the device's buffers.
+
+use hostsim_core::config::{Fidelity, SimConfig};
+use hostsim_core::loadgen::config::{Rate, RateUnit};
+use hostsim_core::system::sample::SAMPLE_FRAMES;
+use hostsim_core::system::checked_run;
+use serde_json::Value;
+
+/// A 10 Mpps server (100 ns fixed service) behind the default 1 µs link,
+/// offered `mpps`, 20 ms with 0.1 ms of warm-up.
+fn server(mpps: f64, fidelity: Fidelity) -> SimConfig {
+    let mut cfg = SimConfig::default();
+    cfg.loadgen.rate = Rate { unit: RateUnit::Pps, value: mpps * 1e6 };
+    cfg.reflector.service_time_ps = 100_000;
+    cfg.sim.duration_ps = 20_000_000_000;
+    cfg.sim.warmup_ps = 100_000_000;
+    cfg.sim.fidelity = fidelity;
+    cfg
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap()
+}
+
+#[test]
+fn a_fast_run_simulates_a_sample_and_predicts_the_window() {
+    // 10.2 Mpps into 10 Mpps: 1/51 of what is sent is too much.
+    let excess = 1.0 - 10.0 / 10.2;
+    let fast = checked_run(&server(10.2, Fidelity::Fast)).unwrap();
+    let s = &fast["sim"]["sample"];
+    assert_eq!(fast["sim"]["fidelity"], "fast");
+    assert_eq!(s["sampled"], true);
+    // The warm-up lasts until the reflector's 1,024 buffered frames were
+    // sent (100.4 µs, a little longer than the configured 100 µs), then
+    // 19,200 frames' worth of window.
+    assert_eq!(s["warmup_ps"].as_u64(), Some((1024.0 / 10.2e6 * 1e12f64).ceil() as u64));
+    let window = (SAMPLE_FRAMES as f64 / 10.2e6 * 1e12).ceil() as u64;
+    assert_eq!(s["window_ps"].as_u64(), Some(window));
+    assert_eq!(fast["loadgen"]["tx_packets"].as_u64(), Some(SAMPLE_FRAMES + 1));
+    // The sample and its drain, not the 20 ms configured.
+    assert!(fast["sim"]["simulated_ps"].as_u64().unwrap() < 4_000_000_000);
+    assert_eq!(s["represented_packets"], 204_000);
+    // The sample's buffers grow at the excess; the fluid model fills the
+    // 1,024-frame queue and loses the excess from then on.
+    let grown = f(&fast["sim"]["backlog_growth_rate"]);
+    assert!((grown - excess).abs() < 0.002, "sample growth {grown}, excess {excess}");
+    let p = &s["predicted"];
+    let fill = p["buffers_fill_ps"].as_u64().unwrap();
+    let fill_expected = 1024.0 / (excess * 10.2e6) * 1e12;
+    assert!((fill as f64 / fill_expected - 1.0).abs() < 0.05, "fill at {fill} ps, expected {fill_expected}");
+    assert!(fast["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("the fluid model fills them")));
+    // The full run over the whole 19.9 ms: the same loss (the queue's
+    // 1,024 frames are 0.5 % of the 203,000 sent, growth in the
+    // prediction, growth and loss in the run).
+    let full = checked_run(&server(10.2, Fidelity::Full)).unwrap();
+    assert_eq!(full["sim"]["fidelity"], "full");
+    assert!(full["sim"]["sample"].is_null());
+    let total = |loss: f64, growth: f64| loss + growth;
+    let full_total = total(f(&full["loadgen"]["loss_rate"]), f(&full["sim"]["backlog_growth_rate"]));
+    let fast_total = total(f(&p["loss_rate"]), f(&p["backlog_growth_rate"]));
+    assert!((full_total - excess).abs() < 0.002, "full {full_total}, excess {excess}");
+    assert!((fast_total - full_total).abs() < 0.002, "fast {fast_total}, full {full_total}");
+    assert!((f(&p["loss_rate"]) - f(&full["loadgen"]["loss_rate"])).abs() < 0.002);
+    assert_eq!(p["tx_packets"], full["loadgen"]["tx_packets"]);
+}
+
+#[test]
+fn below_capacity_nothing_is_lost_or_grows() {
+    let fast = checked_run(&server(9.5, Fidelity::Fast)).unwrap();
+    let p = &fast["sim"]["sample"]["predicted"];
+    assert_eq!((p["lost_packets"].as_u64(), p["backlog_growth_frames"].as_u64()), (Some(0), Some(0)));
+    assert!(p["buffers_fill_ps"].is_null());
+    assert!(fast["warnings"].as_array().unwrap().is_empty(), "{}", fast["warnings"]);
+}
+
+#[test]
+fn fast_runs_are_deterministic() {
+    let strip = |mut v: Value| {
+        for k in ["wall_s", "packets_per_wall_s"] {
+            v["sim"].as_object_mut().unwrap().remove(k);
+        }
+        v["sim"]["sample"].as_object_mut().unwrap().remove("represented_packets_per_wall_s");
+        v
+    };
+    let a = strip(checked_run(&server(10.2, Fidelity::Fast)).unwrap());
+    let b = strip(checked_run(&server(10.2, Fidelity::Fast)).unwrap());
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_captured_run_is_simulated_whole() {
+    // A capture should hold every frame of the configured run.
+    let mut cfg = server(5.0, Fidelity::Fast);
+    cfg.sim.duration_ps = 2_000_000_000;
+    let path = std::env::temp_dir().join(format!("hostsim-fast-{}.pcap", std::process::id()));
+    cfg.loadgen.capture_tx = Some(path.to_string_lossy().into_owned());
+    let r = checked_run(&cfg);
+    let _ = std::fs::remove_file(&path);
+    let r = r.unwrap();
+    let s = &r["sim"]["sample"];
+    assert_eq!(s["sampled"], false);
+    assert!(s["why"].as_str().unwrap().contains("captures"), "{s}");
+    assert_eq!(r["loadgen"]["tx_packets"].as_u64(), Some(9_500));
+    assert_eq!(r["capture"]["tx_frames"].as_u64(), Some(10_000));
+}

@@ -1,0 +1,49 @@
+"""The fast fidelity (``sim.fidelity = fast``): a sample of each run's
+window simulated, the rest predicted; the bandwidth test on samples."""
+
+import json
+
+import pytest
+
+import hostsim
+from hostsim.units import ConfigError
+
+SERVER = {"app": "reflector", "reflector": {"service": "fixed", "service_time": "100ns"}}
+
+
+def test_the_bandwidth_test_on_samples_finds_the_full_models_msb():
+    # A 10 Mpps server: at a 1 % threshold the MSB is 10/0.99 = 10.10 Mpps at most.
+    full = hostsim.msb(SERVER)
+    fast = hostsim.msb(SERVER, overrides={"sim.fidelity": "fast"})
+    assert 9.95e6 <= full.msb.pps <= 10.11e6
+    assert abs(fast.msb.pps / full.msb.pps - 1) < 0.005, (fast.msb.pps, full.msb.pps)
+    data = fast.to_dict()
+    assert data["msb"]["trial"]["fidelity"] == "fast"
+    # Every trial a sample: a warm-up, then 19,200 frames of window or the
+    # configured window if longer.
+    for p in data["msb"]["curve"]:
+        assert p["window_ps"] >= 19_200 / p["offered_pps"] * 1e12 * 0.999 or p["window_ps"] == 900_000_000
+    # Far less simulated than in the full test, whose trials fill the buffers first.
+    assert data["sim"]["events"] * 4 < full.to_dict()["sim"]["events"]
+    assert data["sim"]["simulated_ps"] * 4 < full.to_dict()["sim"]["simulated_ps"]
+
+
+def test_a_fast_run_says_what_it_sampled_and_predicts(cli, tmp_path):
+    proc = cli("run", "--app", "testpmd", "--size", "64", "--rate", "29Mpps", "--duration", "20ms",
+               "--fidelity", "fast", "--json", "r.json", check=True)
+    assert "fidelity fast     warm-up" in proc.stdout and "the counts above are the sample's" in proc.stdout
+    r = json.loads((tmp_path / "r.json").read_text())
+    s = r["sim"]["sample"]
+    assert r["sim"]["fidelity"] == "fast" and s["sampled"]
+    # The run offers 580,000 frames; about 31,000 are simulated.
+    assert s["represented_packets"] == 580_000 and r["sim"]["packets"] < 40_000
+    assert s["predicted"]["tx_packets"] == 577_100
+    # Conservation over the sample, exactly.
+    lg = r["loadgen"]
+    assert lg["tx_packets"] == lg["rx_packets"] + lg["lost_packets"] + lg["in_flight_packets"]
+
+
+def test_a_bad_fidelity_names_the_field():
+    with pytest.raises(ConfigError) as e:
+        hostsim.simulate(SERVER, {"sim.fidelity": "quick"})
+    assert "sim.fidelity" in str(e.value) and "quick" in str(e.value)
