@@ -714,8 +714,8 @@ def format_msb(data: Dict[str, Any]) -> str:
                if fast else f" (until {trial['buffer_frames']} buffered frames are full)")
         windows = [p.get("window_ps", trial["window_ps"]) / 1e9 for p in points]
         window = (f"{windows[0]:.3g} ms" if min(windows) == max(windows) else f"{min(windows):.3g}-{max(windows):.3g} ms")
-        sampled = (f" (fidelity fast: a sample of {trial['sample_frames']} frames, "
-                   f"the rest of the {trial['window_ps'] / 1e9:.3g} ms predicted)") if fast else ""
+        sampled = (f" (fidelity fast: each trial simulates {trial['sample_frames']} frames of its window "
+                   f"and predicts any rest)") if fast else ""
         out.append(f"trials: warm-up {warm}{why}, window {window}{sampled}; "
                    f"bracket {m['bracket']['below_pps'] / 1e6:.4f}-"
                    + (f"{m['bracket']['above_pps'] / 1e6:.4f} Mpps" if m["bracket"]["above_pps"] else "line rate")

@@ -47,3 +47,17 @@ def test_a_bad_fidelity_names_the_field():
     with pytest.raises(ConfigError) as e:
         hostsim.simulate(SERVER, {"sim.fidelity": "quick"})
     assert "sim.fidelity" in str(e.value) and "quick" in str(e.value)
+
+
+def test_a_study_at_the_fast_fidelity_samples_every_point():
+    from hostsim import studies
+
+    s = studies.get("kernel-vs-pmd")
+    for name, sweep in s.sweep_objects(fidelity="fast").items():
+        assert sweep.name.endswith("-fast")
+        assert all(p.config.to_dict()["sim"]["fidelity"] == "fast" for p in sweep.points())
+    assert all((p.config.to_dict().get("sim") or {}).get("fidelity") in (None, "full")
+               for sw in s.sweep_objects().values() for p in sw.points())
+    with pytest.raises(ConfigError) as e:
+        s.sweep_objects(fidelity="quick")
+    assert "fidelity" in str(e.value) and "full or fast" in str(e.value)

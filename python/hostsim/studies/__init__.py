@@ -47,19 +47,30 @@ class Study:
     quick_base: Optional[Dict[str, Any]] = None
     quick_sim: bool = True
 
-    def sweep_objects(self, quick: bool = False, tables: Optional[Dict[str, Dict[str, Any]]] = None) -> Dict[str, Sweep]:
-        """Each part as a :class:`Sweep`, named ``study/<study>/<part>`` (``-quick``: shrunk, two parts at most)."""
+    def sweep_objects(self, quick: bool = False, tables: Optional[Dict[str, Dict[str, Any]]] = None,
+                      fidelity: str = "full") -> Dict[str, Sweep]:
+        """Each part as a :class:`Sweep`, named ``study/<study>/<part>`` (``-quick``: shrunk, two parts at
+        most; ``-fast``: every point at ``sim.fidelity = fast``)."""
+        if fidelity not in FIDELITIES:
+            raise ConfigError.invalid("fidelity", fidelity, "full or fast")
         out = {}
         parts = list((self.sweeps() if tables is None else tables).items())
         for part, table in parts[:QUICK_PARTS] if quick and tables is None else parts:
             data = shrink(table, self.quick_base, self.quick_sim) if quick else copy.deepcopy(table)
-            data["name"] = f"study/{self.name}/{part}" + ("-quick" if quick else "")
+            if fidelity != "full":
+                merge(data.setdefault("base", {}), {"sim": {"fidelity": fidelity}})
+            data["name"] = (f"study/{self.name}/{part}" + ("-quick" if quick else "")
+                            + ("" if fidelity == "full" else f"-{fidelity}"))
             out[part] = Sweep.from_dict(data, path=f"study {self.name}")
         return out
 
     def points(self, quick: bool = False) -> int:
         """How many points the study runs (before its follow-ups, which depend on results)."""
         return sum(len(s.points()) for s in self.sweep_objects(quick).values())
+
+
+#: ``sim.fidelity`` values a study runs at.
+FIDELITIES = ("full", "fast")
 
 
 #: Trials of a quick study (the tests'): short, with a coarse search.
@@ -133,8 +144,10 @@ def run_study(
     console: Any = None,
     quick: bool = False,
     executor: Any = None,
+    fidelity: str = "full",
 ) -> StudyRun:
-    """Runs the study's sweeps (only points missing from the store), then writes its figures into ``out``."""
+    """Runs the study's sweeps (only points missing from the store), then writes its figures into ``out``;
+    ``fidelity="fast"`` runs every point at ``sim.fidelity = fast`` (sampled runs and bandwidth tests)."""
     study = get(name)
     start = time.perf_counter()
     rows: Rows = {}
@@ -144,10 +157,10 @@ def run_study(
             rows[part] = run_sweep(sweep, store=store, jobs=jobs, progress=progress, console=console,
                                    executor=executor)
 
-    run(study.sweep_objects(quick))
+    run(study.sweep_objects(quick, fidelity=fidelity))
     if study.followups is not None:
         done = {part: [r for r in rs if r["status"] in ("computed", "cached")] for part, rs in rows.items()}
-        run(study.sweep_objects(quick, tables=study.followups(done)))
+        run(study.sweep_objects(quick, tables=study.followups(done), fidelity=fidelity))
     outdir = Path(out) / study.name
     outdir.mkdir(parents=True, exist_ok=True)
     good = {part: [r for r in rs if r["status"] in ("computed", "cached")] for part, rs in rows.items()}

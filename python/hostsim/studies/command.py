@@ -21,6 +21,9 @@ def add_parser(sub: Any, store_default: str) -> None:
     st.add_argument("--ray", metavar="ADDRESS", help=RAY_HELP)
     st.add_argument("--quick", action="store_true",
                     help="first and last value of each axis, short trials (a smoke run, not a result)")
+    st.add_argument("--fidelity", default="full",
+                    help="full (every frame, the default) or fast (every run and trial a sample, the rest predicted; "
+                         "the README's 'Fast mode')")
     st.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     st.set_defaults(func=cmd_study)
 
@@ -40,9 +43,11 @@ def cmd_study(args: argparse.Namespace) -> int:
     jobs = _parse_count(args.jobs, "jobs")
     with executor_from_args(jobs, args.ray) as executor:
         run = run_study(args.name, out=args.out, store=args.store, jobs=jobs, progress=args.progress,
-                        console=_console(stderr=True), quick=args.quick, executor=executor)
+                        console=_console(stderr=True), quick=args.quick, executor=executor,
+                        fidelity=args.fidelity)
     n = run.counts
-    print(f"study {args.name}{' (quick)' if args.quick else ''}: {run.study.title}")
+    tags = [t for t, on in (("quick", args.quick), ("fidelity fast", args.fidelity == "fast")) if on]
+    print(f"study {args.name}{' (' + ', '.join(tags) + ')' if tags else ''}: {run.study.title}")
     print(format_table(run.table))
     for path in run.figures:
         print(f"wrote {path}")
