@@ -177,11 +177,14 @@ class TrialLength:
 
     def window_for(self, pps: float) -> int:
         """The window of a trial at ``pps`` per sending port: the user's, or
-        at the fast fidelity at least a sample's."""
+        at the fast fidelity long enough that the core samples it: its
+        warm-up (until the device's buffers could all have been used) and
+        a sample's window fit in the trial, with 1 ns to spare for rounding."""
         rate = pps * self.sending_ports
         if not self.fast or rate <= 0:
             return self.window_ps
-        return max(self.window_ps, int(math.ceil(sample_frames() / rate * 1e12)))
+        frames = sample_frames() + self.buffer_frames
+        return max(self.window_ps, int(math.ceil(frames / rate * 1e12)) + 1000)
 
     def to_dict(self) -> Dict[str, Any]:
         if self.fast:

@@ -75,8 +75,8 @@ fn not_stationary(cfg: &SimConfig) -> Option<&'static str> {
 /// once before measuring (an estimate: 0.1 ms of TestPMD 64 B at 29 Mpps,
 /// 2,900 frames, left the buffers growing 1 % faster than after 0.3 ms),
 /// which may be longer than `sim.warmup`; the window, [`SAMPLE_FRAMES`]
-/// frames or the configured window if shorter (then nothing is predicted
-/// but the warm-up may still be longer than configured).
+/// frames or the configured window if shorter. A sample longer than the
+/// run would cost more than the run: the run is simulated as configured.
 pub fn plan(cfg: &SimConfig, offered_pps: f64, buffer_frames: u64) -> Plan {
     if let Some(why) = not_stationary(cfg) {
         return Plan::Full(why.into());
@@ -87,6 +87,12 @@ pub fn plan(cfg: &SimConfig, offered_pps: f64, buffer_frames: u64) -> Plan {
     let time = |frames: u64| (frames as f64 / offered_pps * 1e12).ceil().min(u64::MAX as f64) as Ps;
     let warmup_ps = cfg.sim.warmup_ps.max(time(buffer_frames));
     let window_ps = (cfg.sim.duration_ps - cfg.sim.warmup_ps).min(time(SAMPLE_FRAMES));
+    if warmup_ps.saturating_add(window_ps) > cfg.sim.duration_ps {
+        return Plan::Full(format!(
+            "a sample ({warmup_ps} ps of warm-up, what sending the {buffer_frames} frames the device buffers takes, and {window_ps} ps of window) is longer than the run ({} ps)",
+            cfg.sim.duration_ps
+        ));
+    }
     Plan::Sample { warmup_ps, window_ps }
 }
 
@@ -264,7 +270,7 @@ mod tests {
     }
 
     #[test]
-    fn unstationary_loads_run_in_full_and_short_windows_whole() {
+    fn unstationary_loads_and_runs_shorter_than_a_sample_run_in_full() {
         let mut cfg = SimConfig::default();
         cfg.sim.fidelity = Fidelity::Fast;
         cfg.sim.warmup_ps = 100_000_000;
@@ -274,8 +280,10 @@ mod tests {
         // 30,000 buffered frames: 300 µs of warm-up.
         assert_eq!(plan(&cfg, 100e6, 30_000), Plan::Sample { warmup_ps: 300_000_000, window_ps: 192_000_000 });
         // At 10 Mpps the configured window, 900 µs, is shorter than a
-        // sample: it is the sample, after a warm-up of 1 ms.
-        assert_eq!(plan(&cfg, 10e6, 10_000), Plan::Sample { warmup_ps: 1_000_000_000, window_ps: 900_000_000 });
+        // sample: it is the sample, after the configured warm-up.
+        assert_eq!(plan(&cfg, 10e6, 1_000), Plan::Sample { warmup_ps: 100_000_000, window_ps: 900_000_000 });
+        // A sample longer than the run: the run as configured.
+        assert!(matches!(plan(&cfg, 10e6, 10_000), Plan::Full(w) if w.contains("longer than the run")));
         assert!(matches!(plan(&cfg, 0.0, 1_000), Plan::Full(w) if w.contains("no offered rate")));
         cfg.loadgen.capture_tx = Some("x.pcap".into());
         assert!(matches!(plan(&cfg, 100e6, 1_000), Plan::Full(w) if w.contains("captures")));
