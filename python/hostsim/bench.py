@@ -116,8 +116,8 @@ def table(names: Optional[List[str]] = None, with_msb: bool = True, out=sys.stdo
         m = msb_pps(w) / 1e6 if with_msb else None
         mf = msb_pps(w, "fast") / 1e6 if with_msb else None
         diff = (mf - m) / m * 100 if m and mf is not None else None
-        msb_text = (f"{m:>13.3f} {mf:>9.3f} {diff:>+7.2f}" if diff is not None else
-                    f"{m if m is not None else '-':>13} {mf if mf is not None else '-':>9} {'-':>7}")
+        num = lambda x, w: f"{x:>{w}.3f}" if x is not None else f"{'-':>{w}}"  # noqa: E731
+        msb_text = f"{num(m, 13)} {num(mf, 9)} " + (f"{diff:>+7.2f}" if diff is not None else f"{'-':>7}")
         fast_text = f"{f['pps']:>17,.0f}" if f["sampled"] else f"{'(not sampled)':>17}"
         print(f"{w.name:<46} {s['packets']:>9} {s['pps']:>17,.0f} {fast_text} {s['rss_mib']:>12.1f} {msb_text}",
               file=out, flush=True)

@@ -135,6 +135,7 @@ class Sample(_Model):
     represented_duration_ps: Optional[int] = None
     represented_packets: Optional[int] = None
     represented_packets_per_wall_s: Optional[float] = None
+    doublings: Optional[int] = None
     predicted: Optional[SamplePrediction] = None
 
 
@@ -229,6 +230,8 @@ class CurvePoint(_Model):
     latency_ns: PointLatency
     warmup_ps: Optional[int] = None
     warmup_reason: Optional[str] = None
+    #: A fast trial's simulated window (its sample).
+    window_ps: Optional[int] = None
     drops: Optional[Dict[str, int]] = None
     ports: Optional[List[Table]] = None
 

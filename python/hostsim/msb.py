@@ -143,17 +143,24 @@ class TrialLength:
     """A trial's warm-up at a given rate: the user's, or longer when the
     device's buffers could still be filling when measuring starts.
 
-    At ``sim.fidelity = fast`` no trial waits for the buffers to fill: each
-    is a sample (the core's ``system/sample.rs``) whose window holds at least
-    ``SAMPLE_FRAMES`` frames, enough for buffers growing by ``overload`` of
-    what is sent to show above the noise, and the growth counts against
-    the threshold as the loss it becomes (``curve_point``). The core
-    lengthens the warm-up until the device's buffers could each have been
-    used once."""
+    At ``sim.fidelity = fast``, for a load the core samples (not a trace
+    replay, a closed loop or TCP: ``sample::not_stationary``), no trial
+    waits for the buffers to fill: each is a sample (the core's
+    ``system/sample.rs``) whose window holds ``SAMPLE_FRAMES`` frames,
+    enough for buffers growing by ``overload`` of what is sent to show
+    above the noise, and the growth counts against the threshold as the
+    loss it becomes (``curve_point``). The core lengthens the warm-up
+    (``warmup_frames``); the trial's window leaves room for it and for a
+    sample doubled three times. Other loads keep the full rule."""
 
     def __init__(self, base: Dict[str, Any], buffer_frames: int, sending_ports: int, threshold: float, overload: float):
-        sim = base["sim"]
-        self.fast = sim.get("fidelity") == "fast"
+        sim, lg = base["sim"], base["loadgen"]
+        sampled = not (lg.get("trace") or lg.get("closed_loop") or lg.get("tcp") or lg.get("protocol") == "tcp")
+        self.fast = sim.get("fidelity") == "fast" and sampled
+        mc = lg.get("memcached") or {}
+        # The core's sample::warmup_frames: every buffer, flow and populated key once.
+        self.warmup_frames = max(buffer_frames, int(lg.get("flows") or 1),
+                                 int(mc.get("keys") or 0) if mc.get("populate", True) else 0)
         self.min_warmup_ps = sim["warmup_ps"]
         self.window_ps = sim["duration_ps"] - sim["warmup_ps"]
         self.buffer_frames = buffer_frames
@@ -178,21 +185,24 @@ class TrialLength:
     def window_for(self, pps: float) -> int:
         """The window of a trial at ``pps`` per sending port: the user's, or
         at the fast fidelity long enough that the core samples it: its
-        warm-up (until the device's buffers could all have been used) and
-        a sample's window fit in the trial, with 1 ns to spare for rounding."""
+        warm-up (until every buffer, flow and populated key was used) and
+        a sample's window, doubled three times, fit in the trial, with 1 ns
+        to spare for rounding."""
         rate = pps * self.sending_ports
         if not self.fast or rate <= 0:
             return self.window_ps
-        frames = sample_frames() + self.buffer_frames
+        frames = 8 * sample_frames() + self.warmup_frames
         return max(self.window_ps, int(math.ceil(frames / rate * 1e12)) + 1000)
 
     def to_dict(self) -> Dict[str, Any]:
         if self.fast:
             return {
-                "rule": "fidelity fast: warmup = max(sim.warmup, time to send buffer_frames); "
-                        "window = SAMPLE_FRAMES frames, the rest predicted; loss + buffer growth against the threshold",
+                "rule": "fidelity fast: warmup = max(sim.warmup, time to send warmup_frames); "
+                        "window = SAMPLE_FRAMES frames (doubled while its halves disagree), the rest predicted; "
+                        "loss + buffer growth against the threshold",
                 "fidelity": "fast",
                 "buffer_frames": self.buffer_frames,
+                "warmup_frames": self.warmup_frames,
                 "sample_frames": sample_frames(),
                 "overload": self.overload,
                 "min_warmup_ps": self.min_warmup_ps,
@@ -244,7 +254,7 @@ class _Search:
             point["warmup_ps"] = sample["warmup_ps"]
             point["window_ps"] = sample["window_ps"]
             if sample["warmup_ps"] > warmup:
-                point["warmup_reason"] = f"fidelity fast: until {self.length.buffer_frames} frames (the device's buffers) were sent"
+                point["warmup_reason"] = f"fidelity fast: until {self.length.warmup_frames} frames were sent (sample::warmup_frames)"
         self.trials.append(result)
         self.points.append(point)
         return point

@@ -67,7 +67,7 @@ JSON_COLUMNS = frozenset(name for name, kind, _ in SCHEMA if kind == "JSON")
 SUMMARY_COLUMNS = ("msb_pps", "msb_gbps", "loss_rate", "achieved_pps", "achieved_gbps", "p99_ns")
 
 #: Result fields that measure the machine, not the model; kept out of the stored result.
-WALL_FIELDS = frozenset({"wall_s", "packets_per_wall_s"})
+WALL_FIELDS = frozenset({"wall_s", "packets_per_wall_s", "represented_packets_per_wall_s"})
 
 ALLOWED_STORE = "a path where a DuckDB file can be created or opened for writing, like the default hostsim.duckdb"
 

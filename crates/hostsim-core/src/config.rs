@@ -66,10 +66,11 @@ pub enum Fidelity {
     /// Every frame of the run, event by event.
     #[default]
     Full,
-    /// The warm-up and the first `system::sample::SAMPLE_FRAMES` frames of the
-    /// measured window, event by event; the rest of the window predicted
-    /// by a fluid model of the device's buffers. Falls back to `full`
-    /// where the load is not stationary.
+    /// A warm-up and the first `system::sample::SAMPLE_FRAMES` frames of
+    /// the measured window, event by event; the rest of the window
+    /// predicted by a fluid model of the device's buffers. Falls back to
+    /// `full` where the load is not stationary or the run is shorter than
+    /// its sample.
     Fast,
 }
 

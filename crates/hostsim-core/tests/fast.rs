@@ -92,8 +92,10 @@ fn fast_runs_are_deterministic() {
 #[test]
 fn a_captured_run_is_simulated_whole() {
     // A capture should hold every frame of the configured run.
+    // 5 ms at 5 Mpps: a sample (0.2 ms of warm-up, 3.84 ms of window)
+    // would fit; the capture alone keeps the run whole.
     let mut cfg = server(5.0, Fidelity::Fast);
-    cfg.sim.duration_ps = 2_000_000_000;
+    cfg.sim.duration_ps = 5_000_000_000;
     let path = std::env::temp_dir().join(format!("hostsim-fast-{}.pcap", std::process::id()));
     cfg.loadgen.capture_tx = Some(path.to_string_lossy().into_owned());
     let r = checked_run(&cfg);
@@ -102,6 +104,6 @@ fn a_captured_run_is_simulated_whole() {
     let s = &r["sim"]["sample"];
     assert_eq!(s["sampled"], false);
     assert!(s["why"].as_str().unwrap().contains("captures"), "{s}");
-    assert_eq!(r["loadgen"]["tx_packets"].as_u64(), Some(9_500));
-    assert_eq!(r["capture"]["tx_frames"].as_u64(), Some(10_000));
+    assert_eq!(r["loadgen"]["tx_packets"].as_u64(), Some(24_500));
+    assert_eq!(r["capture"]["tx_frames"].as_u64(), Some(25_000));
 }

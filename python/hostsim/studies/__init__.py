@@ -161,7 +161,8 @@ def run_study(
     if study.followups is not None:
         done = {part: [r for r in rs if r["status"] in ("computed", "cached")] for part, rs in rows.items()}
         run(study.sweep_objects(quick, tables=study.followups(done), fidelity=fidelity))
-    outdir = Path(out) / study.name
+    # A fast study's table and figures go beside the full one's, not over them.
+    outdir = Path(out) / (study.name if fidelity == "full" else f"{study.name}-{fidelity}")
     outdir.mkdir(parents=True, exist_ok=True)
     good = {part: [r for r in rs if r["status"] in ("computed", "cached")] for part, rs in rows.items()}
     table = study.table(good)

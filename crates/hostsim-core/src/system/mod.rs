@@ -73,6 +73,8 @@ enum Event {
     /// The last frame sent (`sim.duration`) can reach the device: note the
     /// frames inside it.
     TxEnd,
+    /// The middle of the device's window: note the frames inside it.
+    MidWindow,
     /// An event of the simulated host.
     Host(HostEvent),
 }
@@ -118,6 +120,12 @@ pub struct System {
     /// and transmission's end, one propagation delay later): growth means
     /// the device is falling behind.
     pub backlog: [u64; 2],
+    /// (Frames inside the device, frames dropped so far) at the start, the
+    /// middle and the end of its window: a fast run's sample compares the
+    /// two halves (`sample.rs`).
+    pub marks: [(u64, u64); 3],
+    /// Take the middle mark (a fast run's sample; one more event).
+    pub mid_mark: bool,
 }
 
 impl System {
@@ -175,6 +183,8 @@ impl System {
             // A reply that makes the generator send must arrive as an event.
             closed: cfg.loadgen.closed_loop.is_some() || cfg.loadgen.tcp.is_some(),
             backlog: [0; 2],
+            marks: [(0, 0); 3],
+            mid_mark: false,
             in_flight: Vec::new(),
         })
     }
@@ -196,7 +206,12 @@ impl System {
         }
         // The device's window: from when the first frame sent after warm-up
         // reaches it to when the last frame sent does.
-        self.q.schedule(self.cfg.sim.duration_ps + self.cfg.link.propagation_ps, Event::TxEnd);
+        let prop = self.cfg.link.propagation_ps;
+        self.q.schedule(self.cfg.sim.duration_ps.saturating_add(prop), Event::TxEnd);
+        if self.mid_mark {
+            let mid = self.cfg.sim.warmup_ps + (self.cfg.sim.duration_ps - self.cfg.sim.warmup_ps) / 2;
+            self.q.schedule(mid.saturating_add(prop), Event::MidWindow);
+        }
         if self.cfg.sim.warmup_ps > 0 {
             self.q.schedule(self.cfg.sim.warmup_ps, Event::WarmupEnd);
             self.q.schedule(self.dut_window_start(), Event::DutWarmupEnd);
@@ -341,9 +356,14 @@ impl System {
                 }
             }
             Event::WarmupEnd => self.reset_stats(),
-            Event::TxEnd => self.backlog[1] = self.frames_in_device(),
+            Event::TxEnd => {
+                self.backlog[1] = self.frames_in_device();
+                self.marks[2] = (self.backlog[1], self.frames_dropped());
+            }
+            Event::MidWindow => self.marks[1] = (self.frames_in_device(), self.frames_dropped()),
             Event::DutWarmupEnd => {
                 self.backlog[0] = self.frames_in_device();
+                self.marks[0] = (self.backlog[0], self.frames_dropped());
                 match &mut self.dut {
                     Dut::Reflector(r) => r.reset_stats(),
                     Dut::Host(h) => h.reset_stats(),
@@ -456,6 +476,13 @@ impl System {
         for g in &mut self.gens {
             g.links.iter_mut().for_each(|l| l.reset_stats());
         }
+    }
+
+    /// Frames the device dropped so far (every port's, warm-up included).
+    fn frames_dropped(&self) -> u64 {
+        let drops = Fate::ALL.into_iter().filter(|f| f.is_drop());
+        let ports = 0..self.gens.len();
+        ports.map(|p| self.pool.ledger(p)).map(|l| drops.clone().map(|f| l.count(Ledger::TOTAL_ROW, f)).sum::<u64>()).sum()
     }
 
     /// Frames alive but on no link: inside the device.
@@ -580,6 +607,7 @@ fn port_loadgen(cfg: &SimConfig, p: usize, ports: usize) -> Result<Loadgen> {
 pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sampled: bool) -> Result<Value> {
     let wall = Instant::now();
     let mut sys = System::with_apps(cfg, registry)?;
+    sys.mid_mark = sampled;
     let end = sys.run();
     let mut cap = (None::<u64>, None::<u64>);
     for g in &mut sys.gens {
@@ -670,6 +698,10 @@ pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sa
         "accounting": accounting,
         "warnings": warnings,
     });
+    if sampled {
+        // A fast run's sample reads these and removes them (sample.rs).
+        out["sim"]["marks"] = json!(sys.marks);
+    }
     match &sys.dut {
         Dut::Reflector(r) => out["reflector"] = r.result_json(),
         Dut::Host(h) => {

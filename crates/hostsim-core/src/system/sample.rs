@@ -19,15 +19,16 @@
 //! and what the fluid model predicts for the configured window.
 //!
 //! What it assumes, and where it falls back to the full model:
-//! * The load is stationary. A trace replay, a closed loop, TCP, a host
-//!   that sends on its own (no offered rate), and captures (which should
-//!   hold every frame of the configured run) are run in full.
+//! * The load is stationary. A trace replay, a closed loop, TCP and
+//!   captures (which should hold every frame of the configured run) are
+//!   run in full; a sample whose halves disagree doubles, up to three
+//!   times, then the run is run in full.
 //! * The device's service rate does not depend on how full its buffers are.
 //!   The sample sees the buffers only as full as its own growth leaves
 //!   them; a device that serves more slowly with full rings (leaky DMA
 //!   out of the DCA ways, say) is predicted too fast.
-//! * The caches are warm by the end of `sim.warmup`.
-//! * A window no longer than the sample is simulated whole.
+//! * The caches are warm by the end of the warm-up (`warmup_frames`).
+//! * A run shorter than its sample is simulated as configured.
 
 use serde_json::{json, Value};
 
@@ -68,16 +69,25 @@ fn not_stationary(cfg: &SimConfig) -> Option<&'static str> {
     }
 }
 
+/// Frames the warm-up must have sent: one per frame the device buffers,
+/// so that every buffer could have been used and its lines cached once
+/// before measuring (an estimate: 0.1 ms of TestPMD 64 B at 29 Mpps, 2,900
+/// frames, left the buffers growing 1 % faster than after 0.3 ms); at
+/// least one per flow (each flow's first frame may miss a flow table), and
+/// with the memcached client's populate pass, one per key (its SETs).
+pub fn warmup_frames(cfg: &SimConfig, buffer_frames: u64) -> u64 {
+    let lg = &cfg.loadgen;
+    let keys = lg.memcached.as_ref().filter(|m| m.populate).map_or(0, |m| m.keys);
+    buffer_frames.max(lg.flows as u64).max(keys)
+}
+
 /// The sample for a run offering `offered_pps` in all (its sending ports'
-/// sum) to a device that holds `buffer_frames`, or why the whole run is
-/// simulated. The warm-up lasts at least until `buffer_frames` frames were
-/// sent, so that every buffer could have been used and its lines cached
-/// once before measuring (an estimate: 0.1 ms of TestPMD 64 B at 29 Mpps,
-/// 2,900 frames, left the buffers growing 1 % faster than after 0.3 ms),
-/// which may be longer than `sim.warmup`; the window, [`SAMPLE_FRAMES`]
-/// frames or the configured window if shorter. A sample longer than the
-/// run would cost more than the run: the run is simulated as configured.
-pub fn plan(cfg: &SimConfig, offered_pps: f64, buffer_frames: u64) -> Plan {
+/// sum), or why the whole run is simulated: a warm-up of `sim.warmup` or,
+/// if longer, the time to send `warmup_frames`; then [`SAMPLE_FRAMES`]
+/// frames of the window, or the configured window if shorter. A sample
+/// longer than the run would cost more than the run: the run is simulated
+/// as configured.
+pub fn plan(cfg: &SimConfig, offered_pps: f64, warmup_frames: u64) -> Plan {
     if let Some(why) = not_stationary(cfg) {
         return Plan::Full(why.into());
     }
@@ -85,18 +95,18 @@ pub fn plan(cfg: &SimConfig, offered_pps: f64, buffer_frames: u64) -> Plan {
         return Plan::Full("no offered rate: the device or a TCP sink sets the pace".into());
     }
     let time = |frames: u64| (frames as f64 / offered_pps * 1e12).ceil().min(u64::MAX as f64) as Ps;
-    let warmup_ps = cfg.sim.warmup_ps.max(time(buffer_frames));
-    let window_ps = (cfg.sim.duration_ps - cfg.sim.warmup_ps).min(time(SAMPLE_FRAMES));
+    let warmup_ps = cfg.sim.warmup_ps.max(time(warmup_frames));
+    let window_ps = cfg.sim.duration_ps.saturating_sub(cfg.sim.warmup_ps).min(time(SAMPLE_FRAMES));
     if warmup_ps.saturating_add(window_ps) > cfg.sim.duration_ps {
         return Plan::Full(format!(
-            "a sample ({warmup_ps} ps of warm-up, what sending the {buffer_frames} frames the device buffers takes, and {window_ps} ps of window) is longer than the run ({} ps)",
+            "a sample ({warmup_ps} ps of warm-up, {window_ps} ps of window) is longer than the run ({} ps)",
             cfg.sim.duration_ps
         ));
     }
     Plan::Sample { warmup_ps, window_ps }
 }
 
-/// The fluid model's prediction for the configured window from a sample's counts.
+/// The fluid model's prediction for the configured window.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Prediction {
     pub tx_packets: u64,
@@ -115,93 +125,146 @@ impl Prediction {
     }
 }
 
-/// The sample's measured-window counts.
+/// What a sample measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SampleCounts {
+    /// Frames sent in its window, and of those lost and still inside at the end.
     pub tx: u64,
     pub lost: u64,
     pub in_flight: u64,
-    /// Frames inside the device when warm-up ended.
-    pub backlog_start: u64,
-    /// Growth of that over the sample's window (0 within the noise).
-    pub growth: u64,
+    /// (Frames inside the device, frames it dropped so far) at the start,
+    /// middle and end of the device's window (`System::marks`).
+    pub marks: [(u64, u64); 3],
     /// Frames the device can hold.
     pub buffer_frames: u64,
 }
 
-/// Scales the sample's window (`sample_ps`) to the configured one
-/// (`window_ps`): sending, dropping and growth go on at the sample's
-/// rates; growth stops when the buffers are full and becomes loss from
-/// then on. Frames still inside at the end are the sample's: the drain is
-/// the same.
-pub fn predict(s: SampleCounts, sample_ps: Ps, window_ps: Ps) -> Prediction {
-    let k = window_ps as f64 / sample_ps.max(1) as f64;
-    let grown = s.growth as f64 * k;
-    let headroom = s.buffer_frames.saturating_sub(s.backlog_start) as f64;
-    let growth = grown.min(headroom);
-    let fill_ps = (grown > headroom && s.growth > 0).then(|| (headroom / s.growth as f64 * sample_ps as f64).round() as Ps);
+impl SampleCounts {
+    /// Growth of the frames inside over half `h` (0 or 1), 0 within the noise.
+    fn growth(&self, h: usize) -> u64 {
+        let g = self.marks[h + 1].0.saturating_sub(self.marks[h].0);
+        if g > super::BACKLOG_NOISE_FRAMES { g } else { 0 }
+    }
+
+    /// Frames dropped or piled up over half `h`: the excess over what the device sustains.
+    fn excess(&self, h: usize) -> u64 {
+        self.marks[h + 1].1.saturating_sub(self.marks[h].1) + self.growth(h)
+    }
+
+    /// Whether the two halves of the window saw the same excess, within
+    /// `overload` of the frames sent in a half plus the backlog's noise
+    /// at each of the three marks.
+    pub fn stationary(&self, half_frames: f64, overload: f64) -> bool {
+        let (a, b) = (self.excess(0) as f64, self.excess(1) as f64);
+        (a - b).abs() <= overload * half_frames + 3.0 * super::BACKLOG_NOISE_FRAMES as f64
+    }
+}
+
+/// The configured window (`window_ps`) from a sample of its first
+/// `sample_ps`: the sample's counts as they are, then its second half's
+/// rates for the rest: drops go on at that rate, and the frames inside
+/// grow at that rate until the buffers are full (`buffer_frames`), after
+/// which the growth is lost too. Frames still inside at the end are the
+/// sample's (the drain of a fuller device is not modelled).
+pub fn predict(s: SampleCounts, sample_ps: Ps, window_ps: Ps, tx_packets: u64) -> Prediction {
+    let half = (sample_ps / 2).max(1) as f64;
+    let rest = window_ps.saturating_sub(sample_ps) as f64;
+    let drop_rate = s.marks[2].1.saturating_sub(s.marks[1].1) as f64 / half;
+    let growth_rate = s.growth(1) as f64 / half;
+    let headroom = s.buffer_frames.saturating_sub(s.marks[2].0) as f64;
+    let grown = growth_rate * rest;
+    let kept = grown.min(headroom);
+    let fill_ps = (grown > headroom && growth_rate > 0.0).then(|| sample_ps + (headroom / growth_rate).round() as Ps);
     Prediction {
-        tx_packets: (s.tx as f64 * k).round() as u64,
-        lost_packets: (s.lost as f64 * k + (grown - growth)).round() as u64,
+        tx_packets,
+        lost_packets: (s.lost as f64 + drop_rate * rest + (grown - kept)).round() as u64,
         in_flight_packets: s.in_flight,
-        backlog_growth: growth.round() as u64,
+        backlog_growth: s.marks[2].0.saturating_sub(s.marks[0].0) + kept.round() as u64,
         fill_ps,
     }
 }
 
+/// How many times a sample may double when its halves disagree.
+const MAX_DOUBLINGS: u32 = 3;
+
 /// Runs `cfg` at the fast fidelity: the sample with the full model, then
-/// the prediction; or the whole run where it cannot be sampled.
+/// the prediction; or the whole run where it cannot be sampled. A sample
+/// whose two halves disagree (a start-up transient the warm-up did not
+/// cover) doubles, up to [`MAX_DOUBLINGS`] times and the configured
+/// window; if they still disagree, the run is simulated as configured.
 pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
     debug_assert_eq!(cfg.sim.fidelity, Fidelity::Fast);
     // Asked only of a stationary load (a capture's generator opens its file).
     let (offered, mean_bytes) = if not_stationary(cfg).is_some() { (0.0, 0.0) } else { super::offered_pps(cfg, registry)? };
     let buffer_frames = cfg.buffers(mean_bytes).iter().map(|b| b.2).sum();
-    let plan = plan(cfg, offered, buffer_frames);
-    let Plan::Sample { warmup_ps, window_ps: sample_ps } = plan else {
-        let Plan::Full(why) = plan else { unreachable!() };
-        let mut out = super::run_detailed(cfg, registry, false)?;
-        out["sim"]["fidelity"] = json!("fast");
-        out["sim"]["sample"] = json!({"sampled": false, "why": why});
-        return Ok(out);
-    };
-    let mut short = cfg.clone();
-    short.sim.warmup_ps = warmup_ps;
-    short.sim.duration_ps = warmup_ps + sample_ps;
-    let wall = std::time::Instant::now();
-    let mut out = super::run_detailed(&short, registry, true)?;
-    let wall_s = wall.elapsed().as_secs_f64();
-    let n = |v: &Value| v.as_u64().unwrap_or(0);
-    let (lg, sim) = (&out["loadgen"], &out["sim"]);
-    let start = n(&sim["backlog_frames"]["warmup_end"]);
-    let raw = n(&sim["backlog_frames"]["tx_end"]).saturating_sub(start);
-    let counts = SampleCounts {
-        tx: n(&lg["tx_packets"]),
-        lost: n(&lg["lost_packets"]),
-        in_flight: n(&lg["in_flight_packets"]),
-        backlog_start: start,
-        growth: if raw > super::BACKLOG_NOISE_FRAMES { raw } else { 0 },
-        buffer_frames: n(&sim["buffer_frames"]),
-    };
     let window_ps = cfg.sim.duration_ps - cfg.sim.warmup_ps;
-    let mut p = predict(counts, sample_ps, window_ps);
+    let mut plan = plan(cfg, offered, warmup_frames(cfg, buffer_frames));
+    let mut doublings = 0;
+    let wall = std::time::Instant::now();
+    let (mut out, counts, warmup_ps, sample_ps) = loop {
+        let Plan::Sample { warmup_ps, window_ps: sample_ps } = plan else {
+            let Plan::Full(why) = plan else { unreachable!() };
+            let mut out = super::run_detailed(cfg, registry, false)?;
+            out["sim"]["fidelity"] = json!("fast");
+            out["sim"]["sample"] = json!({"sampled": false, "why": why});
+            return Ok(out);
+        };
+        let mut short = cfg.clone();
+        short.sim.warmup_ps = warmup_ps;
+        short.sim.duration_ps = warmup_ps + sample_ps;
+        let mut out = super::run_detailed(&short, registry, true)?;
+        let marks: [(u64, u64); 3] = serde_json::from_value(out["sim"]["marks"].take()).unwrap_or_default();
+        if let Some(sim) = out["sim"].as_object_mut() {
+            sim.remove("marks");
+        }
+        let n = |v: &Value| v.as_u64().unwrap_or(0);
+        let lg = &out["loadgen"];
+        let counts = SampleCounts {
+            tx: n(&lg["tx_packets"]),
+            lost: n(&lg["lost_packets"]),
+            in_flight: n(&lg["in_flight_packets"]),
+            marks,
+            buffer_frames,
+        };
+        let half_frames = offered * (sample_ps / 2) as f64 / 1e12;
+        if counts.stationary(half_frames, STATIONARY_OVERLOAD) || sample_ps >= window_ps {
+            break (out, counts, warmup_ps, sample_ps);
+        }
+        if doublings == MAX_DOUBLINGS {
+            plan = Plan::Full(format!(
+                "the sample's two halves still disagree after {MAX_DOUBLINGS} doublings (excess {} and {} frames over {:.0} frames sent each): not stationary",
+                counts.excess(0),
+                counts.excess(1),
+                half_frames
+            ));
+            continue;
+        }
+        doublings += 1;
+        let longer = sample_ps.saturating_mul(2).min(window_ps);
+        plan = if warmup_ps.saturating_add(longer) > cfg.sim.duration_ps {
+            Plan::Full("the sample's two halves disagree and a longer sample would be longer than the run".into())
+        } else {
+            Plan::Sample { warmup_ps, window_ps: longer }
+        };
+    };
+    let wall_s = wall.elapsed().as_secs_f64();
     // What the window sends is known without sampling: the offered rate's.
-    p.tx_packets = (offered * window_ps as f64 / 1e12).round() as u64;
+    let p = predict(counts, sample_ps, window_ps, (offered * window_ps as f64 / 1e12).round() as u64);
     // What the configured run sends in all, at the offered rate.
     let represented = (offered * cfg.sim.duration_ps as f64 / 1e12).round() as u64;
     let growth_rate = if p.backlog_growth > super::BACKLOG_NOISE_FRAMES { p.backlog_growth as f64 / p.tx_packets.max(1) as f64 } else { 0.0 };
+    let grew = counts.marks[2].0.saturating_sub(counts.marks[0].0);
     // More than a burst's worth and 1 % of what was sent: an overload the
     // sample's buffers take up (as `system::run_detailed` warns of a full run).
-    if counts.growth > 0 && (p.fill_ps.is_some() || counts.growth * 100 > counts.tx) {
+    if grew > super::BACKLOG_NOISE_FRAMES && (p.fill_ps.is_some() || grew * 100 > counts.tx) {
         let what = match p.fill_ps {
             Some(fill) => format!("fills them {:.3} ms into the {:.3} ms window and loses {:.2} % of it", fill as f64 / 1e9, window_ps as f64 / 1e9, p.loss_rate() * 100.0),
             None => format!("does not fill them within the {:.3} ms window, so drops would show only in a longer run (sim.duration)", window_ps as f64 / 1e9),
         };
         let w = format!(
-            "the device fell behind: its buffers ({} frames) grew by {} frames over the {:.3} ms sample ({:.2} % of the {} sent); at that pace the fluid model {what}",
-            counts.buffer_frames,
-            counts.growth,
+            "the device fell behind: its buffers ({buffer_frames} frames) grew by {grew} frames over the {:.3} ms sample ({:.2} % of the {} sent); at that pace the fluid model {what}",
             sample_ps as f64 / 1e9,
-            counts.growth as f64 * 100.0 / counts.tx.max(1) as f64,
+            grew as f64 * 100.0 / counts.tx.max(1) as f64,
             counts.tx,
         );
         if let Some(a) = out["warnings"].as_array_mut() {
@@ -213,6 +276,7 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
         "sampled": true,
         "warmup_ps": warmup_ps,
         "window_ps": sample_ps,
+        "doublings": doublings,
         "represented_window_ps": window_ps,
         "represented_duration_ps": cfg.sim.duration_ps,
         "represented_packets": represented,
@@ -230,43 +294,72 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
     Ok(out)
 }
 
+/// The difference in excess between a sample's halves that still counts
+/// as stationary, as a share of the frames sent in a half: the bandwidth
+/// test's default overload (0.5 %), on top of the backlog's noise.
+const STATIONARY_OVERLOAD: f64 = 0.005;
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn counts(tx: u64, lost: u64, growth: u64) -> SampleCounts {
-        SampleCounts { tx, lost, in_flight: 3, backlog_start: 100, growth, buffer_frames: 1_100 }
+    fn counts(lost: u64, marks: [(u64, u64); 3], buffer_frames: u64) -> SampleCounts {
+        SampleCounts { tx: 20_000, lost, in_flight: 3, marks, buffer_frames }
     }
 
     #[test]
-    fn a_steady_sample_scales_by_the_window() {
-        // 10 × the sample: sending and losing at the sample's rates.
-        let p = predict(counts(20_000, 50, 0), 1_000, 10_000);
+    fn a_steady_sample_goes_on_at_its_second_halfs_rates() {
+        // 25 drops per 500 ps half; 9,000 ps more of window: 450 more.
+        let p = predict(counts(50, [(100, 0), (100, 25), (100, 50)], 1_100), 1_000, 10_000, 200_000);
         assert_eq!((p.tx_packets, p.lost_packets, p.in_flight_packets, p.backlog_growth, p.fill_ps), (200_000, 500, 3, 0, None));
         assert!((p.loss_rate() - 503.0 / 200_000.0).abs() < 1e-15);
     }
 
     #[test]
     fn growth_fills_the_buffers_then_becomes_loss() {
-        // 200 frames of growth per 1,000 ps; 1,000 frames of headroom: full
-        // after 5,000 ps; the other 5 samples' worth (1,000 frames) is lost.
-        let p = predict(counts(20_000, 0, 200), 1_000, 10_000);
+        // 100 frames of growth per 500 ps; 800 frames of room left after
+        // the sample: full 4,000 ps later, at 5,000 ps; the other 1,000
+        // frames of the 1,800 grown are lost.
+        let p = predict(counts(0, [(100, 0), (200, 0), (300, 0)], 1_100), 1_000, 10_000, 200_000);
         assert_eq!((p.backlog_growth, p.lost_packets, p.fill_ps), (1_000, 1_000, Some(5_000)));
-        // Growth that never fills them stays growth.
-        let q = predict(counts(20_000, 0, 90), 1_000, 10_000);
-        assert_eq!((q.backlog_growth, q.lost_packets, q.fill_ps), (900, 0, None));
+        // Room for all of it: growth stays growth.
+        let q = predict(counts(0, [(100, 0), (200, 0), (300, 0)], 10_000), 1_000, 10_000, 200_000);
+        assert_eq!((q.backlog_growth, q.lost_packets, q.fill_ps), (2_000, 0, None));
+        // Growth within the noise (64 frames a half) is none.
+        let r = predict(counts(0, [(100, 0), (150, 0), (200, 0)], 1_100), 1_000, 10_000, 200_000);
+        assert_eq!((r.backlog_growth, r.lost_packets), (100, 0));
     }
 
     #[test]
-    fn loss_plus_growth_is_the_samples_over_the_window() {
-        // What the bandwidth test adds up (loss + growth, over what was
-        // sent) is the same for the sample and the prediction, but for the
-        // frames left in flight, which do not scale.
-        let c = counts(20_000, 40, 300);
-        let p = predict(c, 1_000, 7_000);
-        let sample = (c.lost + c.growth) as f64 / c.tx as f64;
-        let predicted = (p.lost_packets + p.backlog_growth) as f64 / p.tx_packets as f64;
-        assert!((sample - predicted).abs() < 1e-4, "{sample} vs {predicted}");
+    fn loss_plus_growth_is_the_excess_over_the_window() {
+        // 30 drops and 120 frames of growth each half (150 = the excess):
+        // over 7 samples' time, 7 × 300 frames lost or grown.
+        let p = predict(counts(60, [(100, 0), (220, 30), (340, 60)], 1_100), 1_000, 7_000, 140_000);
+        assert_eq!(p.lost_packets + p.backlog_growth, 2_100);
+        assert_eq!((p.backlog_growth, p.fill_ps), (1_000, Some(1_000 + 3_167)));
+    }
+
+    #[test]
+    fn halves_that_disagree_are_not_stationary() {
+        // 10,000 frames a half: 0.5 % (50) plus 3 × 64 frames of noise allowed.
+        let same = counts(0, [(100, 0), (100, 150), (100, 300)], 1_100);
+        assert!(same.stationary(10_000.0, 0.005));
+        let within = counts(0, [(100, 0), (100, 150), (100, 530)], 1_100);
+        assert!(within.stationary(10_000.0, 0.005));
+        let start_up = counts(0, [(100, 0), (100, 1_000), (100, 1_100)], 1_100);
+        assert!(!start_up.stationary(10_000.0, 0.005));
+    }
+
+    #[test]
+    fn the_warm_up_covers_every_buffer_flow_and_populated_key() {
+        let mut cfg = SimConfig::default();
+        assert_eq!(warmup_frames(&cfg, 1_000), 1_000);
+        cfg.loadgen.flows = 4_096;
+        assert_eq!(warmup_frames(&cfg, 1_000), 4_096);
+        cfg.loadgen.memcached = Some(crate::loadgen::config::McClientConfig { keys: 10_000, ..Default::default() });
+        assert_eq!(warmup_frames(&cfg, 1_000), 10_000);
+        cfg.loadgen.memcached.as_mut().unwrap().populate = false;
+        assert_eq!(warmup_frames(&cfg, 1_000), 4_096);
     }
 
     #[test]
