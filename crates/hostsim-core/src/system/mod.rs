@@ -115,14 +115,12 @@ pub struct System {
     /// Frames each generator port sent still in flight when the run ended
     /// (whole run, measured window), counted once by `run`.
     in_flight: Vec<[u64; 2]>,
-    /// Frames inside the device (not on the links, nor waiting for the
-    /// generator's wire) at the start and the end of its window (warm-up's
-    /// and transmission's end, one propagation delay later): growth means
-    /// the device is falling behind.
-    pub backlog: [u64; 2],
-    /// (Frames inside the device, frames dropped so far) at the start, the
-    /// middle and the end of its window: a fast run's sample compares the
-    /// two halves (`sample.rs`).
+    /// (Frames inside the device, not on the links nor waiting for the
+    /// generator's wire; frames it dropped so far) at the start, the middle
+    /// and the end of its window (warm-up's and transmission's end, one
+    /// propagation delay later). Growth of the first means the device is
+    /// falling behind; a fast run's sample compares the two halves
+    /// (`sample.rs`). The middle mark is taken only with `mid_mark`.
     pub marks: [(u64, u64); 3],
     /// Take the middle mark (a fast run's sample; one more event).
     pub mid_mark: bool,
@@ -182,7 +180,6 @@ impl System {
             last_arrival: 0,
             // A reply that makes the generator send must arrive as an event.
             closed: cfg.loadgen.closed_loop.is_some() || cfg.loadgen.tcp.is_some(),
-            backlog: [0; 2],
             marks: [(0, 0); 3],
             mid_mark: false,
             in_flight: Vec::new(),
@@ -356,14 +353,10 @@ impl System {
                 }
             }
             Event::WarmupEnd => self.reset_stats(),
-            Event::TxEnd => {
-                self.backlog[1] = self.frames_in_device();
-                self.marks[2] = (self.backlog[1], self.frames_dropped());
-            }
-            Event::MidWindow => self.marks[1] = (self.frames_in_device(), self.frames_dropped()),
+            Event::TxEnd => self.marks[2] = self.mark(),
+            Event::MidWindow => self.marks[1] = self.mark(),
             Event::DutWarmupEnd => {
-                self.backlog[0] = self.frames_in_device();
-                self.marks[0] = (self.backlog[0], self.frames_dropped());
+                self.marks[0] = self.mark();
                 match &mut self.dut {
                     Dut::Reflector(r) => r.reset_stats(),
                     Dut::Host(h) => h.reset_stats(),
@@ -478,11 +471,10 @@ impl System {
         }
     }
 
-    /// Frames the device dropped so far (every port's, warm-up included).
-    fn frames_dropped(&self) -> u64 {
-        let drops = Fate::ALL.into_iter().filter(|f| f.is_drop());
-        let ports = 0..self.gens.len();
-        ports.map(|p| self.pool.ledger(p)).map(|l| drops.clone().map(|f| l.count(Ledger::TOTAL_ROW, f)).sum::<u64>()).sum()
+    /// (Frames inside the device, frames it dropped so far, warm-up included): one of `marks`.
+    fn mark(&self) -> (u64, u64) {
+        let dropped = (0..self.gens.len()).map(|p| self.pool.ledger(p).dropped(Ledger::TOTAL_ROW)).sum();
+        (self.frames_in_device(), dropped)
     }
 
     /// Frames alive but on no link: inside the device.
@@ -557,7 +549,7 @@ pub fn run(cfg: &SimConfig) -> Result<Value> {
 /// [`run`] with the applications of `registry`, at the config's fidelity.
 pub fn run_with(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
     match cfg.sim.fidelity {
-        Fidelity::Full => run_detailed(cfg, registry, false),
+        Fidelity::Full => run_detailed(cfg, registry, false).map(|(out, _)| out),
         Fidelity::Fast => sample::run(cfg, registry),
     }
 }
@@ -604,7 +596,7 @@ fn port_loadgen(cfg: &SimConfig, p: usize, ports: usize) -> Result<Loadgen> {
 /// Every frame of the run through the full model, and its JSON result.
 /// `sampled`: the run is a fast run's sample, which says itself whether
 /// its buffers' growth matters (`sample::run`).
-pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sampled: bool) -> Result<Value> {
+pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sampled: bool) -> Result<(Value, [(u64, u64); 3])> {
     let wall = Instant::now();
     let mut sys = System::with_apps(cfg, registry)?;
     sys.mid_mark = sampled;
@@ -632,7 +624,8 @@ pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sa
     let mean_bytes = sys.gens.iter().map(|g| g.lg.mean_frame_bytes()).fold(0.0, f64::max);
     let buffers = cfg.buffers(mean_bytes);
     let buffer_frames: u64 = buffers.iter().map(|b| b.2).sum();
-    let growth = sys.backlog[1].saturating_sub(sys.backlog[0]);
+    let backlog = [sys.marks[0].0, sys.marks[2].0];
+    let growth = backlog[1].saturating_sub(backlog[0]);
     let sent: u64 = (0..sys.gens.len()).map(|p| sys.pool.ledger(p).sent[Ledger::MEASURED_ROW]).sum();
     // More than a burst's worth and 1 % of what was sent (the bandwidth
     // test's default threshold, `hostsim msb --threshold`): the buffers are
@@ -684,7 +677,7 @@ pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sa
             "frame_buffers": sys.frame_buffers(),
             "buffers": buffers.iter().map(|(k, _, n)| (k.to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
             "buffer_frames": buffer_frames,
-            "backlog_frames": {"warmup_end": sys.backlog[0], "tx_end": sys.backlog[1]},
+            "backlog_frames": {"warmup_end": backlog[0], "tx_end": backlog[1]},
             // What the device's buffers grew by over the window, as a share
             // of the frames sent in it (0 within a burst's noise): frames
             // a longer trial would lose. The bandwidth test counts it.
@@ -698,10 +691,6 @@ pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sa
         "accounting": accounting,
         "warnings": warnings,
     });
-    if sampled {
-        // A fast run's sample reads these and removes them (sample.rs).
-        out["sim"]["marks"] = json!(sys.marks);
-    }
     match &sys.dut {
         Dut::Reflector(r) => out["reflector"] = r.result_json(),
         Dut::Host(h) => {
@@ -716,7 +705,7 @@ pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sa
     if let Some(w) = out["warnings"].as_array_mut() {
         w.extend(broken.into_iter().map(|v| Value::String(format!("invariant violated: {v}"))));
     }
-    Ok(out)
+    Ok((out, sys.marks))
 }
 
 

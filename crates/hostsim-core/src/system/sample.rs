@@ -204,7 +204,7 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
     let (mut out, counts, warmup_ps, sample_ps) = loop {
         let Plan::Sample { warmup_ps, window_ps: sample_ps } = plan else {
             let Plan::Full(why) = plan else { unreachable!() };
-            let mut out = super::run_detailed(cfg, registry, false)?;
+            let (mut out, _) = super::run_detailed(cfg, registry, false)?;
             out["sim"]["fidelity"] = json!("fast");
             out["sim"]["sample"] = json!({"sampled": false, "why": why});
             return Ok(out);
@@ -212,11 +212,7 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
         let mut short = cfg.clone();
         short.sim.warmup_ps = warmup_ps;
         short.sim.duration_ps = warmup_ps + sample_ps;
-        let mut out = super::run_detailed(&short, registry, true)?;
-        let marks: [(u64, u64); 3] = serde_json::from_value(out["sim"]["marks"].take()).unwrap_or_default();
-        if let Some(sim) = out["sim"].as_object_mut() {
-            sim.remove("marks");
-        }
+        let (out, marks) = super::run_detailed(&short, registry, true)?;
         let n = |v: &Value| v.as_u64().unwrap_or(0);
         let lg = &out["loadgen"];
         let counts = SampleCounts {
