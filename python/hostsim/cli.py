@@ -710,7 +710,10 @@ def format_msb(data: Dict[str, Any]) -> str:
         # Say why only when a rule lengthened some trial beyond sim.warmup.
         fast = trial.get("fidelity") == "fast"
         lengthened = any(p["warmup_reason"] != "sim.warmup" for p in points)
-        why = ("" if not lengthened else f" (until {trial['warmup_frames']} frames, one per buffer, flow and populated key, were sent)"
+        tables = any("tables stopped growing" in p["warmup_reason"] for p in points)
+        why = ("" if not lengthened else
+               f" (until {trial['warmup_frames']} frames, one per buffer, flow and populated key, were sent"
+               + (", or longer until the application's tables stopped growing)" if tables else ")")
                if fast else f" (until {trial['buffer_frames']} buffered frames are full)")
         windows = [p.get("window_ps", trial["window_ps"]) / 1e9 for p in points]
         window = (f"{windows[0]:.3g} ms" if min(windows) == max(windows) else f"{min(windows):.3g}-{max(windows):.3g} ms")

@@ -136,6 +136,8 @@ class Sample(_Model):
     represented_packets: Optional[int] = None
     represented_packets_per_wall_s: Optional[float] = None
     doublings: Optional[int] = None
+    #: Times the warm-up doubled because the application's tables still grew.
+    warmup_doublings: Optional[int] = None
     predicted: Optional[SamplePrediction] = None
 
 

@@ -1530,6 +1530,12 @@ class SimTiming(BaseModel):
             validate_default=True,
         ),
     ] = "full"
+    settle: Annotated[
+        bool,
+        Field(
+            description="At the fast fidelity, predict the steady state after the start-up\ntransient rather than the configured window: a sample over which the\napplication's tables grew lengthens its warm-up (up to 1 s, past the\nconfigured run if need be) instead of falling back to the full\nmodel. The bandwidth test's fast trials set it."
+        ),
+    ] = False
     warmup_ps: Annotated[
         int,
         Field(
@@ -3246,6 +3252,7 @@ class SimConfig(BaseModel):
         "drain_ps": 1000000000,
         "duration_ps": 1000000000,
         "fidelity": "full",
+        "settle": False,
         "warmup_ps": 100000000,
     }
     stack: Annotated[

@@ -66,16 +66,21 @@ def test_a_study_at_the_fast_fidelity_samples_every_point():
 
 def test_a_start_up_transient_lengthens_the_sample_or_runs_whole():
     # vswitch with 4,096 flows at 1 Mpps loses 3.8 % in a 40 ms run, most
-    # of it early. A fast run's sample halves disagree; a longer sample
-    # would not fit in the run, so the run is simulated as configured and
-    # its loss is the full run's, not a start-up scaled up.
+    # of it early, while its flow table fills. A fast run's sample sees the
+    # table grow, so the run is simulated as configured and its loss is the
+    # full run's, not a start-up scaled up.
     cfg = {"app": "vswitch", "preset": "altra", "loadgen": {"size": 64, "rate": "1Mpps", "flows": 4096},
            "sim": {"duration": "40ms"}}
     full = hostsim.simulate(cfg).to_dict()
     fast = hostsim.simulate(cfg, {"sim.fidelity": "fast"}).to_dict()
     s = fast["sim"]["sample"]
-    assert not s["sampled"] and "two halves disagree" in s["why"], s
+    assert not s["sampled"] and "tables grew" in s["why"], s
     assert fast["loadgen"]["loss_rate"] == full["loadgen"]["loss_rate"] > 0.03
+    # With sim.settle it predicts the steady state after the transient: none lost.
+    settled = hostsim.simulate(cfg, {"sim.fidelity": "fast", "sim.settle": True}).to_dict()
+    s = settled["sim"]["sample"]
+    assert s["sampled"] and s["warmup_doublings"] >= 1 and s["predicted"]["loss_rate"] == 0, s
+    assert any(w.startswith("the application's tables were still growing") for w in settled["warnings"])
 
 
 def test_stored_fast_results_keep_no_wall_clock_figure():
@@ -86,3 +91,20 @@ def test_stored_fast_results_keep_no_wall_clock_figure():
     assert sample["sampled"] and sample["represented_packets_per_wall_s"] > 0
     stored = stored_result(r.to_dict())["sim"]["sample"]
     assert "represented_packets_per_wall_s" not in stored and stored["represented_packets"] == 180_000
+
+
+def test_fast_trials_wait_for_the_flow_table_and_find_the_full_msb():
+    # vswitch on altra, 1,024 flows each installed by a 50,000-instruction
+    # upcall: tens of ms before the table is full. The full test's trials
+    # warm up until their buffers could be full, which outlasts that; a
+    # fast trial's warm-up doubles until its sample installs no flow.
+    cfg = {"app": "vswitch", "loadgen": {"flows": 1024},
+           "host": {"app": {"flow_table": {"upcall_instr": 50_000}}}}
+    full = hostsim.msb(cfg, resolution=0.1)
+    fast = hostsim.msb(cfg, resolution=0.1, overrides={"sim.fidelity": "fast"})
+    assert abs(fast.msb.pps / full.msb.pps - 1) < 0.02, (fast.msb.pps, full.msb.pps)
+    curve = fast.to_dict()["msb"]["curve"]
+    waited = [p for p in curve if "tables stopped growing" in p["warmup_reason"]]
+    assert waited, [p["warmup_reason"] for p in curve]
+    assert any(w.startswith(f"msb: {len(waited)} fast trials warmed up until the application's tables")
+               for w in fast.warnings), fast.warnings

@@ -57,6 +57,12 @@ pub struct SimTiming {
     /// `full` simulates the whole run; `fast` simulates a sample of its
     /// measured window and predicts the rest (see `system/sample.rs`).
     pub fidelity: Fidelity,
+    /// At the fast fidelity, predict the steady state after the start-up
+    /// transient rather than the configured window: a sample over which the
+    /// application's tables grew lengthens its warm-up (up to 1 s, past the
+    /// configured run if need be) instead of falling back to the full
+    /// model. The bandwidth test's fast trials set it.
+    pub settle: bool,
 }
 
 /// How much of a run is simulated in detail.
@@ -79,7 +85,7 @@ impl Default for SimTiming {
     /// to wait for replies: the users' default trial (estimates; a bandwidth
     /// test sets its own warm-up).
     fn default() -> Self {
-        SimTiming { duration_ps: 1_000_000_000, warmup_ps: 100_000_000, drain_ps: 1_000_000_000, fidelity: Fidelity::Full }
+        SimTiming { duration_ps: 1_000_000_000, warmup_ps: 100_000_000, drain_ps: 1_000_000_000, fidelity: Fidelity::Full, settle: false }
     }
 }
 
@@ -92,7 +98,7 @@ impl Default for SimConfig {
             seed: 1,
             app: "reflector".into(),
             stack: Stack::Pmd,
-            sim: SimTiming { duration_ps: 1_000_000_000, warmup_ps: 0, drain_ps: 1_000_000_000, fidelity: Fidelity::Full },
+            sim: SimTiming { duration_ps: 1_000_000_000, warmup_ps: 0, drain_ps: 1_000_000_000, fidelity: Fidelity::Full, settle: false },
             link: LinkConfig { rate_bps: 100_000_000_000, propagation_ps: 1_000_000 },
             loadgen: LoadgenConfig::default(),
             reflector: ReflectorConfig::default(),

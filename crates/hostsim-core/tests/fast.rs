@@ -4,7 +4,8 @@
 
 use hostsim_core::config::{Fidelity, SimConfig};
 use hostsim_core::loadgen::config::{Rate, RateUnit};
-use hostsim_core::system::sample::SAMPLE_FRAMES;
+use hostsim_core::host::HostConfig;
+use hostsim_core::system::sample::{SAMPLE_FRAMES, TABLES_GREW};
 use hostsim_core::system::checked_run;
 use serde_json::Value;
 
@@ -32,6 +33,7 @@ fn a_fast_run_simulates_a_sample_and_predicts_the_window() {
     let s = &fast["sim"]["sample"];
     assert_eq!(fast["sim"]["fidelity"], "fast");
     assert_eq!(s["sampled"], true);
+    assert_eq!(s["warmup_doublings"], 0, "no table grew");
     // The warm-up lasts until the reflector's 1,024 buffered frames were
     // sent (100.4 µs, a little longer than the configured 100 µs), then
     // 19,200 frames' worth of window.
@@ -106,4 +108,51 @@ fn a_captured_run_is_simulated_whole() {
     assert!(s["why"].as_str().unwrap().contains("captures"), "{s}");
     assert_eq!(r["loadgen"]["tx_packets"].as_u64(), Some(24_500));
     assert_eq!(r["capture"]["tx_frames"].as_u64(), Some(25_000));
+}
+
+/// vswitch on `altra` at 2 Mpps over 1,024 flows, each installed by an
+/// upcall of 50,000 instructions: tens of milliseconds before the table
+/// holds every flow, while the core falls behind and drops.
+fn vswitch(warmup_ms: u64, duration_ms: u64, fidelity: Fidelity) -> SimConfig {
+    let mut cfg = SimConfig::default();
+    cfg.app = "vswitch".into();
+    let mut host = HostConfig::preset("altra").unwrap();
+    host.app.flow_table.upcall_instr = 50_000;
+    cfg.host = Some(host);
+    cfg.loadgen.flows = 1_024;
+    cfg.loadgen.rate = Rate { unit: RateUnit::Pps, value: 2e6 };
+    cfg.sim.warmup_ps = warmup_ms * 1_000_000_000;
+    cfg.sim.duration_ps = duration_ms * 1_000_000_000;
+    cfg.sim.fidelity = fidelity;
+    cfg
+}
+
+#[test]
+fn a_sample_waits_until_the_tables_stop_growing() {
+    // The configured run in full is inside the start-up transient.
+    let short = checked_run(&vswitch(1, 20, Fidelity::Full)).unwrap();
+    assert!(f(&short["loadgen"]["loss_rate"]) > 0.05, "{}", short["loadgen"]["loss_rate"]);
+    // A fast run whose sample sees the table grow is that run, simulated as configured.
+    let whole = checked_run(&vswitch(1, 20, Fidelity::Fast)).unwrap();
+    assert_eq!(whole["sim"]["sample"]["sampled"], false);
+    assert!(whole["sim"]["sample"]["why"].as_str().unwrap().contains("tables grew"));
+    assert_eq!(whole["loadgen"], short["loadgen"]);
+    // With sim.settle it predicts the steady state after the transient.
+    let mut settle = vswitch(1, 20, Fidelity::Fast);
+    settle.sim.settle = true;
+    let fast = checked_run(&settle).unwrap();
+    let s = &fast["sim"]["sample"];
+    assert_eq!(s["sampled"], true);
+    // The warm-up from `warmup_frames` ended with flows still being
+    // installed: it doubled until the sample saw none.
+    assert!(s["warmup_doublings"].as_u64().unwrap() >= 1, "{s}");
+    assert_eq!((fast["app"]["flows"].as_u64(), fast["app"]["misses"].as_u64()), (Some(1_024), Some(0)));
+    let warned = fast["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().starts_with(TABLES_GREW));
+    assert!(warned, "{}", fast["warnings"]);
+    assert_eq!(f(&s["predicted"]["loss_rate"]), 0.0);
+    // After a warm-up as long as the sample's, the full model agrees with it.
+    let warm_ms = s["warmup_ps"].as_u64().unwrap().div_ceil(1_000_000_000);
+    let steady = checked_run(&vswitch(warm_ms, warm_ms + 10, Fidelity::Full)).unwrap();
+    assert_eq!(f(&steady["loadgen"]["loss_rate"]), 0.0);
+    assert_eq!(steady["app"]["misses"], 0);
 }

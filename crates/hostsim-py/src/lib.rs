@@ -54,6 +54,16 @@ fn host_preset(name: &str) -> PyResult<String> {
     serde_json::to_string(&cfg).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
+/// The fast fidelity's rule for a resolved config whose device buffers
+/// `buffer_frames`: the frames its warm-up sends at least
+/// (`sample::warmup_frames`), and why its runs are not sampled, if they are not.
+#[pyfunction]
+fn sample_rule(config_json: &str, buffer_frames: u64) -> PyResult<(u64, Option<&'static str>)> {
+    use hostsim_core::system::sample;
+    let cfg = hostsim_core::config::SimConfig::from_json(config_json).map_err(to_py_err)?;
+    Ok((sample::warmup_frames(&cfg, buffer_frames), sample::not_stationary(&cfg)))
+}
+
 /// The JSON Schema of the config contract (`SimConfig`), as JSON.
 #[pyfunction]
 fn config_schema() -> String {
@@ -128,6 +138,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(config_schema, m)?)?;
     m.add_function(wrap_pyfunction!(calibration_checks, m)?)?;
     m.add_function(wrap_pyfunction!(pcie_nic_model, m)?)?;
+    m.add_function(wrap_pyfunction!(sample_rule, m)?)?;
     m.add("__version__", hostsim_core::VERSION)?;
     m.add("SAMPLE_FRAMES", hostsim_core::system::sample::SAMPLE_FRAMES)?;
     Ok(())

@@ -328,6 +328,10 @@ impl App for Bridge {
     fn reset_stats(&mut self) {
         self.c = Counters::default();
     }
+
+    fn table_entries(&self) -> u64 {
+        self.fdb.entries.len() as u64
+    }
 }
 
 #[cfg(test)]

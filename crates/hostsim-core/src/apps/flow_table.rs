@@ -191,6 +191,11 @@ impl FlowTable {
     pub fn reset_stats(&mut self) {
         self.c = Counters::default();
     }
+
+    /// Flows installed.
+    pub fn len(&self) -> u64 {
+        self.index.len() as u64
+    }
 }
 
 #[cfg(test)]

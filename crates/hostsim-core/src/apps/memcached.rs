@@ -300,4 +300,8 @@ impl App for KvsApp {
     fn reset_stats(&mut self) {
         self.reset_counters();
     }
+
+    fn table_entries(&self) -> u64 {
+        self.store.table().len() as u64
+    }
 }

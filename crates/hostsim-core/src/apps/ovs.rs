@@ -122,6 +122,10 @@ impl App for Ovs {
     fn reset_stats(&mut self) {
         self.table.reset_stats();
     }
+
+    fn table_entries(&self) -> u64 {
+        self.table.len()
+    }
 }
 
 #[cfg(test)]

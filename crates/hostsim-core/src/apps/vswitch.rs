@@ -53,4 +53,8 @@ impl App for Vswitch {
     fn reset_stats(&mut self) {
         self.table.reset_stats();
     }
+
+    fn table_entries(&self) -> u64 {
+        self.table.len()
+    }
 }

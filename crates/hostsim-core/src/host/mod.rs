@@ -409,6 +409,11 @@ impl Host {
         self.nic.frame_arrival(port, id, now, frames, &mut self.mem, &mut sink);
     }
 
+    /// Entries of the application's tables (`App::table_entries`).
+    pub fn table_entries(&self) -> u64 {
+        self.app.table_entries()
+    }
+
     pub fn handle(&mut self, now: Ps, ev: Event, frames: &mut FramePool) {
         match ev {
             Event::Nic(ev) => {

@@ -244,4 +244,12 @@ pub trait App {
     }
 
     fn reset_stats(&mut self) {}
+
+    /// Entries the application's tables hold (flows installed, addresses
+    /// learned, items stored). A start-up transient grows it; in a steady
+    /// state it stays put. The fast fidelity warms up until it does
+    /// (`system/sample.rs`).
+    fn table_entries(&self) -> u64 {
+        0
+    }
 }

@@ -79,6 +79,17 @@ enum Event {
     Host(HostEvent),
 }
 
+/// What the device holds at an instant of its window (`System::marks`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Mark {
+    /// Frames inside it: alive, not on the links nor waiting for the generator's wire.
+    pub inside: u64,
+    /// Frames it dropped so far, warm-up included.
+    pub dropped: u64,
+    /// Entries of the application's tables (`App::table_entries`).
+    pub entries: u64,
+}
+
 /// The device under test.
 pub enum Dut {
     Reflector(Reflector),
@@ -115,13 +126,12 @@ pub struct System {
     /// Frames each generator port sent still in flight when the run ended
     /// (whole run, measured window), counted once by `run`.
     in_flight: Vec<[u64; 2]>,
-    /// (Frames inside the device, not on the links nor waiting for the
-    /// generator's wire; frames it dropped so far) at the start, the middle
-    /// and the end of its window (warm-up's and transmission's end, one
-    /// propagation delay later). Growth of the first means the device is
-    /// falling behind; a fast run's sample compares the two halves
-    /// (`sample.rs`). The middle mark is taken only with `mid_mark`.
-    pub marks: [(u64, u64); 3],
+    /// What the device held at the start, the middle and the end of its
+    /// window (warm-up's and transmission's end, one propagation delay
+    /// later). Growth of the frames inside means the device is falling
+    /// behind; a fast run's sample compares the two halves (`sample.rs`).
+    /// The middle mark is taken only with `mid_mark`.
+    pub marks: [Mark; 3],
     /// Take the middle mark (a fast run's sample; one more event).
     pub mid_mark: bool,
 }
@@ -180,7 +190,7 @@ impl System {
             last_arrival: 0,
             // A reply that makes the generator send must arrive as an event.
             closed: cfg.loadgen.closed_loop.is_some() || cfg.loadgen.tcp.is_some(),
-            marks: [(0, 0); 3],
+            marks: [Mark::default(); 3],
             mid_mark: false,
             in_flight: Vec::new(),
         })
@@ -471,10 +481,14 @@ impl System {
         }
     }
 
-    /// (Frames inside the device, frames it dropped so far, warm-up included): one of `marks`.
-    fn mark(&self) -> (u64, u64) {
+    /// One of `marks`: what the device holds now.
+    fn mark(&self) -> Mark {
         let dropped = (0..self.gens.len()).map(|p| self.pool.ledger(p).dropped(Ledger::TOTAL_ROW)).sum();
-        (self.frames_in_device(), dropped)
+        let entries = match &self.dut {
+            Dut::Host(h) => h.table_entries(),
+            Dut::Reflector(_) => 0,
+        };
+        Mark { inside: self.frames_in_device(), dropped, entries }
     }
 
     /// Frames alive but on no link: inside the device.
@@ -596,7 +610,7 @@ fn port_loadgen(cfg: &SimConfig, p: usize, ports: usize) -> Result<Loadgen> {
 /// Every frame of the run through the full model, and its JSON result.
 /// `sampled`: the run is a fast run's sample, which says itself whether
 /// its buffers' growth matters (`sample::run`).
-pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sampled: bool) -> Result<(Value, [(u64, u64); 3])> {
+pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sampled: bool) -> Result<(Value, [Mark; 3])> {
     let wall = Instant::now();
     let mut sys = System::with_apps(cfg, registry)?;
     sys.mid_mark = sampled;
@@ -624,7 +638,7 @@ pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sa
     let mean_bytes = sys.gens.iter().map(|g| g.lg.mean_frame_bytes()).fold(0.0, f64::max);
     let buffers = cfg.buffers(mean_bytes);
     let buffer_frames: u64 = buffers.iter().map(|b| b.2).sum();
-    let backlog = [sys.marks[0].0, sys.marks[2].0];
+    let backlog = [sys.marks[0].inside, sys.marks[2].inside];
     let growth = backlog[1].saturating_sub(backlog[0]);
     let sent: u64 = (0..sys.gens.len()).map(|p| sys.pool.ledger(p).sent[Ledger::MEASURED_ROW]).sum();
     // More than a burst's worth and 1 % of what was sent (the bandwidth

@@ -27,11 +27,16 @@
 //!   The sample sees the buffers only as full as its own growth leaves
 //!   them; a device that serves more slowly with full rings (leaky DMA
 //!   out of the DCA ways, say) is predicted too fast.
-//! * The caches are warm by the end of the warm-up (`warmup_frames`).
+//! * The caches are warm by the end of the warm-up (`warmup_frames`), and
+//!   the application's tables have stopped growing: a run whose sample saw
+//!   them grow (`App::table_entries`) is simulated as configured, or with
+//!   `sim.settle` the sample's warm-up doubles, up to [`MAX_WARMUP_PS`] and
+//!   past the configured run if need be, and the result says so.
 //! * A run shorter than its sample is simulated as configured.
 
 use serde_json::{json, Value};
 
+use super::Mark;
 use crate::config::{Fidelity, SimConfig};
 use crate::engine::time::Ps;
 use crate::error::Result;
@@ -54,7 +59,7 @@ pub enum Plan {
 }
 
 /// Why a run cannot be sampled, if it cannot: its load is not known to be stationary.
-fn not_stationary(cfg: &SimConfig) -> Option<&'static str> {
+pub fn not_stationary(cfg: &SimConfig) -> Option<&'static str> {
     let lg = &cfg.loadgen;
     if lg.trace.is_some() {
         Some("a trace replay need not be stationary")
@@ -132,9 +137,8 @@ pub struct SampleCounts {
     pub tx: u64,
     pub lost: u64,
     pub in_flight: u64,
-    /// (Frames inside the device, frames it dropped so far) at the start,
-    /// middle and end of the device's window (`System::marks`).
-    pub marks: [(u64, u64); 3],
+    /// What the device held at the start, middle and end of its window (`System::marks`).
+    pub marks: [Mark; 3],
     /// Frames the device can hold.
     pub buffer_frames: u64,
 }
@@ -142,13 +146,13 @@ pub struct SampleCounts {
 impl SampleCounts {
     /// Growth of the frames inside over half `h` (0 or 1), 0 within the noise.
     fn growth(&self, h: usize) -> u64 {
-        let g = self.marks[h + 1].0.saturating_sub(self.marks[h].0);
+        let g = self.marks[h + 1].inside.saturating_sub(self.marks[h].inside);
         if g > super::BACKLOG_NOISE_FRAMES { g } else { 0 }
     }
 
     /// Frames dropped or piled up over half `h`: the excess over what the device sustains.
     fn excess(&self, h: usize) -> u64 {
-        self.marks[h + 1].1.saturating_sub(self.marks[h].1) + self.growth(h)
+        self.marks[h + 1].dropped.saturating_sub(self.marks[h].dropped) + self.growth(h)
     }
 
     /// Whether the two halves of the window saw the same excess, within
@@ -169,9 +173,9 @@ impl SampleCounts {
 pub fn predict(s: SampleCounts, sample_ps: Ps, window_ps: Ps, tx_packets: u64) -> Prediction {
     let half = (sample_ps / 2).max(1) as f64;
     let rest = window_ps.saturating_sub(sample_ps) as f64;
-    let drop_rate = s.marks[2].1.saturating_sub(s.marks[1].1) as f64 / half;
+    let drop_rate = s.marks[2].dropped.saturating_sub(s.marks[1].dropped) as f64 / half;
     let growth_rate = s.growth(1) as f64 / half;
-    let headroom = s.buffer_frames.saturating_sub(s.marks[2].0) as f64;
+    let headroom = s.buffer_frames.saturating_sub(s.marks[2].inside) as f64;
     let grown = growth_rate * rest;
     let kept = grown.min(headroom);
     let fill_ps = (grown > headroom && growth_rate > 0.0).then(|| sample_ps + (headroom / growth_rate).round() as Ps);
@@ -179,7 +183,7 @@ pub fn predict(s: SampleCounts, sample_ps: Ps, window_ps: Ps, tx_packets: u64) -
         tx_packets,
         lost_packets: (s.lost as f64 + drop_rate * rest + (grown - kept)).round() as u64,
         in_flight_packets: s.in_flight,
-        backlog_growth: s.marks[2].0.saturating_sub(s.marks[0].0) + kept.round() as u64,
+        backlog_growth: s.marks[2].inside.saturating_sub(s.marks[0].inside) + kept.round() as u64,
         fill_ps,
     }
 }
@@ -187,11 +191,24 @@ pub fn predict(s: SampleCounts, sample_ps: Ps, window_ps: Ps, tx_packets: u64) -
 /// How many times a sample may double when its halves disagree.
 const MAX_DOUBLINGS: u32 = 3;
 
+/// How the warning starts that a sample's warm-up was lengthened for the
+/// application's tables (the bandwidth test counts these).
+pub const TABLES_GREW: &str = "the application's tables were still growing";
+
+/// The longest warm-up a sample waits for the application's tables to stop
+/// growing: the bandwidth test's longest trial warm-up (`msb.MAX_TRIAL_WARMUP_S`).
+pub const MAX_WARMUP_PS: Ps = 1_000_000_000_000;
+
 /// Runs `cfg` at the fast fidelity: the sample with the full model, then
 /// the prediction; or the whole run where it cannot be sampled. A sample
 /// whose two halves disagree (a start-up transient the warm-up did not
 /// cover) doubles, up to [`MAX_DOUBLINGS`] times and the configured
-/// window; if they still disagree, the run is simulated as configured.
+/// window; if they still disagree, the run is simulated as configured. A
+/// sample over which the application's tables grew (a flow table still
+/// installing its flows) means a start-up transient in the window: the run
+/// is simulated as configured, or with `sim.settle` the warm-up doubles,
+/// up to [`MAX_WARMUP_PS`] and past the configured run if need be, and the
+/// sample stands for the steady state after the transient.
 pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
     debug_assert_eq!(cfg.sim.fidelity, Fidelity::Fast);
     // Asked only of a stationary load (a capture's generator opens its file).
@@ -200,6 +217,8 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
     let window_ps = cfg.sim.duration_ps - cfg.sim.warmup_ps;
     let mut plan = plan(cfg, offered, warmup_frames(cfg, buffer_frames));
     let mut doublings = 0;
+    // Warm-up doublings while the tables grew, and the warm-up configured or from `warmup_frames`.
+    let (mut warmups, mut first_warmup_ps) = (0u32, None);
     let wall = std::time::Instant::now();
     let (mut out, counts, warmup_ps, sample_ps) = loop {
         let Plan::Sample { warmup_ps, window_ps: sample_ps } = plan else {
@@ -213,6 +232,26 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
         short.sim.warmup_ps = warmup_ps;
         short.sim.duration_ps = warmup_ps + sample_ps;
         let (out, marks) = super::run_detailed(&short, registry, true)?;
+        first_warmup_ps.get_or_insert(warmup_ps);
+        if marks[2].entries != marks[0].entries {
+            plan = if !cfg.sim.settle {
+                Plan::Full(format!(
+                    "the application's tables grew over the sample ({} to {} entries): the configured window holds a start-up transient (sim.settle predicts the steady state after it instead)",
+                    marks[0].entries, marks[2].entries
+                ))
+            } else if warmup_ps >= MAX_WARMUP_PS {
+                Plan::Full(format!(
+                    "the application's tables still changed over the sample ({} to {} entries) after a warm-up of {:.3} ms, the longest a sample waits: no steady state",
+                    marks[0].entries,
+                    marks[2].entries,
+                    warmup_ps as f64 / 1e9
+                ))
+            } else {
+                warmups += 1;
+                Plan::Sample { warmup_ps: warmup_ps.saturating_mul(2).min(MAX_WARMUP_PS), window_ps: sample_ps }
+            };
+            continue;
+        }
         let n = |v: &Value| v.as_u64().unwrap_or(0);
         let lg = &out["loadgen"];
         let counts = SampleCounts {
@@ -237,7 +276,8 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
         }
         doublings += 1;
         let longer = sample_ps.saturating_mul(2).min(window_ps);
-        plan = if warmup_ps.saturating_add(longer) > cfg.sim.duration_ps {
+        // (A warm-up lengthened for the tables may pass the run already.)
+        plan = if warmups == 0 && warmup_ps.saturating_add(longer) > cfg.sim.duration_ps {
             Plan::Full("the sample's two halves disagree and a longer sample would be longer than the run".into())
         } else {
             Plan::Sample { warmup_ps, window_ps: longer }
@@ -249,7 +289,7 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
     // What the configured run sends in all, at the offered rate.
     let represented = (offered * cfg.sim.duration_ps as f64 / 1e12).round() as u64;
     let growth_rate = if p.backlog_growth > super::BACKLOG_NOISE_FRAMES { p.backlog_growth as f64 / p.tx_packets.max(1) as f64 } else { 0.0 };
-    let grew = counts.marks[2].0.saturating_sub(counts.marks[0].0);
+    let grew = counts.marks[2].inside.saturating_sub(counts.marks[0].inside);
     // More than a burst's worth and 1 % of what was sent: an overload the
     // sample's buffers take up (as `system::run_detailed` warns of a full run).
     if grew > super::BACKLOG_NOISE_FRAMES && (p.fill_ps.is_some() || grew * 100 > counts.tx) {
@@ -267,12 +307,26 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
             a.push(Value::String(w));
         }
     }
+    if warmups > 0 {
+        let first = first_warmup_ps.unwrap_or(warmup_ps);
+        let w = format!(
+            "{TABLES_GREW}: after a warm-up of {:.3} ms; the sample was taken after {:.3} ms ({} entries), so it stands for the steady state after that start-up transient, which the configured window (from {:.3} ms) would see in part and the full fidelity shows",
+            first as f64 / 1e9,
+            warmup_ps as f64 / 1e9,
+            counts.marks[2].entries,
+            cfg.sim.warmup_ps as f64 / 1e9
+        );
+        if let Some(a) = out["warnings"].as_array_mut() {
+            a.push(Value::String(w));
+        }
+    }
     out["sim"]["fidelity"] = json!("fast");
     out["sim"]["sample"] = json!({
         "sampled": true,
         "warmup_ps": warmup_ps,
         "window_ps": sample_ps,
         "doublings": doublings,
+        "warmup_doublings": warmups,
         "represented_window_ps": window_ps,
         "represented_duration_ps": cfg.sim.duration_ps,
         "represented_packets": represented,
@@ -300,6 +354,7 @@ mod tests {
     use super::*;
 
     fn counts(lost: u64, marks: [(u64, u64); 3], buffer_frames: u64) -> SampleCounts {
+        let marks = marks.map(|(inside, dropped)| Mark { inside, dropped, entries: 0 });
         SampleCounts { tx: 20_000, lost, in_flight: 3, marks, buffer_frames }
     }
 
