@@ -300,8 +300,4 @@ impl App for KvsApp {
     fn reset_stats(&mut self) {
         self.reset_counters();
     }
-
-    fn table_entries(&self) -> u64 {
-        self.store.table().len() as u64
-    }
 }

@@ -245,10 +245,11 @@ pub trait App {
 
     fn reset_stats(&mut self) {}
 
-    /// Entries the application's tables hold (flows installed, addresses
-    /// learned, items stored). A start-up transient grows it; in a steady
-    /// state it stays put. The fast fidelity warms up until it does
-    /// (`system/sample.rs`).
+    /// Entries the application installed through a slow path (flows
+    /// installed by an upcall, addresses learned): a start-up transient
+    /// grows it, a steady state leaves it be. The fast fidelity warms up
+    /// until it does (`system/sample.rs`). Entries ordinary requests make
+    /// (memcached's SETs) cost what any request does and do not count.
     fn table_entries(&self) -> u64 {
         0
     }

@@ -155,6 +155,13 @@ impl SampleCounts {
         self.marks[h + 1].dropped.saturating_sub(self.marks[h].dropped) + self.growth(h)
     }
 
+    /// Whether the application's tables grew over the window: frames took
+    /// a slow path (an upcall, learning) that a steady state does not.
+    /// Even a few matter: one upcall costs as much as a hundred frames.
+    pub fn tables_grew(&self) -> bool {
+        self.marks[2].entries != self.marks[0].entries
+    }
+
     /// Whether the two halves of the window saw the same excess, within
     /// `overload` of the frames sent in a half plus the backlog's noise
     /// at each of the three marks.
@@ -233,25 +240,6 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
         short.sim.duration_ps = warmup_ps + sample_ps;
         let (out, marks) = super::run_detailed(&short, registry, true)?;
         first_warmup_ps.get_or_insert(warmup_ps);
-        if marks[2].entries != marks[0].entries {
-            plan = if !cfg.sim.settle {
-                Plan::Full(format!(
-                    "the application's tables grew over the sample ({} to {} entries): the configured window holds a start-up transient (sim.settle predicts the steady state after it instead)",
-                    marks[0].entries, marks[2].entries
-                ))
-            } else if warmup_ps >= MAX_WARMUP_PS {
-                Plan::Full(format!(
-                    "the application's tables still changed over the sample ({} to {} entries) after a warm-up of {:.3} ms, the longest a sample waits: no steady state",
-                    marks[0].entries,
-                    marks[2].entries,
-                    warmup_ps as f64 / 1e9
-                ))
-            } else {
-                warmups += 1;
-                Plan::Sample { warmup_ps: warmup_ps.saturating_mul(2).min(MAX_WARMUP_PS), window_ps: sample_ps }
-            };
-            continue;
-        }
         let n = |v: &Value| v.as_u64().unwrap_or(0);
         let lg = &out["loadgen"];
         let counts = SampleCounts {
@@ -261,6 +249,23 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
             marks,
             buffer_frames,
         };
+        if counts.tables_grew() {
+            let (from, to) = (marks[0].entries, marks[2].entries);
+            plan = if !cfg.sim.settle {
+                Plan::Full(format!(
+                    "the application's tables grew over the sample ({from} to {to} entries): the configured window holds a start-up transient (sim.settle predicts the steady state after it instead)"
+                ))
+            } else if warmup_ps >= MAX_WARMUP_PS {
+                Plan::Full(format!(
+                    "the application's tables still grew over the sample ({from} to {to} entries) after a warm-up of {:.3} ms, the longest a sample waits: no steady state",
+                    warmup_ps as f64 / 1e9
+                ))
+            } else {
+                warmups += 1;
+                Plan::Sample { warmup_ps: warmup_ps.saturating_mul(2).min(MAX_WARMUP_PS), window_ps: sample_ps }
+            };
+            continue;
+        }
         let half_frames = offered * (sample_ps / 2) as f64 / 1e12;
         if counts.stationary(half_frames, STATIONARY_OVERLOAD) || sample_ps >= window_ps {
             break (out, counts, warmup_ps, sample_ps);
@@ -399,6 +404,16 @@ mod tests {
         assert!(within.stationary(10_000.0, 0.005));
         let start_up = counts(0, [(100, 0), (100, 1_000), (100, 1_100)], 1_100);
         assert!(!start_up.stationary(10_000.0, 0.005));
+    }
+
+    #[test]
+    fn any_entry_installed_over_the_window_is_a_transient() {
+        let mut c = counts(0, [(100, 0); 3], 1_100);
+        c.marks[0].entries = 1_000;
+        c.marks[2].entries = 1_000;
+        assert!(!c.tables_grew());
+        c.marks[2].entries = 1_001;
+        assert!(c.tables_grew());
     }
 
     #[test]
