@@ -38,8 +38,12 @@ def test_the_forwarding_study_shows_table_ii_beside_the_split(tmp_path):
     assert [param for param in run.rows] == ["msb", "freq", "split"]
     row = run.table[1]
     assert row[0] == "ipfwd" and row[-5:][0].endswith("/453")  # RX simulated / published (Table II)
-    split = run.rows["split"][0]
-    assert split["params"]["loadgen.rate"] == f"{0.9 * run.rows['msb'][0]['result']['msb']['pps']:.0f}pps"
+    # 90 % of the MSB, which is both sending ports' sum: 45 % of it on each.
+    split, msb = run.rows["split"][0], run.rows["msb"][0]["result"]["msb"]
+    assert msb["sending_ports"] == 2
+    assert split["params"]["loadgen.rate"] == f"{0.45 * msb['pps']:.0f}pps"
+    lg = split["result"]["loadgen"]
+    assert abs(lg["offered_pps"] / (0.9 * msb["pps"]) - 1) < 0.01, lg["offered_pps"]  # whole frames in a short window
 
 
 def test_quick_keeps_the_first_and_last_value_and_two_parts():
