@@ -42,3 +42,11 @@ def pcie_nic_model(pcie_json: str, data_bytes: int) -> str:
     JSON) and frames of ``data_bytes`` without FCS, as JSON:
     ``{"published"|"described": {"up_bytes", "down_bytes", "pps"}}`` (link bytes
     per packet each way, packets per second each way)."""
+
+def sample_rule(config_json: str, buffer_frames: int) -> tuple[int, str | None]:
+    """The fast fidelity's rule for a resolved config whose device buffers
+    ``buffer_frames``: the frames its warm-up sends at least
+    (``sample::warmup_frames``), and why its runs are not sampled (None if they are).
+
+    Raises ValueError for a bad config.
+    """
