@@ -3,6 +3,10 @@
 __version__: str
 #: Frames of the measured window a fast run simulates (system/sample.rs).
 SAMPLE_FRAMES: int
+#: How the warning starts that a run's device buffers grew over its window (system/mod.rs).
+FELL_BEHIND: str
+#: How the warning starts that a fast run warmed up until the application's tables stopped growing.
+TABLES_GREW: str
 
 def simulate(config_json: str) -> str:
     """Runs one simulation from the resolved config (JSON); returns the result as JSON.

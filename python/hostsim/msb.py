@@ -571,26 +571,23 @@ def _sim_totals(trials: List[Result]) -> Dict[str, Any]:
     }
 
 
-#: How a result starts the warning that its device's buffers grew over its window.
-FELL_BEHIND = "the device fell behind"
-#: How a fast result starts the warning that it warmed up until the
-#: application's tables stopped growing (the core's ``sample::TABLES_GREW``).
-TABLES_GREW = "the application's tables were still growing"
-
-
 def _merge_warnings(trials: List[Result], extra: List[str]) -> List[str]:
     """Every distinct warning once. A trial whose buffers grew says so in
     its own words; the test counts that growth as loss (``curve_point``),
     so those become one line that counts them."""
+    # How the core starts the warnings that a trial's buffers grew
+    # (``system::FELL_BEHIND``) and that a fast trial warmed up until the
+    # application's tables stopped growing (``sample::TABLES_GREW``).
+    fell_behind, tables_grew = core().FELL_BEHIND, core().TABLES_GREW
     seen: Dict[str, None] = {}
     for w in extra:
         seen.setdefault(w, None)
     behind = grew = 0
     for t in trials:
-        behind += any(w.startswith(FELL_BEHIND) for w in t.warnings)
-        grew += any(w.startswith(TABLES_GREW) for w in t.warnings)
+        behind += any(w.startswith(fell_behind) for w in t.warnings)
+        grew += any(w.startswith(tables_grew) for w in t.warnings)
         for w in t.warnings:
-            if not w.startswith((FELL_BEHIND, TABLES_GREW)):
+            if not w.startswith((fell_behind, tables_grew)):
                 seen.setdefault(w, None)
     if behind:
         seen.setdefault(f"msb: {behind} trials ended with the device's buffers still growing; their growth counts "

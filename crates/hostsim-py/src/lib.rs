@@ -141,5 +141,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sample_rule, m)?)?;
     m.add("__version__", hostsim_core::VERSION)?;
     m.add("SAMPLE_FRAMES", hostsim_core::system::sample::SAMPLE_FRAMES)?;
+    m.add("FELL_BEHIND", hostsim_core::system::FELL_BEHIND)?;
+    m.add("TABLES_GREW", hostsim_core::system::sample::TABLES_GREW)?;
     Ok(())
 }

@@ -48,6 +48,10 @@ use crate::stack::Event as HostEvent;
 /// (testpmd's burst is 32): growth below this says nothing (an estimate).
 pub(crate) const BACKLOG_NOISE_FRAMES: u64 = 64;
 
+/// How the warning starts that the device's buffers grew over its window
+/// (the bandwidth test counts these instead of repeating them).
+pub const FELL_BEHIND: &str = "the device fell behind";
+
 /// Link directions.
 const TO_DUT: usize = 0;
 const TO_GEN: usize = 1;
@@ -648,7 +652,7 @@ pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sa
         let window_s = ps_to_s(cfg.sim.duration_ps.saturating_sub(cfg.sim.warmup_ps));
         let excess = growth as f64 / window_s;
         warnings.push(format!(
-            "the device fell behind: {growth} more frames were inside it when the last frame sent reached it than when \
+            "{FELL_BEHIND}: {growth} more frames were inside it when the last frame sent reached it than when \
              the first measured one did ({:.2} % of the {sent} sent); its buffers ({buffer_frames} frames) fill in {:.3} ms at that excess, \
              so drops would show only in a longer run (sim.duration)",
             growth as f64 * 100.0 / sent.max(1) as f64,

@@ -303,7 +303,8 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
             None => format!("does not fill them within the {:.3} ms window, so drops would show only in a longer run (sim.duration)", window_ps as f64 / 1e9),
         };
         let w = format!(
-            "the device fell behind: its buffers ({buffer_frames} frames) grew by {grew} frames over the {:.3} ms sample ({:.2} % of the {} sent); at that pace the fluid model {what}",
+            "{}: its buffers ({buffer_frames} frames) grew by {grew} frames over the {:.3} ms sample ({:.2} % of the {} sent); at that pace the fluid model {what}",
+            super::FELL_BEHIND,
             sample_ps as f64 / 1e9,
             grew as f64 * 100.0 / counts.tx.max(1) as f64,
             counts.tx,
