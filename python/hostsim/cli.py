@@ -680,6 +680,7 @@ def _curve_cells(p: Dict[str, Any], host: bool, kernel: bool = False) -> List[st
 
 def format_msb(data: Dict[str, Any]) -> str:
     """The curve table and MSB line ``hostsim msb`` prints."""
+    from .msb import TABLES_REASON
     m, cfg = data["msb"], data["config"]
     host = any("drops" in p for p in m["curve"])
     rows = [["offered Gbps", "offered Mpps", "achieved Gbps", "loss %", "p50 ns", "p99 ns", ""]]
@@ -710,7 +711,7 @@ def format_msb(data: Dict[str, Any]) -> str:
         # Say why only when a rule lengthened some trial beyond sim.warmup.
         fast = trial.get("fidelity") == "fast"
         lengthened = any(p["warmup_reason"] != "sim.warmup" for p in points)
-        tables = any("tables stopped growing" in p["warmup_reason"] for p in points)
+        tables = any(p["warmup_reason"].startswith(TABLES_REASON) for p in points)
         why = ("" if not lengthened else
                f" (until {trial['warmup_frames']} frames, one per buffer, flow and populated key, were sent"
                + (", or longer until the application's tables stopped growing)" if tables else ")")

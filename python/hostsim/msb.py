@@ -140,6 +140,11 @@ def _port_point(port: Mapping[str, Any], gen: Mapping[str, Any]) -> Dict[str, An
     return {"port": port["port"], "nic": port["nic"], **{k: gen[k] for k in keys}, "drops": dict(port["drops"])}
 
 
+#: How a fast trial's ``warmup_reason`` starts when the core lengthened its
+#: warm-up until the application's tables stopped growing.
+TABLES_REASON = "fidelity fast: until the application's tables stopped growing"
+
+
 class TrialLength:
     """A trial's warm-up at a given rate: the user's, or longer when the
     device's buffers could still be filling when measuring starts.
@@ -258,8 +263,7 @@ class _Search:
             point["warmup_ps"] = sample["warmup_ps"]
             point["window_ps"] = sample["window_ps"]
             if sample.get("warmup_doublings"):
-                point["warmup_reason"] = (f"fidelity fast: until the application's tables stopped growing "
-                                          f"({sample['warmup_doublings']} warm-up doublings)")
+                point["warmup_reason"] = f"{TABLES_REASON} ({sample['warmup_doublings']} warm-up doublings)"
             elif sample["warmup_ps"] > warmup:
                 point["warmup_reason"] = f"fidelity fast: until {self.length.warmup_frames} frames were sent (sample::warmup_frames)"
         self.trials.append(result)

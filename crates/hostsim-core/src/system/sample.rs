@@ -224,8 +224,12 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
     let window_ps = cfg.sim.duration_ps - cfg.sim.warmup_ps;
     let mut plan = plan(cfg, offered, warmup_frames(cfg, buffer_frames));
     let mut doublings = 0;
-    // Warm-up doublings while the tables grew, and the warm-up configured or from `warmup_frames`.
-    let (mut warmups, mut first_warmup_ps) = (0u32, None);
+    // Warm-up doublings while the tables grew, from the plan's warm-up.
+    let mut warmups = 0u32;
+    let first_warmup_ps = match plan {
+        Plan::Sample { warmup_ps, .. } => warmup_ps,
+        Plan::Full(_) => 0,
+    };
     let wall = std::time::Instant::now();
     let (mut out, counts, warmup_ps, sample_ps) = loop {
         let Plan::Sample { warmup_ps, window_ps: sample_ps } = plan else {
@@ -239,7 +243,6 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
         short.sim.warmup_ps = warmup_ps;
         short.sim.duration_ps = warmup_ps + sample_ps;
         let (out, marks) = super::run_detailed(&short, registry, true)?;
-        first_warmup_ps.get_or_insert(warmup_ps);
         let n = |v: &Value| v.as_u64().unwrap_or(0);
         let lg = &out["loadgen"];
         let counts = SampleCounts {
@@ -314,10 +317,9 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
         }
     }
     if warmups > 0 {
-        let first = first_warmup_ps.unwrap_or(warmup_ps);
         let w = format!(
             "{TABLES_GREW}: after a warm-up of {:.3} ms; the sample was taken after {:.3} ms ({} entries), so it stands for the steady state after that start-up transient, which the configured window (from {:.3} ms) would see in part and the full fidelity shows",
-            first as f64 / 1e9,
+            first_warmup_ps as f64 / 1e9,
             warmup_ps as f64 / 1e9,
             counts.marks[2].entries,
             cfg.sim.warmup_ps as f64 / 1e9
