@@ -678,9 +678,20 @@ def _curve_cells(p: Dict[str, Any], host: bool, kernel: bool = False) -> List[st
     return cells + [verdict]
 
 
+def _confirmations(checks: Optional[List[Dict[str, Any]]]) -> str:
+    """The trials line's clause on a fast search's confirmations (none at the full fidelity)."""
+    if not checks:
+        return ""
+    passed = sum(c["passed"] for c in checks)
+    warm = [c["warmup_ps"] / 1e9 for c in checks]
+    span = f"{min(warm):.3g} ms" if min(warm) == max(warm) else f"{min(warm):.3g}-{max(warm):.3g} ms"
+    return (f"; confirmed by {len(checks)} trial{'s' if len(checks) > 1 else ''} with the full rule's warm-up "
+            f"({span}): {passed} passed, {len(checks) - passed} failed")
+
+
 def format_msb(data: Dict[str, Any]) -> str:
     """The curve table and MSB line ``hostsim msb`` prints."""
-    from .msb import TABLES_REASON
+    from .msb import CONFIRM_REASON, TABLES_REASON
     m, cfg = data["msb"], data["config"]
     host = any("drops" in p for p in m["curve"])
     rows = [["offered Gbps", "offered Mpps", "achieved Gbps", "loss %", "p50 ns", "p99 ns", ""]]
@@ -705,7 +716,8 @@ def format_msb(data: Dict[str, Any]) -> str:
     out = [_rows(rows, [True] * (len(rows[0]) - 1) + [False]), line]
     trial = m.get("trial")
     if trial:
-        points = [p for p in m["curve"] if "warmup_ps" in p]
+        # The search's trials; a fast search's confirmations have their own clause.
+        points = [p for p in m["curve"] if "warmup_ps" in p and not p["warmup_reason"].startswith(CONFIRM_REASON)]
         lo, hi = (f(p["warmup_ps"] / 1e9 for p in points) for f in (min, max))
         warm = f"{lo:.3g} ms" if lo == hi else f"{lo:.3g}-{hi:.3g} ms"
         # Say why only when a rule lengthened some trial beyond sim.warmup.
@@ -723,7 +735,8 @@ def format_msb(data: Dict[str, Any]) -> str:
         out.append(f"trials: warm-up {warm}{why}, window {window}{sampled}; "
                    f"bracket {m['bracket']['below_pps'] / 1e6:.4f}-"
                    + (f"{m['bracket']['above_pps'] / 1e6:.4f} Mpps" if m["bracket"]["above_pps"] else "line rate")
-                   + ("" if m.get("monotonic", True) else "; NOT monotonic"))
+                   + ("" if m.get("monotonic", True) else "; NOT monotonic")
+                   + _confirmations(m.get("confirmations")))
     for p in m.get("ports", []):
         d = p["drops"]
         out.append(f"  port {p['port']} (NIC {p['nic']}): offered {p['offered_pps'] / 1e6:.2f} Mpps, "

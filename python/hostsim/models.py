@@ -266,6 +266,8 @@ class Msb(_Model):
     trial: Table
     monotonic: bool
     retests: List[Table]
+    #: The fast fidelity's confirmations of its best passing rate (``msb._find``).
+    confirmations: Optional[List[Table]] = None
     bracket: Bracket
     search: Optional[Table] = None
     points: Optional[int] = None

@@ -143,6 +143,8 @@ def _port_point(port: Mapping[str, Any], gen: Mapping[str, Any]) -> Dict[str, An
 #: How a fast trial's ``warmup_reason`` starts when the core lengthened its
 #: warm-up until the application's tables stopped growing.
 TABLES_REASON = "fidelity fast: until the application's tables stopped growing"
+#: How a fast search's confirmation of its best passing rate gives its warm-up.
+CONFIRM_REASON = "fidelity fast, confirmation: the full rule's warm-up"
 
 
 class TrialLength:
@@ -158,7 +160,10 @@ class TrialLength:
     loss it becomes (``curve_point``). The core lengthens the warm-up
     (``warmup_frames``, and further while the application's tables grow);
     the trial's window leaves room for the first and for a sample doubled
-    three times. Other loads keep the full rule."""
+    three times. Other loads keep the full rule. A sample cannot see a
+    device that slows once its buffers are full, so the search confirms
+    its best passing rate with a sample after the full rule's warm-up
+    (``_find``)."""
 
     def __init__(self, base: Dict[str, Any], buffer_frames: int, sending_ports: int, threshold: float, overload: float):
         sim = base["sim"]
@@ -173,10 +178,12 @@ class TrialLength:
         self.excess = threshold + overload
         self.overload = overload
 
-    def warmup_ps(self, pps: float) -> Tuple[int, str]:
-        """The warm-up for a trial at ``pps`` per sending port, and why."""
+    def warmup_ps(self, pps: float, full_rule: bool = False) -> Tuple[int, str]:
+        """The warm-up for a trial at ``pps`` per sending port, and why;
+        ``full_rule`` asks for the full fidelity's rule at the fast one too
+        (a confirmation)."""
         rate = pps * self.sending_ports
-        if rate <= 0 or self.fast:
+        if rate <= 0 or (self.fast and not full_rule):
             return self.min_warmup_ps, "sim.warmup"
         need_s = TRIAL_SAFETY * self.buffer_frames / (self.excess * rate)
         need = int(math.ceil(min(need_s, MAX_TRIAL_WARMUP_S) * 1e12))
@@ -240,11 +247,14 @@ class _Search:
         self.trials: List[Result] = []
         self.points: List[Dict[str, Any]] = []
 
-    def _trial(self, pps: float) -> Tuple[Dict[str, Any], int, str]:
-        """The config of a trial at ``pps`` per sending port, its warm-up and why."""
+    def _trial(self, pps: float, confirm: bool = False) -> Tuple[Dict[str, Any], int, str]:
+        """The config of a trial at ``pps`` per sending port, its warm-up and
+        why; ``confirm``: a fast trial after the full rule's warm-up."""
         cfg = dict(self.base)
         cfg["loadgen"] = dict(self.base["loadgen"], rate={"unit": "pps", "value": float(pps)})
-        warmup, why = self.length.warmup_ps(pps)
+        warmup, why = self.length.warmup_ps(pps, full_rule=confirm)
+        if confirm:
+            why = f"{CONFIRM_REASON} ({why})"
         cfg["sim"] = dict(self.base["sim"], warmup_ps=warmup, duration_ps=warmup + self.length.window_for(pps))
         if self.length.fast:
             # The test asks for the steady state: a fast trial warms up past
@@ -264,7 +274,7 @@ class _Search:
             point["window_ps"] = sample["window_ps"]
             if sample.get("warmup_doublings"):
                 point["warmup_reason"] = f"{TABLES_REASON} ({sample['warmup_doublings']} warm-up doublings)"
-            elif sample["warmup_ps"] > warmup:
+            elif sample["warmup_ps"] > warmup and not why.startswith(CONFIRM_REASON):
                 point["warmup_reason"] = f"fidelity fast: until {self.length.warmup_frames} frames were sent (sample::warmup_frames)"
         self.trials.append(result)
         self.points.append(point)
@@ -276,20 +286,20 @@ class _Search:
             self.bar.set_postfix_str(f"{pps / 1e6:.4g} Mpps loss {point['loss_rate']:.3%} {verdict}")
             self.bar.update(1)
 
-    def run(self, pps: float) -> Dict[str, Any]:
-        """One trial, in this process."""
-        cfg, warmup, why = self._trial(pps)
+    def run(self, pps: float, confirm: bool = False) -> Dict[str, Any]:
+        """One trial, in this process (``confirm``: see ``_trial``)."""
+        cfg, warmup, why = self._trial(pps, confirm)
         point = self._record(pps, warmup, why, simulate_resolved(cfg, self.preset))
         self._tick(pps, point)
         return point
 
-    def run_many(self, rates: List[float]) -> List[Dict[str, Any]]:
+    def run_many(self, rates: List[float], confirm: bool = False) -> List[Dict[str, Any]]:
         """Trials at ``rates``: at once on the executor (one after another in
         this process without one, or for a single rate); recorded in the
         order of ``rates`` whatever order they finish in."""
         if self.executor is None or len(rates) < 2:
-            return [self.run(pps) for pps in rates]
-        trials = [self._trial(pps) for pps in rates]
+            return [self.run(pps, confirm) for pps in rates]
+        trials = [self._trial(pps, confirm) for pps in rates]
         results: Dict[int, Result] = {}
         for i, answer in self.executor.map_unordered(run_trial, [(cfg, self.preset) for cfg, _, _ in trials]):
             if isinstance(answer, BaseException) or "error" in answer:
@@ -375,16 +385,13 @@ def msb(
     # The core's line rate for that mean size, per sending port.
     line_pps = float(probe["loadgen"]["line_rate_pps"]) / max(1, int(probe["loadgen"]["sending_ports"]))
 
-    bar = _progress_bar(progress, _expected_steps(resolution, max_trials, k) + RETEST_STEPS + points)
+    bar = _progress_bar(progress, _expected_steps(resolution, max_trials, k) + RETEST_STEPS + points + int(length.fast))
     # Our own pool is kept for every round (its workers start once); a given executor is the caller's.
     own = ProcessExecutor(k).__enter__() if k > 1 and executor is None else None
     search = _Search(base, cfg.preset_name(), threshold, bar, length, None if k == 1 else own or executor)
     try:
-        if k == 1:
-            best, above = _bisect(search, line_pps, resolution, max_trials)
-        else:
-            best, above, rounds = _kary(search, line_pps, resolution, max_trials, k)
-        retests = _retest_knee(search, best, above, resolution, line_pps, max_trials, at_once=k > 1)
+        best, above, rounds, refuted = _find(search, line_pps, resolution, max_trials, k)
+        retests = _retest_knee(search, best, above, resolution, line_pps, max_trials, at_once=k > 1, confirm=refuted)
         if any(r.get("skipped") == "max_trials" for r in retests):
             warnings.append("msb: max_trials was reached before the knee was re-tested; msb.monotonic is unchecked there")
         tried = {p["requested_pps"] for p in search.points}
@@ -403,7 +410,18 @@ def msb(
             f"reached the {MAX_TRIAL_WARMUP_S:g} s warm-up cap: their buffers may not have filled, "
             "so an overload at those rates may pass"
         )
-    monotonic = _monotonic(search.points)
+    if length.fast and best is not None and not _confirmations(search):
+        warnings.append("msb: max_trials was reached before the best passing rate was confirmed with the full rule's "
+                        "warm-up: the fast search may overstate the MSB")
+    if refuted:
+        fast_best = max(p["offered_pps"] for p in search.points if p["passed"] and not _confirms(p))
+        warnings.append(
+            f"msb: fast trials passed up to {fast_best / 1e6:.4g} Mpps, but a trial there with the full rule's warm-up "
+            "failed (the device serves more slowly once its buffers fill, which a sample does not see): the search "
+            "went on with such trials only (msb.confirmations)"
+        )
+    # After a refutation only confirmations count (the fast trials above them passed, wrongly).
+    monotonic = _monotonic([p for p in search.points if _confirms(p)] if refuted else search.points)
     if not monotonic:
         warnings.append(
             "msb: the loss curve is not monotonic (a rate passed above one that failed; see msb.curve and "
@@ -417,6 +435,7 @@ def msb(
     data = {
         "msb": dict(_msb_dict(search, best, above, threshold, resolution, mean_bytes),
                     trial=length.to_dict(), monotonic=monotonic, retests=retests,
+                    **({"confirmations": _confirmations(search)} if length.fast else {}),
                     bracket={"below_pps": best["offered_pps"] if best else 0.0,
                              "above_pps": above["offered_pps"] if above else None},
                     # The bisection (jobs=1) records nothing here: results from before k-ary searches read the same.
@@ -452,7 +471,7 @@ RETEST_STEPS = 2
 
 def _retest_knee(search: _Search, best: Optional[Dict[str, Any]], above: Optional[Dict[str, Any]],
                  resolution: float, line_pps: float, max_trials: int = 1 << 30,
-                 at_once: bool = False) -> List[Dict[str, Any]]:
+                 at_once: bool = False, confirm: bool = False) -> List[Dict[str, Any]]:
     """Re-tests around the knee: a little below the MSB must pass, a little
     above the first failing rate must fail; otherwise the curve is not
     monotonic there. Returns what each re-test found. ``at_once`` runs both
@@ -474,9 +493,20 @@ def _retest_knee(search: _Search, best: Optional[Dict[str, Any]], above: Optiona
             planned.append(entry)
         out.append(entry)
     rates = [e["requested_pps"] for e in planned]
-    for entry, p in zip(planned, search.run_many(rates) if at_once else [search.run(pps) for pps in rates]):
+    for entry, p in zip(planned, search.run_many(rates, confirm) if at_once else [search.run(pps, confirm) for pps in rates]):
         entry.update(passed=p["passed"], loss_rate=p["loss_rate"])
     return out
+
+
+def _confirms(point: Mapping[str, Any]) -> bool:
+    """Whether a fast search's trial had the full rule's warm-up."""
+    return point["warmup_reason"].startswith(CONFIRM_REASON)
+
+
+def _confirmations(search: _Search) -> List[Dict[str, Any]]:
+    """A fast search's trials with the full rule's warm-up, in the order they ran."""
+    keys = ("requested_pps", "passed", "loss_rate", "backlog_growth_rate", "warmup_ps")
+    return [{k: p[k] for k in keys} for p in search.points if _confirms(p)]
 
 
 def _monotonic(points: List[Dict[str, Any]]) -> bool:
@@ -486,19 +516,69 @@ def _monotonic(points: List[Dict[str, Any]]) -> bool:
     return not any(p["passed"] and p["requested_pps"] > lowest_fail for p in points)
 
 
-def _bisect(search: _Search, line_pps: float, resolution: float, max_trials: int) -> Any:
-    """The search proper; returns (best passing point or None, lowest failing point above it or None)."""
+def _find(search: _Search, line_pps: float, resolution: float, max_trials: int,
+          k: int) -> Tuple[Optional[Dict[str, Any]], Optional[Dict[str, Any]], int, bool]:
+    """The search proper: line rate first, then the bisection (``k`` = 1)
+    or the k-ary search. At the fast fidelity the best passing rate is
+    then confirmed; if the confirmation fails, the search goes on with
+    confirmations only (``_refine``). Returns (best passing point or None,
+    lowest failing point above it or None, k-ary rounds, whether the best
+    was refuted)."""
     first = search.run(line_pps)
     if first["passed"]:
-        return first, None
-    lo, hi = 0.0, line_pps
+        best, above, rounds = first, None, 0
+    else:
+        best, above, rounds = _narrow(search, 0.0, line_pps, None, first, resolution, max_trials, k)
+    if not search.length.fast or best is None or len(search.trials) >= max_trials:
+        return best, above, rounds, False
+    check = search.run(best["requested_pps"], confirm=True)
+    if check["passed"]:
+        return best, above, rounds, False
+    best, above, more = _refine(search, best["requested_pps"], check, resolution, max_trials, k)
+    return best, above, rounds + more, True
+
+
+def _refine(search: _Search, refuted: float, above: Dict[str, Any], resolution: float, max_trials: int,
+            k: int) -> Tuple[Optional[Dict[str, Any]], Optional[Dict[str, Any]], int]:
+    """The search below a fast best rate its confirmation refuted: fast
+    trials near it passed a rate the device does not sustain once its
+    buffers are full, so only confirmations are trusted from here. They
+    step down 2, 4, 8, … resolutions below it until one passes, then
+    narrow the bracket as the search does. Returns (best, above, rounds)."""
     best: Optional[Dict[str, Any]] = None
-    above = first
+    lo, hi, j = 0.0, refuted, 1
+    while best is None and len(search.trials) < max_trials:
+        steps = [refuted * (1 - resolution * 2 ** (j + i)) for i in range(min(k, max_trials - len(search.trials)))]
+        rates = [r for r in steps if r * search.length.window_ps / 1e12 >= MIN_TRIAL_PACKETS]
+        if not rates:
+            return None, above, 0
+        j += len(steps)
+        for r, p in zip(rates, search.run_many(rates, confirm=True)):
+            if p["passed"]:
+                lo, best = r, p
+                break
+            hi, above = r, p
+    if best is None:
+        return None, above, 0
+    return _narrow(search, lo, hi, best, above, resolution, max_trials, k, confirm=True)
+
+
+def _narrow(search: _Search, lo: float, hi: float, best: Optional[Dict[str, Any]], above: Dict[str, Any],
+            resolution: float, max_trials: int, k: int, confirm: bool = False) -> Any:
+    """The bracket (lo, hi) narrowed by the bisection or the k-ary search; returns (best, above, k-ary rounds)."""
+    if k == 1:
+        return (*_bisect(search, lo, hi, best, above, resolution, max_trials, confirm), 0)
+    return _kary(search, lo, hi, best, above, resolution, max_trials, k, confirm)
+
+
+def _bisect(search: _Search, lo: float, hi: float, best: Optional[Dict[str, Any]], above: Dict[str, Any],
+            resolution: float, max_trials: int, confirm: bool = False) -> Any:
+    """Bisects (lo, hi) until ``hi - lo <= resolution * hi``; returns (best passing point or None, lowest failing point above it)."""
     while len(search.trials) < max_trials and hi - lo > resolution * hi:
         mid = (lo + hi) / 2
         if mid * search.length.window_ps / 1e12 < MIN_TRIAL_PACKETS:
             break
-        point = search.run(mid)
+        point = search.run(mid, confirm)
         if point["passed"]:
             lo, best = mid, point
         else:
@@ -506,15 +586,10 @@ def _bisect(search: _Search, line_pps: float, resolution: float, max_trials: int
     return best, above
 
 
-def _kary(search: _Search, line_pps: float, resolution: float, max_trials: int, k: int) -> Any:
-    """The search with k rates a round; returns (best passing point or None,
-    lowest failing point above it or None, rounds run)."""
-    first = search.run(line_pps)
-    if first["passed"]:
-        return first, None, 0
-    lo, hi = 0.0, line_pps
-    best: Optional[Dict[str, Any]] = None
-    above = first
+def _kary(search: _Search, lo: float, hi: float, best: Optional[Dict[str, Any]], above: Dict[str, Any],
+          resolution: float, max_trials: int, k: int, confirm: bool = False) -> Any:
+    """The search with k rates a round in (lo, hi); returns (best passing point or None,
+    lowest failing point above it, rounds run)."""
     rounds = 0
     while len(search.trials) < max_trials and hi - lo > resolution * hi:
         n = min(k, max_trials - len(search.trials))
@@ -522,7 +597,7 @@ def _kary(search: _Search, line_pps: float, resolution: float, max_trials: int, 
         rates = [r for r in rates if r * search.length.window_ps / 1e12 >= MIN_TRIAL_PACKETS]
         if not rates:
             break
-        tried = list(zip(rates, search.run_many(rates)))
+        tried = list(zip(rates, search.run_many(rates, confirm)))
         rounds += 1
         passed = [(r, p) for r, p in tried if p["passed"]]
         if passed:

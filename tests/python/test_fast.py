@@ -1,12 +1,17 @@
 """The fast fidelity (``sim.fidelity = fast``): a sample of each run's
 window simulated, the rest predicted; the bandwidth test on samples."""
 
+import importlib
 import json
 
 import pytest
 
 import hostsim
+from hostsim.result import Result
 from hostsim.units import ConfigError
+
+# The module (``hostsim.msb`` is also the function).
+msb_module = importlib.import_module("hostsim.msb")
 
 SERVER = {"app": "reflector", "reflector": {"service": "fixed", "service_time": "100ns"}}
 
@@ -24,9 +29,50 @@ def test_the_bandwidth_test_on_samples_finds_the_full_models_msb():
     for p in data["msb"]["curve"]:
         assert p["window_ps"] >= 19_200 / p["offered_pps"] * 1e12 * 0.999
     assert fast.typed().msb.curve[0].window_ps == data["msb"]["curve"][0]["window_ps"]
-    # Far less simulated than in the full test, whose trials fill the buffers first.
-    assert data["sim"]["events"] * 4 < full.to_dict()["sim"]["events"]
-    assert data["sim"]["simulated_ps"] * 4 < full.to_dict()["sim"]["simulated_ps"]
+    # The best passing rate was confirmed once, by a trial warmed up by the full rule.
+    (confirm,) = data["msb"]["confirmations"]
+    assert confirm["passed"] and confirm["requested_pps"] == data["msb"]["knee"]["below"]["requested_pps"]
+    search = [t for t in fast.trials if t["sim"]["sample"]["warmup_ps"] < confirm["warmup_ps"]]
+    assert len(search) == len(fast.trials) - 1
+    # The search's trials simulate far less than the full test's, which fill
+    # the buffers first; with the confirmation, still less in all.
+    events = full.to_dict()["sim"]["events"]
+    assert sum(t["sim"]["events"] for t in search) * 4 < events
+    assert data["sim"]["events"] < events and data["sim"]["simulated_ps"] < full.to_dict()["sim"]["simulated_ps"]
+
+
+def test_a_refuted_best_rate_resumes_the_search_below(monkeypatch):
+    # A device whose service slows once its buffers are full (leaky DMA
+    # out of the DCA ways, say): samples after a short warm-up pass up to
+    # the 10 Mpps server's MSB, but above 9.5 Mpps a trial warmed up by the
+    # full rule loses 5 %. (The 10 Mpps server, its results edited: the
+    # search's logic is what is tested.)
+    real = msb_module.simulate_resolved
+
+    def slows_when_full(cfg, preset):
+        r = real(cfg, preset)
+        if cfg["sim"]["warmup_ps"] > 10**9 and cfg["loadgen"]["rate"]["value"] > 9.5e6:
+            d = r.to_dict()
+            d["loadgen"]["loss_rate"] = 0.05
+            return Result(d)
+        return r
+
+    monkeypatch.setattr(msb_module, "simulate_resolved", slows_when_full)
+    data = hostsim.msb(SERVER, overrides={"sim.fidelity": "fast"}).to_dict()
+    m = data["msb"]
+    checks = m["confirmations"]
+    # The fast search's best (about 10.1 Mpps) was refuted; the search went
+    # on with confirmations only: stepping down until one passed, then
+    # narrowing the bracket to the resolution around 9.5 Mpps.
+    assert not checks[0]["passed"] and checks[0]["requested_pps"] > 10e6
+    assert any(c["passed"] for c in checks)
+    below, above = m["knee"]["below"], m["knee"]["above"]
+    assert below["warmup_reason"].startswith(msb_module.CONFIRM_REASON)
+    assert above["warmup_reason"].startswith(msb_module.CONFIRM_REASON)
+    assert below["requested_pps"] <= 9.5e6 < above["requested_pps"]
+    assert above["requested_pps"] - below["requested_pps"] <= m["resolution"] * above["requested_pps"]
+    assert m["pps"] == below["offered_pps"] and m["monotonic"]
+    assert any(w.startswith("msb: fast trials passed up to 10.") for w in data["warnings"]), data["warnings"]
 
 
 def test_a_fast_run_says_what_it_sampled_and_predicts(cli, tmp_path):

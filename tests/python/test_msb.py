@@ -176,9 +176,9 @@ class _CurveStub:
 
     def __init__(self, loss):
         self.loss, self.points, self.trials = loss, [], []
-        self.length = type("Length", (), {"window_ps": 10**9})()
+        self.length = type("Length", (), {"window_ps": 10**9, "fast": False})()
 
-    def run(self, pps):
+    def run(self, pps, confirm=False):
         point = {"requested_pps": pps, "offered_pps": pps, "loss_rate": self.loss(pps)}
         point["passed"] = point["loss_rate"] <= 0.01
         self.points.append(point)
@@ -187,7 +187,7 @@ class _CurveStub:
 
 
 def test_a_non_monotonic_curve_is_detected_by_the_knee_retests():
-    from hostsim.msb import _bisect, _monotonic, _retest_knee
+    from hostsim.msb import _find, _monotonic, _retest_knee
 
     # Loses 5 % above 30 Mpps but for a narrow pocket at 50-50.3 Mpps, which
     # the bisection happens to land in: it cannot tell from its own trials.
@@ -195,7 +195,7 @@ def test_a_non_monotonic_curve_is_detected_by_the_knee_retests():
         return 0.0 if pps < 30e6 or 50e6 <= pps <= 50.3e6 else 0.05
 
     stub = _CurveStub(loss)
-    best, above = _bisect(stub, 100e6, 0.005, 40)
+    best, above, _, _ = _find(stub, 100e6, 0.005, 40, 1)
     assert 50e6 <= best["requested_pps"] <= 50.3e6
     assert _monotonic(stub.points) is True
     retests = _retest_knee(stub, best, above, 0.005, 100e6)
@@ -203,7 +203,7 @@ def test_a_non_monotonic_curve_is_detected_by_the_knee_retests():
     assert _monotonic(stub.points) is False
     # A monotonic curve stays monotonic through the re-tests.
     calm = _CurveStub(lambda pps: 0.0 if pps < 42e6 else 0.05)
-    best, above = _bisect(calm, 100e6, 0.005, 40)
+    best, above, _, _ = _find(calm, 100e6, 0.005, 40, 1)
     assert all(r["passed"] == (r["expected"] == "pass") for r in _retest_knee(calm, best, above, 0.005, 100e6))
     assert _monotonic(calm.points) is True
 

@@ -12,7 +12,7 @@ import pytest
 
 import hostsim
 from hostsim.executor import ProcessExecutor
-from hostsim.msb import MIN_TRIAL_PACKETS, _kary
+from hostsim.msb import MIN_TRIAL_PACKETS, _find
 from hostsim.units import ConfigError
 
 from test_msb import CAPACITY_PPS, _config
@@ -123,15 +123,15 @@ class _CurveStub:
 
     def __init__(self, loss):
         self.loss, self.points, self.trials, self.rounds = loss, [], [], []
-        self.length = type("Length", (), {"window_ps": 10**9})()
+        self.length = type("Length", (), {"window_ps": 10**9, "fast": False})()
 
-    def run(self, pps):
+    def run(self, pps, confirm=False):
         point = {"requested_pps": pps, "offered_pps": pps, "passed": self.loss(pps) <= 0.01}
         self.points.append(point)
         self.trials.append(point)
         return point
 
-    def run_many(self, rates):
+    def run_many(self, rates, confirm=False):
         self.rounds.append(list(rates))
         return [self.run(pps) for pps in rates]
 
@@ -139,7 +139,7 @@ class _CurveStub:
 @pytest.mark.parametrize("k", [2, 3, 5, 8])
 def test_kary_brackets_a_step_within_resolution(k):
     stub = _CurveStub(lambda pps: 0.0 if pps < 42e6 else 0.05)
-    best, above, rounds = _kary(stub, 100e6, RESOLUTION, 40, k)
+    best, above, rounds, _ = _find(stub, 100e6, RESOLUTION, 40, k)
     assert best["requested_pps"] < 42e6 <= above["requested_pps"]
     assert above["requested_pps"] - best["requested_pps"] <= RESOLUTION * above["requested_pps"]
     assert rounds == len(stub.rounds) and all(len(r) == k for r in stub.rounds)
@@ -150,7 +150,7 @@ def test_kary_keeps_the_highest_pass_and_the_lowest_fail_above_it():
     # A pocket that passes at 50-60 Mpps inside a failing region: a round that
     # tests 25, 50 and 75 Mpps keeps 50 as lo and 75 (not 25) as hi.
     stub = _CurveStub(lambda pps: 0.0 if pps < 20e6 or 50e6 <= pps <= 60e6 else 0.05)
-    best, above, _ = _kary(stub, 100e6, RESOLUTION, 40, 3)
+    best, above, _, _ = _find(stub, 100e6, RESOLUTION, 40, 3)
     assert stub.rounds[0] == [25e6, 50e6, 75e6]
     assert stub.rounds[1] == pytest.approx([50e6 + 25e6 * i / 4 for i in (1, 2, 3)])
     assert 50e6 <= best["requested_pps"] <= 60e6 < above["requested_pps"]
@@ -158,7 +158,7 @@ def test_kary_keeps_the_highest_pass_and_the_lowest_fail_above_it():
 
 def test_kary_does_not_test_rates_too_slow_to_measure():
     stub = _CurveStub(lambda pps: 0.05)  # nothing passes: the bracket shrinks towards 0
-    best, above, _ = _kary(stub, 100e6, RESOLUTION, 1000, 3)
+    best, above, _, _ = _find(stub, 100e6, RESOLUTION, 1000, 3)
     assert best is None
     window_s = stub.length.window_ps / 1e12
     assert all(p["requested_pps"] * window_s >= MIN_TRIAL_PACKETS for p in stub.points)
