@@ -403,7 +403,8 @@ def msb(
         if bar is not None:
             bar.close()
 
-    capped = [p for p in search.points if p["warmup_reason"].startswith("capped")]
+    # (A confirmation gives the full rule's reason in brackets after its own.)
+    capped = [p for p in search.points if p["warmup_reason"].startswith(("capped", f"{CONFIRM_REASON} (capped"))]
     if capped:
         warnings.append(
             f"msb: {len(capped)} trials (the slowest at {min(p['requested_pps'] for p in capped) / 1e6:.4g} Mpps) "
