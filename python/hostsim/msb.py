@@ -145,6 +145,9 @@ def _port_point(port: Mapping[str, Any], gen: Mapping[str, Any]) -> Dict[str, An
 TABLES_REASON = "fidelity fast: until the application's tables stopped growing"
 #: How a fast search's confirmation of its best passing rate gives its warm-up.
 CONFIRM_REASON = "fidelity fast, confirmation: the full rule's warm-up"
+#: After a refuted confirmation the fast search's bracket is narrowed, by
+#: confirmations, to this many resolutions (``_refine``).
+REFUTED_RESOLUTION = 2
 
 
 class TrialLength:
@@ -391,7 +394,8 @@ def msb(
     search = _Search(base, cfg.preset_name(), threshold, bar, length, None if k == 1 else own or executor)
     try:
         best, above, rounds, refuted = _find(search, line_pps, resolution, max_trials, k)
-        retests = _retest_knee(search, best, above, resolution, line_pps, max_trials, at_once=k > 1, confirm=refuted)
+        # After a refutation the knee's two sides are confirmations already: no re-tests.
+        retests = [] if refuted else _retest_knee(search, best, above, resolution, line_pps, max_trials, at_once=k > 1)
         if any(r.get("skipped") == "max_trials" for r in retests):
             warnings.append("msb: max_trials was reached before the knee was re-tested; msb.monotonic is unchecked there")
         tried = {p["requested_pps"] for p in search.points}
@@ -472,7 +476,7 @@ RETEST_STEPS = 2
 
 def _retest_knee(search: _Search, best: Optional[Dict[str, Any]], above: Optional[Dict[str, Any]],
                  resolution: float, line_pps: float, max_trials: int = 1 << 30,
-                 at_once: bool = False, confirm: bool = False) -> List[Dict[str, Any]]:
+                 at_once: bool = False) -> List[Dict[str, Any]]:
     """Re-tests around the knee: a little below the MSB must pass, a little
     above the first failing rate must fail; otherwise the curve is not
     monotonic there. Returns what each re-test found. ``at_once`` runs both
@@ -494,7 +498,7 @@ def _retest_knee(search: _Search, best: Optional[Dict[str, Any]], above: Optiona
             planned.append(entry)
         out.append(entry)
     rates = [e["requested_pps"] for e in planned]
-    for entry, p in zip(planned, search.run_many(rates, confirm) if at_once else [search.run(pps, confirm) for pps in rates]):
+    for entry, p in zip(planned, search.run_many(rates) if at_once else [search.run(pps) for pps in rates]):
         entry.update(passed=p["passed"], loss_rate=p["loss_rate"])
     return out
 
@@ -545,7 +549,9 @@ def _refine(search: _Search, refuted: float, above: Dict[str, Any], resolution: 
     trials near it passed a rate the device does not sustain once its
     buffers are full, so only confirmations are trusted from here. They
     step down 2, 4, 8, … resolutions below it until one passes, then
-    narrow the bracket as the search does. Returns (best, above, rounds)."""
+    narrow the bracket to twice the resolution (each costs a full trial's
+    warm-up; the full test's own trials scatter about that much at a knee,
+    an estimate). Returns (best, above, rounds)."""
     best: Optional[Dict[str, Any]] = None
     lo, hi, j = 0.0, refuted, 1
     while best is None and len(search.trials) < max_trials:
@@ -561,7 +567,7 @@ def _refine(search: _Search, refuted: float, above: Dict[str, Any], resolution: 
             hi, above = r, p
     if best is None:
         return None, above, 0
-    return _narrow(search, lo, hi, best, above, resolution, max_trials, k, confirm=True)
+    return _narrow(search, lo, hi, best, above, REFUTED_RESOLUTION * resolution, max_trials, k, confirm=True)
 
 
 def _narrow(search: _Search, lo: float, hi: float, best: Optional[Dict[str, Any]], above: Dict[str, Any],
