@@ -38,6 +38,13 @@ within the resolution of the knee). The result records it in
 ``msb.search`` (``{"kind": "k-ary", "k": k, "rounds": R}``); ``jobs=1``
 (the default) is the bisection, run in this process, and its result has no
 ``msb.search``.
+
+At ``sim.fidelity = fast`` every trial is a sample (``TrialLength``), which
+cannot see a device that serves more slowly once its buffers are full.
+The search's best passing rate is therefore confirmed by one more trial
+with the full fidelity's warm-up; if that fails, the fast trials near the
+knee are not trusted and the search goes on with such confirmations only
+(``_refine``). ``msb.confirmations`` lists them.
 """
 
 from __future__ import annotations
@@ -553,21 +560,23 @@ def _refine(search: _Search, refuted: float, above: Dict[str, Any], resolution: 
     warm-up; the full test's own trials scatter about that much at a knee,
     an estimate). Returns (best, above, rounds)."""
     best: Optional[Dict[str, Any]] = None
-    lo, hi, j = 0.0, refuted, 1
+    lo, hi, j, rounds = 0.0, refuted, 1, 0
     while best is None and len(search.trials) < max_trials:
         steps = [refuted * (1 - resolution * 2 ** (j + i)) for i in range(min(k, max_trials - len(search.trials)))]
         rates = [r for r in steps if r * search.length.window_ps / 1e12 >= MIN_TRIAL_PACKETS]
         if not rates:
-            return None, above, 0
+            return None, above, rounds
         j += len(steps)
+        rounds += k > 1
         for r, p in zip(rates, search.run_many(rates, confirm=True)):
             if p["passed"]:
                 lo, best = r, p
                 break
             hi, above = r, p
     if best is None:
-        return None, above, 0
-    return _narrow(search, lo, hi, best, above, REFUTED_RESOLUTION * resolution, max_trials, k, confirm=True)
+        return None, above, rounds
+    best, above, more = _narrow(search, lo, hi, best, above, REFUTED_RESOLUTION * resolution, max_trials, k, confirm=True)
+    return best, above, rounds + more
 
 
 def _narrow(search: _Search, lo: float, hi: float, best: Optional[Dict[str, Any]], above: Dict[str, Any],
