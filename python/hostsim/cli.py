@@ -685,13 +685,13 @@ def _confirmations(checks: Optional[List[Dict[str, Any]]]) -> str:
     passed = sum(c["passed"] for c in checks)
     warm = [c["warmup_ps"] / 1e9 for c in checks]
     span = f"{min(warm):.3g} ms" if min(warm) == max(warm) else f"{min(warm):.3g}-{max(warm):.3g} ms"
-    return (f"; confirmed by {len(checks)} trial{'s' if len(checks) > 1 else ''} with the full rule's warm-up "
+    return (f"; {len(checks)} confirmation{'s' if len(checks) > 1 else ''} with the full rule's warm-up "
             f"({span}): {passed} passed, {len(checks) - passed} failed")
 
 
 def format_msb(data: Dict[str, Any]) -> str:
     """The curve table and MSB line ``hostsim msb`` prints."""
-    from .msb import CONFIRM_REASON, TABLES_REASON
+    from .msb import TABLES_REASON
     m, cfg = data["msb"], data["config"]
     host = any("drops" in p for p in m["curve"])
     rows = [["offered Gbps", "offered Mpps", "achieved Gbps", "loss %", "p50 ns", "p99 ns", ""]]
@@ -717,7 +717,7 @@ def format_msb(data: Dict[str, Any]) -> str:
     trial = m.get("trial")
     if trial:
         # The search's trials; a fast search's confirmations have their own clause.
-        points = [p for p in m["curve"] if "warmup_ps" in p and not p["warmup_reason"].startswith(CONFIRM_REASON)]
+        points = [p for p in m["curve"] if "warmup_ps" in p and not p.get("confirmation")]
         lo, hi = (f(p["warmup_ps"] / 1e9 for p in points) for f in (min, max))
         warm = f"{lo:.3g} ms" if lo == hi else f"{lo:.3g}-{hi:.3g} ms"
         # Say why only when a rule lengthened some trial beyond sim.warmup.

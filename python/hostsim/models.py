@@ -234,6 +234,8 @@ class CurvePoint(_Model):
     warmup_reason: Optional[str] = None
     #: A fast trial's simulated window (its sample).
     window_ps: Optional[int] = None
+    #: A fast search's confirmation: a sample after the full rule's warm-up.
+    confirmation: Optional[bool] = None
     drops: Optional[Dict[str, int]] = None
     ports: Optional[List[Table]] = None
 

@@ -263,8 +263,6 @@ class _Search:
         cfg = dict(self.base)
         cfg["loadgen"] = dict(self.base["loadgen"], rate={"unit": "pps", "value": float(pps)})
         warmup, why = self.length.warmup_ps(pps, full_rule=confirm)
-        if confirm:
-            why = f"{CONFIRM_REASON} ({why})"
         cfg["sim"] = dict(self.base["sim"], warmup_ps=warmup, duration_ps=warmup + self.length.window_for(pps))
         if self.length.fast:
             # The test asks for the steady state: a fast trial warms up past
@@ -272,20 +270,22 @@ class _Search:
             cfg["sim"]["settle"] = True
         return cfg, warmup, why
 
-    def _record(self, pps: float, warmup: int, why: str, result: Result) -> Dict[str, Any]:
+    def _record(self, pps: float, warmup: int, why: str, result: Result, confirm: bool = False) -> Dict[str, Any]:
         point = curve_point(result, self.threshold)
         point["requested_pps"] = float(pps)
         point["warmup_ps"] = warmup
-        point["warmup_reason"] = why
         sample = result.get("sim", {}).get("sample") or {}
         if sample.get("sampled"):
             # What the core simulated: its warm-up and a sample of the window.
             point["warmup_ps"] = sample["warmup_ps"]
             point["window_ps"] = sample["window_ps"]
             if sample.get("warmup_doublings"):
-                point["warmup_reason"] = f"{TABLES_REASON} ({sample['warmup_doublings']} warm-up doublings)"
-            elif sample["warmup_ps"] > warmup and not why.startswith(CONFIRM_REASON):
-                point["warmup_reason"] = f"fidelity fast: until {self.length.warmup_frames} frames were sent (sample::warmup_frames)"
+                why = f"{TABLES_REASON} ({sample['warmup_doublings']} warm-up doublings)"
+            elif sample["warmup_ps"] > warmup:
+                why = f"fidelity fast: until {self.length.warmup_frames} frames were sent (sample::warmup_frames)"
+        point["warmup_reason"] = f"{CONFIRM_REASON} ({why})" if confirm else why
+        if confirm:
+            point["confirmation"] = True
         self.trials.append(result)
         self.points.append(point)
         return point
@@ -294,12 +294,14 @@ class _Search:
         if self.bar is not None:
             verdict = "pass" if point["passed"] else "fail"
             self.bar.set_postfix_str(f"{pps / 1e6:.4g} Mpps loss {point['loss_rate']:.3%} {verdict}")
+            if self.bar.total is not None and self.bar.n >= self.bar.total:
+                self.bar.total = self.bar.n + 1  # a search that ran longer than expected (confirmations)
             self.bar.update(1)
 
     def run(self, pps: float, confirm: bool = False) -> Dict[str, Any]:
         """One trial, in this process (``confirm``: see ``_trial``)."""
         cfg, warmup, why = self._trial(pps, confirm)
-        point = self._record(pps, warmup, why, simulate_resolved(cfg, self.preset))
+        point = self._record(pps, warmup, why, simulate_resolved(cfg, self.preset), confirm)
         self._tick(pps, point)
         return point
 
@@ -317,7 +319,7 @@ class _Search:
                 raise RuntimeError(f"msb: the trial at {rates[i] / 1e6:.4g} Mpps per sending port failed ({error})")
             results[i] = Result(answer)
             self._tick(rates[i], curve_point(results[i], self.threshold))
-        return [self._record(pps, warmup, why, results[i])
+        return [self._record(pps, warmup, why, results[i], confirm)
                 for i, (pps, (_, warmup, why)) in enumerate(zip(rates, trials))]
 
 
@@ -426,20 +428,32 @@ def msb(
         warnings.append("msb: max_trials was reached before the best passing rate was confirmed with the full rule's "
                         "warm-up: the fast search may overstate the MSB")
     if refuted:
-        fast_best = max(p["offered_pps"] for p in search.points if p["passed"] and not _confirms(p))
+        fast_best = max(p["requested_pps"] for p in search.points if p["passed"] and not _confirms(p))
         warnings.append(
-            f"msb: fast trials passed up to {fast_best / 1e6:.4g} Mpps, but a trial there with the full rule's warm-up "
-            "failed (the device serves more slowly once its buffers fill, which a sample does not see): the search "
-            "went on with such trials only (msb.confirmations)"
+            f"msb: fast trials passed up to {fast_best / 1e6:.4g} Mpps per sending port, but a trial there with the "
+            "full rule's warm-up failed (the device serves more slowly once its buffers fill, which a sample does not "
+            "see): the search went on with such trials only (msb.confirmations)"
         )
-    # After a refutation only confirmations count (the fast trials above them passed, wrongly).
-    monotonic = _monotonic([p for p in search.points if _confirms(p)] if refuted else search.points)
-    if not monotonic:
+    # After a refutation the fast passes are not evidence (a sample only
+    # under-states loss); its failures and the confirmations are.
+    monotonic = _monotonic([p for p in search.points if _confirms(p) or not p["passed"]] if refuted else search.points)
+    if not monotonic and refuted:
+        warnings.append(
+            "msb: the loss curve is not monotonic (a confirmation passed above a trial that failed; see msb.curve and "
+            "msb.confirmations): a higher rate may pass too"
+        )
+    elif not monotonic:
         warnings.append(
             "msb: the loss curve is not monotonic (a rate passed above one that failed; see msb.curve and "
             "msb.retests): the MSB is the best passing rate the bisection found, and a higher one may pass too"
         )
-    if best is None:
+    if best is None and refuted:
+        warnings.append(
+            "no confirmation passed (msb.confirmations): "
+            + ("max_trials was reached first" if len(search.trials) >= max_trials else "down to the slowest measurable rate")
+            + "; the fast trials that passed were refuted; MSB reported as 0"
+        )
+    elif best is None:
         warnings.append(
             f"no trial passed the {threshold:.2%} loss threshold; MSB reported as 0 "
             f"(lowest rate tried: {min(p['requested_pps'] for p in search.points) / 1e6:.4g} Mpps per sending port)"
@@ -512,7 +526,7 @@ def _retest_knee(search: _Search, best: Optional[Dict[str, Any]], above: Optiona
 
 def _confirms(point: Mapping[str, Any]) -> bool:
     """Whether a fast search's trial had the full rule's warm-up."""
-    return point["warmup_reason"].startswith(CONFIRM_REASON)
+    return bool(point.get("confirmation"))
 
 
 def _confirmations(search: _Search) -> List[Dict[str, Any]]:
@@ -562,11 +576,16 @@ def _refine(search: _Search, refuted: float, above: Dict[str, Any], resolution: 
     best: Optional[Dict[str, Any]] = None
     lo, hi, j, rounds = 0.0, refuted, 1, 0
     while best is None and len(search.trials) < max_trials:
-        steps = [refuted * (1 - resolution * 2 ** (j + i)) for i in range(min(k, max_trials - len(search.trials)))]
-        rates = [r for r in steps if r * search.length.window_ps / 1e12 >= MIN_TRIAL_PACKETS]
+        # Steps of 2^j resolutions; once a step would be more than half the
+        # way to 0, halving instead (never 0 or below).
+        rates: List[float] = []
+        for _ in range(min(k, max_trials - len(search.trials))):
+            prev = rates[-1] if rates else hi
+            rates.append(max(refuted * (1 - resolution * 2 ** j), prev / 2))
+            j += 1
+        rates = [r for r in rates if r * search.length.window_ps / 1e12 >= MIN_TRIAL_PACKETS]
         if not rates:
             return None, above, rounds
-        j += len(steps)
         rounds += k > 1
         for r, p in zip(rates, search.run_many(rates, confirm=True)):
             if p["passed"]:

@@ -155,3 +155,35 @@ def test_fast_trials_wait_for_the_flow_table_and_find_the_full_msb():
     assert waited, [p["warmup_reason"] for p in curve]
     assert any(w.startswith(f"msb: {len(waited)} fast trials warmed up until the application's tables")
                for w in fast.warnings), fast.warnings
+
+
+class _SlowsWhenFull:
+    """A fast search's trials from two loss curves (no simulation): samples
+    pass below 60 Mpps, trials after the full warm-up only below 20 Mpps."""
+
+    def __init__(self):
+        self.points, self.trials = [], []
+        self.length = type("Length", (), {"window_ps": 10**9, "fast": True})()
+
+    def run(self, pps, confirm=False):
+        point = {"requested_pps": pps, "offered_pps": pps, "passed": pps < (20e6 if confirm else 60e6),
+                 "confirmation": confirm}
+        self.points.append(point)
+        self.trials.append(point)
+        return point
+
+    def run_many(self, rates, confirm=False):
+        return [self.run(pps, confirm) for pps in rates]
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_a_refutation_far_above_the_knee_steps_down_until_a_confirmation_passes(k):
+    # The fast best (~60 Mpps) is three times what the device sustains once
+    # full: the steps of 2, 4, 8, … resolutions turn to halving before 0,
+    # and the bracket closes within twice the resolution of 20 Mpps.
+    stub = _SlowsWhenFull()
+    best, above, _, refuted = msb_module._find(stub, 100e6, 0.005, 40, k)
+    assert refuted and best["confirmation"] and above["confirmation"]
+    assert best["requested_pps"] < 20e6 <= above["requested_pps"]
+    assert above["requested_pps"] - best["requested_pps"] <= 2 * 0.005 * above["requested_pps"]
+    assert all(p["requested_pps"] > 0 for p in stub.points) and len(stub.trials) <= 40

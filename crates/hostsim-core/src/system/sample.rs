@@ -156,12 +156,13 @@ impl SampleCounts {
     /// two marks over the whole sample, the precision [`SAMPLE_FRAMES`] is
     /// sized for (a half's slope has twice the error, and a half's growth
     /// under the noise would hide an excess of 0.67 % of the frames sent,
-    /// above the bandwidth test's 0.5 % overload). When the second half
-    /// dropped frames, buffers may have filled within the sample: its
-    /// second half's rate goes on.
+    /// above the bandwidth test's 0.5 % overload). When dropping started
+    /// in the second half (none in the first), buffers filled within the
+    /// sample: its second half's rate goes on. (Drops in both halves, a
+    /// TX ring's say, are steady: they change nothing here.)
     fn growth_rate(&self, sample_ps: Ps) -> f64 {
         let half = (sample_ps / 2).max(1) as f64;
-        if self.marks[2].dropped > self.marks[1].dropped {
+        if self.marks[1].dropped == self.marks[0].dropped && self.marks[2].dropped > self.marks[1].dropped {
             return self.growth(1) as f64 / half;
         }
         let g = self.marks[2].inside.saturating_sub(self.marks[0].inside);
@@ -418,10 +419,15 @@ mod tests {
         // full 8,000 ps after the sample, and 100 lost.
         let p = predict(counts(0, [(100, 0), (150, 0), (200, 0)], 1_000), 1_000, 10_000, 200_000);
         assert_eq!((p.backlog_growth, p.lost_packets, p.fill_ps), (900, 100, Some(9_000)));
-        // The same growth, then drops in the second half: the buffers
-        // filled; the second half's rates go on (no growth, 40 drops a half).
+        // The same growth, then drops starting in the second half: the
+        // buffers filled; the second half's rates go on (no growth, 40
+        // drops a half).
         let q = predict(counts(40, [(100, 0), (200, 0), (200, 40)], 1_100), 1_000, 10_000, 200_000);
         assert_eq!((q.backlog_growth, q.lost_packets, q.fill_ps), (100, 40 + 720, None));
+        // Steady drops in both halves (a TX ring's) beside 50 frames of
+        // growth a half: the growth is the whole sample's, as without drops.
+        let r = predict(counts(20, [(100, 0), (150, 10), (200, 20)], 1_000), 1_000, 10_000, 200_000);
+        assert_eq!((r.backlog_growth, r.lost_packets, r.fill_ps), (900, 20 + 180 + 100, Some(9_000)));
     }
 
     #[test]
