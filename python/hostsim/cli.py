@@ -678,7 +678,7 @@ def _curve_cells(p: Dict[str, Any], host: bool, kernel: bool = False) -> List[st
     return cells + [verdict]
 
 
-def _confirmations(checks: Optional[List[Dict[str, Any]]]) -> str:
+def _confirmations_clause(checks: Optional[List[Dict[str, Any]]]) -> str:
     """The trials line's clause on a fast search's confirmations (none at the full fidelity)."""
     if not checks:
         return ""
@@ -736,7 +736,7 @@ def format_msb(data: Dict[str, Any]) -> str:
                    f"bracket {m['bracket']['below_pps'] / 1e6:.4f}-"
                    + (f"{m['bracket']['above_pps'] / 1e6:.4f} Mpps" if m["bracket"]["above_pps"] else "line rate")
                    + ("" if m.get("monotonic", True) else "; NOT monotonic")
-                   + _confirmations(m.get("confirmations")))
+                   + _confirmations_clause(m.get("confirmations")))
     for p in m.get("ports", []):
         d = p["drops"]
         out.append(f"  port {p['port']} (NIC {p['nic']}): offered {p['offered_pps'] / 1e6:.2f} Mpps, "

@@ -424,16 +424,8 @@ def msb(
             f"reached the {MAX_TRIAL_WARMUP_S:g} s warm-up cap: their buffers may not have filled, "
             "so an overload at those rates may pass"
         )
-    if length.fast and best is not None and not _confirmations(search):
-        warnings.append("msb: max_trials was reached before the best passing rate was confirmed with the full rule's "
-                        "warm-up: the fast search may overstate the MSB")
-    if refuted:
-        fast_best = max(p["requested_pps"] for p in search.points if p["passed"] and not _confirms(p))
-        warnings.append(
-            f"msb: fast trials passed up to {fast_best / 1e6:.4g} Mpps per sending port, but a trial there with the "
-            "full rule's warm-up failed (the device serves more slowly once its buffers fill, which a sample does not "
-            "see): the search went on with such trials only (msb.confirmations)"
-        )
+    confirmations = _confirmations(search) if length.fast else None
+    warnings += _confirmation_warnings(search, best, refuted, bool(confirmations))
     # After a refutation the fast passes are not evidence (a sample only
     # under-states loss); its failures and the confirmations are.
     monotonic = _monotonic([p for p in search.points if _confirms(p) or not p["passed"]] if refuted else search.points)
@@ -461,7 +453,7 @@ def msb(
     data = {
         "msb": dict(_msb_dict(search, best, above, threshold, resolution, mean_bytes),
                     trial=length.to_dict(), monotonic=monotonic, retests=retests,
-                    **({"confirmations": _confirmations(search)} if length.fast else {}),
+                    **({} if confirmations is None else {"confirmations": confirmations}),
                     bracket={"below_pps": best["offered_pps"] if best else 0.0,
                              "above_pps": above["offered_pps"] if above else None},
                     # The bisection (jobs=1) records nothing here: results from before k-ary searches read the same.
@@ -527,6 +519,22 @@ def _retest_knee(search: _Search, best: Optional[Dict[str, Any]], above: Optiona
 def _confirms(point: Mapping[str, Any]) -> bool:
     """Whether a fast search's trial had the full rule's warm-up."""
     return bool(point.get("confirmation"))
+
+
+def _confirmation_warnings(search: _Search, best: Optional[Dict[str, Any]], refuted: bool,
+                           confirmed: bool) -> List[str]:
+    """What a fast search says of its confirmations: none run, or its fast best refuted."""
+    if not search.length.fast or best is None:
+        return []
+    if not confirmed:
+        return ["msb: max_trials was reached before the best passing rate was confirmed with the full rule's "
+                "warm-up: the fast search may overstate the MSB"]
+    if not refuted:
+        return []
+    fast_best = max(p["requested_pps"] for p in search.points if p["passed"] and not _confirms(p))
+    return [f"msb: fast trials passed up to {fast_best / 1e6:.4g} Mpps per sending port, but a trial there with the "
+            "full rule's warm-up failed (the device serves more slowly once its buffers fill, which a sample does not "
+            "see): the search went on with such trials only (msb.confirmations)"]
 
 
 def _confirmations(search: _Search) -> List[Dict[str, Any]]:

@@ -68,8 +68,8 @@ def test_a_refuted_best_rate_resumes_the_search_below(monkeypatch):
     assert not checks[0]["passed"] and checks[0]["requested_pps"] > 10e6
     assert any(c["passed"] for c in checks)
     below, above = m["knee"]["below"], m["knee"]["above"]
-    assert below["warmup_reason"].startswith(msb_module.CONFIRM_REASON)
-    assert above["warmup_reason"].startswith(msb_module.CONFIRM_REASON)
+    assert below["confirmation"] and below["warmup_reason"].startswith(msb_module.CONFIRM_REASON)
+    assert above["confirmation"] and above["warmup_reason"].startswith(msb_module.CONFIRM_REASON)
     assert below["requested_pps"] <= 9.5e6 < above["requested_pps"]
     assert above["requested_pps"] - below["requested_pps"] <= 2 * m["resolution"] * above["requested_pps"]
     assert m["pps"] == below["offered_pps"] and m["monotonic"] and m["retests"] == []
