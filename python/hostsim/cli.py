@@ -465,6 +465,20 @@ def _rows(rows: List[List[str]], right: Sequence[bool]) -> str:
     return "\n".join(lines)
 
 
+def _predicted_drops(sample: Dict[str, Any]) -> str:
+    """The fast run's predicted drops by fate, and whether an overflow sample saw them."""
+    p = sample["predicted"]
+    parts = [f"{k} {v:,}" for k, v in sorted(p.get("drops", {}).items(), key=lambda kv: -kv[1]) if v]
+    if p.get("unclassified_drops"):
+        parts.append(f"unclassified {p['unclassified_drops']:,}")
+    if not parts:
+        return ""
+    o = sample.get("overflow") or {}
+    seen = (f"; an overflow sample of {o['window_ps'] / 1e9:.4f} ms saw the buffers full" if o.get("sampled") and o.get("dropped")
+            else "; no sample saw the buffers full" if o and not o.get("sampled") else "")
+    return f", drops {', '.join(parts)}{seen}"
+
+
 def _links(sending: int, rate_gbps: float) -> str:
     """The links a line rate is over: one, or the sending ports' links together."""
     return f"{rate_gbps:g} Gbps link" if sending == 1 else f"{sending} × {rate_gbps:g} Gbps links"
@@ -502,8 +516,8 @@ def format_run(data: Dict[str, Any]) -> str:
         rows.append(["fidelity fast", f"warm-up {sample['warmup_ps'] / 1e9:.4f} ms, then a {sample['window_ps'] / 1e9:.4f} ms "
                      f"sample of the {sample['represented_window_ps'] / 1e9:.4f} ms window: the counts above are the "
                      f"sample's; predicted for the window: {p['tx_packets']:,} sent, loss rate {p['loss_rate'] * 100:.4f} %, "
-                     f"buffers +{p['backlog_growth_frames']:,} frames ({sample['represented_packets_per_wall_s'] / 1e6:.2f} M "
-                     f"packets of the run per wall-s)"])
+                     f"buffers +{p['backlog_growth_frames']:,} frames{_predicted_drops(sample)} "
+                     f"({sample['represented_packets_per_wall_s'] / 1e6:.2f} M packets of the run per wall-s)"])
     elif sample:
         rows.append(["fidelity fast", f"not sampled, every frame simulated: {sample['why']}"])
     if "trace_frames" in lg:

@@ -121,6 +121,23 @@ class SamplePrediction(_Model):
     backlog_growth_frames: int
     backlog_growth_rate: float
     buffers_fill_ps: Optional[int]
+    #: Dropped frames by fate (``accounting.*.drops``' names): the sample's,
+    #: and each fate's rate in its second half for the rest of the window.
+    drops: Dict[str, int]
+    #: Frames the fluid model loses after the sample, which no sample saw dropped.
+    unclassified_drops: int
+
+
+class OverflowSample(_Model):
+    """The longer sample past the buffers' predicted fill, or why there is none."""
+
+    sampled: bool
+    #: When the first sample's fluid model filled the buffers, after the window starts.
+    fill_ps: int
+    window_ps: Optional[int] = None
+    #: Whether its second half dropped (its rates then go on).
+    dropped: Optional[bool] = None
+    why: Optional[str] = None
 
 
 class Sample(_Model):
@@ -139,6 +156,8 @@ class Sample(_Model):
     #: Times the warm-up doubled because the application's tables still grew.
     warmup_doublings: Optional[int] = None
     predicted: Optional[SamplePrediction] = None
+    #: Present when the buffers fill within the window (None otherwise).
+    overflow: Optional[OverflowSample] = None
 
 
 class SimResult(_Model):

@@ -1530,6 +1530,12 @@ class SimTiming(BaseModel):
             validate_default=True,
         ),
     ] = "full"
+    overflow_sample: Annotated[
+        bool,
+        Field(
+            description="At the fast fidelity, where the sample's buffers would fill within\nthe window, take a longer sample past the fill, so that the drops\nonce they are full are simulated, by fate (`system/sample.rs`).\nThe bandwidth test's trials turn it off: their verdict needs only\nthe first sample."
+        ),
+    ] = True
     settle: Annotated[
         bool,
         Field(
@@ -3252,6 +3258,7 @@ class SimConfig(BaseModel):
         "drain_ps": 1000000000,
         "duration_ps": 1000000000,
         "fidelity": "full",
+        "overflow_sample": True,
         "settle": False,
         "warmup_ps": 100000000,
     }

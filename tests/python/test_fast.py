@@ -86,9 +86,53 @@ def test_a_fast_run_says_what_it_sampled_and_predicts(cli, tmp_path):
     # The run offers 580,000 frames; about 31,000 are simulated.
     assert s["represented_packets"] == 580_000 and r["sim"]["packets"] < 40_000
     assert s["predicted"]["tx_packets"] == 577_100
+    # 1.5 % over its MSB the buffers fill 15 ms in, too late to sample the
+    # overflow: its drops are the fluid model's, unclassified.
+    assert not s["overflow"]["sampled"] and s["predicted"]["unclassified_drops"] == s["predicted"]["lost_packets"] > 0
+    assert "no sample saw the buffers full" in proc.stdout
     # Conservation over the sample, exactly.
     lg = r["loadgen"]
     assert lg["tx_packets"] == lg["rx_packets"] + lg["lost_packets"] + lg["in_flight_packets"]
+
+
+@pytest.mark.parametrize("size, rate, fates", [
+    (64, "35Mpps", {"rx_fifo_core"}),                 # 20 % over the core's MSB: the rings fill
+    ("imix", "100%", {"rx_fifo_core", "rx_fifo_dma"}),  # small frames outrun the core, large ones PCIe
+])
+def test_an_overflow_sample_drops_by_the_full_models_fates(size, rate, fates):
+    cfg = {"app": "testpmd", "preset": "altra", "loadgen": {"size": size, "rate": rate}, "sim": {"duration": "5ms"}}
+    full = hostsim.simulate(cfg).to_dict()
+    fast = hostsim.simulate(cfg, {"sim.fidelity": "fast"}).to_dict()
+    s = fast["sim"]["sample"]
+    o, p = s["overflow"], s["predicted"]
+    # The first sample saw the buffers grow; the second runs past their
+    # fill, so its second half is the overflow, and it dropped.
+    assert o["sampled"] and o["dropped"] and s["window_ps"] == o["window_ps"] > 2 * o["fill_ps"], s
+    measured = full["accounting"]["measured"]["drops"]
+    assert {k for k, v in p["drops"].items() if v} == {k for k, v in measured.items() if v} == fates
+    assert p["unclassified_drops"] == 0 and abs(sum(p["drops"].values()) - p["lost_packets"]) <= len(fates)
+    for k in fates:
+        assert p["drops"][k] == pytest.approx(measured[k], rel=0.15), (k, p["drops"], measured)
+    assert p["loss_rate"] == pytest.approx(full["loadgen"]["loss_rate"], abs=0.015)
+    assert not any(w.startswith("the device fell behind") for w in fast["warnings"]), "its drops are in its counts"
+
+
+def test_an_overflow_too_far_off_to_sample_is_the_fluid_models_and_unclassified():
+    # 1 % over a 10 Mpps server fills its 1,024 frames about 10 ms into
+    # the window; a sample past that would be 214,000 frames: the fluid
+    # model's overflow stands. 3 % over fills soon enough to sample.
+    def both(rate):
+        cfg = dict(SERVER, loadgen={"rate": rate}, sim={"duration": "100ms"})
+        return hostsim.simulate(cfg).to_dict(), hostsim.simulate(cfg, {"sim.fidelity": "fast"}).to_dict()["sim"]["sample"]
+    full, s = both("10.1Mpps")
+    assert not s["overflow"]["sampled"] and "OVERFLOW_SAMPLE_FRAMES" in s["overflow"]["why"], s
+    p = s["predicted"]
+    assert sum(p["drops"].values()) == 0 and p["unclassified_drops"] == p["lost_packets"] > 0
+    assert p["lost_packets"] == pytest.approx(full["loadgen"]["lost_packets"], rel=0.01)
+    full, s = both("10.3Mpps")
+    p = s["predicted"]
+    assert s["overflow"]["sampled"] and p["unclassified_drops"] == 0
+    assert p["drops"]["device_queue"] == p["lost_packets"] == pytest.approx(full["accounting"]["measured"]["drops"]["device_queue"], rel=0.01)
 
 
 def test_a_bad_fidelity_names_the_field():

@@ -63,6 +63,12 @@ pub struct SimTiming {
     /// configured run if need be) instead of falling back to the full
     /// model. The bandwidth test's fast trials set it.
     pub settle: bool,
+    /// At the fast fidelity, where the sample's buffers would fill within
+    /// the window, take a longer sample past the fill, so that the drops
+    /// once they are full are simulated, by fate (`system/sample.rs`).
+    /// The bandwidth test's trials turn it off: their verdict needs only
+    /// the first sample.
+    pub overflow_sample: bool,
 }
 
 /// How much of a run is simulated in detail.
@@ -85,7 +91,7 @@ impl Default for SimTiming {
     /// to wait for replies: the users' default trial (estimates; a bandwidth
     /// test sets its own warm-up).
     fn default() -> Self {
-        SimTiming { duration_ps: 1_000_000_000, warmup_ps: 100_000_000, drain_ps: 1_000_000_000, fidelity: Fidelity::Full, settle: false }
+        SimTiming { duration_ps: 1_000_000_000, warmup_ps: 100_000_000, drain_ps: 1_000_000_000, fidelity: Fidelity::Full, settle: false, overflow_sample: true }
     }
 }
 
@@ -98,7 +104,7 @@ impl Default for SimConfig {
             seed: 1,
             app: "reflector".into(),
             stack: Stack::Pmd,
-            sim: SimTiming { duration_ps: 1_000_000_000, warmup_ps: 0, drain_ps: 1_000_000_000, fidelity: Fidelity::Full, settle: false },
+            sim: SimTiming { duration_ps: 1_000_000_000, warmup_ps: 0, drain_ps: 1_000_000_000, fidelity: Fidelity::Full, settle: false, overflow_sample: true },
             link: LinkConfig { rate_bps: 100_000_000_000, propagation_ps: 1_000_000 },
             loadgen: LoadgenConfig::default(),
             reflector: ReflectorConfig::default(),

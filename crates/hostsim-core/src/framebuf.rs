@@ -100,7 +100,7 @@ impl Fate {
     }
 }
 
-const N_FATES: usize = Fate::ALL.len();
+pub const N_FATES: usize = Fate::ALL.len();
 
 /// Per-frame flags.
 const LIVE: u8 = 1;

@@ -29,7 +29,10 @@ fn f(v: &Value) -> f64 {
 fn a_fast_run_simulates_a_sample_and_predicts_the_window() {
     // 10.2 Mpps into 10 Mpps: 1/51 of what is sent is too much.
     let excess = 1.0 - 10.0 / 10.2;
-    let fast = checked_run(&server(10.2, Fidelity::Fast)).unwrap();
+    // The fluid model alone (the overflow sample is the next test's).
+    let mut plain = server(10.2, Fidelity::Fast);
+    plain.sim.overflow_sample = false;
+    let fast = checked_run(&plain).unwrap();
     let s = &fast["sim"]["sample"];
     assert_eq!(fast["sim"]["fidelity"], "fast");
     assert_eq!(s["sampled"], true);
@@ -66,6 +69,31 @@ fn a_fast_run_simulates_a_sample_and_predicts_the_window() {
     assert!((fast_total - full_total).abs() < 0.002, "fast {fast_total}, full {full_total}");
     assert!((f(&p["loss_rate"]) - f(&full["loadgen"]["loss_rate"])).abs() < 0.002);
     assert_eq!(p["tx_packets"], full["loadgen"]["tx_packets"]);
+    assert_eq!((s["overflow"]["sampled"].as_bool(), p["unclassified_drops"].as_u64()), (Some(false), p["lost_packets"].as_u64()));
+}
+
+#[test]
+fn an_overflow_sample_runs_past_the_fill_and_drops_as_the_full_run() {
+    // As above, with the overflow sample: the fluid model fills the queue
+    // about 5 ms into the window, so a second sample runs twice as long
+    // and a quarter sample more (about 112,000 frames, within
+    // OVERFLOW_SAMPLE_FRAMES), and its second half drops at the queue.
+    let fast = checked_run(&server(10.2, Fidelity::Fast)).unwrap();
+    let s = &fast["sim"]["sample"];
+    let (o, p) = (&s["overflow"], &s["predicted"]);
+    assert_eq!((o["sampled"].as_bool(), o["dropped"].as_bool()), (Some(true), Some(true)), "{s}");
+    let first = (SAMPLE_FRAMES as f64 / 10.2e6 * 1e12).ceil() as u64;
+    assert_eq!(o["window_ps"].as_u64(), Some(2 * o["fill_ps"].as_u64().unwrap() + first / 2));
+    assert_eq!(s["window_ps"], o["window_ps"]);
+    // The counts are the longer sample's, and they hold the drops.
+    assert!(fast["loadgen"]["lost_packets"].as_u64().unwrap() > 0);
+    assert_eq!(fast["accounting"]["measured"]["drops"]["device_queue"], fast["loadgen"]["lost_packets"]);
+    // Every predicted drop has its fate; the loss is the full run's.
+    assert_eq!(p["unclassified_drops"].as_u64(), Some(0));
+    assert_eq!(p["drops"]["device_queue"], p["lost_packets"]);
+    let full = checked_run(&server(10.2, Fidelity::Full)).unwrap();
+    assert!((f(&p["loss_rate"]) - f(&full["loadgen"]["loss_rate"])).abs() < 0.002, "{p} against {}", full["loadgen"]);
+    assert!(!fast["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("fell behind")), "its drops are counted: {}", fast["warnings"]);
 }
 
 #[test]

@@ -38,7 +38,7 @@ use crate::engine::stats::{HasStats, Stat, StatSink};
 use crate::engine::time::{ps_to_s, Ps};
 use crate::engine::EventQueue;
 use crate::error::Result;
-use crate::framebuf::{Fate, FrameId, FramePool, Ledger};
+use crate::framebuf::{Fate, FrameId, FramePool, Ledger, N_FATES};
 use crate::host::{Host, HostEnv};
 use crate::link::Link;
 use crate::loadgen::{self, Loadgen};
@@ -90,6 +90,8 @@ pub struct Mark {
     pub inside: u64,
     /// Frames it dropped so far, warm-up included.
     pub dropped: u64,
+    /// Of those, by fate (`Fate::ALL`'s order; the drops' entries).
+    pub fates: [u64; N_FATES],
     /// Entries of the application's tables (`App::table_entries`).
     pub entries: u64,
 }
@@ -487,12 +489,19 @@ impl System {
 
     /// One of `marks`: what the device holds now.
     fn mark(&self) -> Mark {
-        let dropped = (0..self.gens.len()).map(|p| self.pool.ledger(p).dropped(Ledger::TOTAL_ROW)).sum();
+        let mut fates = [0; N_FATES];
+        for p in 0..self.gens.len() {
+            let l = self.pool.ledger(p);
+            for (n, f) in fates.iter_mut().zip(Fate::ALL).filter(|(_, f)| f.is_drop()) {
+                *n += l.count(Ledger::TOTAL_ROW, f);
+            }
+        }
+        let dropped = fates.iter().sum();
         let entries = match &self.dut {
             Dut::Host(h) => h.table_entries(),
             Dut::Reflector(_) => 0,
         };
-        Mark { inside: self.frames_in_device(), dropped, entries }
+        Mark { inside: self.frames_in_device(), dropped, fates, entries }
     }
 
     /// Frames alive but on no link: inside the device.

@@ -13,6 +13,14 @@
 //! sampled simulation (as SimPoint simulates representative intervals in
 //! detail) with a fluid queue between sample and prediction.
 //!
+//! Where the fluid model fills the buffers within the window, a second,
+//! longer sample (at most [`OVERFLOW_SAMPLE_FRAMES`]) runs past the fill,
+//! so that its second half is the overflow itself: the device with full
+//! buffers, dropping by the drop machine's fates. Its rates go on for the
+//! rest of the window, drops by fate (`sim.sample.predicted.drops`). An
+//! overflow later than that stays the fluid model's, and its drops have no
+//! fate (`unclassified_drops`).
+//!
 //! The result's counts, rates and statistics are the sample's, exactly as
 //! the full model gives them for the shortened run (the conservation
 //! identity holds over it); `sim.sample` says what the sample stands for
@@ -26,7 +34,8 @@
 //! * The device's service rate does not depend on how full its buffers are.
 //!   The sample sees the buffers only as full as its own growth leaves
 //!   them; a device that serves more slowly with full rings (leaky DMA
-//!   out of the DCA ways, say) is predicted too fast.
+//!   out of the DCA ways, say) is predicted too fast, unless the buffers
+//!   fill soon enough for an overflow sample to see it.
 //! * The caches are warm by the end of the warm-up (`warmup_frames`), and
 //!   the application's tables have stopped growing: a run whose sample saw
 //!   them grow (`App::table_entries`) is simulated as configured, or with
@@ -37,6 +46,7 @@
 use serde_json::{json, Value};
 
 use super::Mark;
+use crate::framebuf::{Fate, N_FATES};
 use crate::config::{Fidelity, SimConfig};
 use crate::engine::time::Ps;
 use crate::error::Result;
@@ -122,6 +132,12 @@ pub struct Prediction {
     pub backlog_growth: u64,
     /// When the buffers fill, after the window starts (ps), if they do.
     pub fill_ps: Option<Ps>,
+    /// Of the dropped frames, by fate (`Fate::ALL`'s order): the sample's,
+    /// and each fate's rate in its second half for the rest of the window.
+    pub drops: [u64; N_FATES],
+    /// Dropped frames no sample saw dropped: the overflow of buffers the
+    /// fluid model fills after the sample (their fate is not known).
+    pub unclassified_drops: u64,
 }
 
 impl Prediction {
@@ -137,10 +153,15 @@ pub struct SampleCounts {
     pub tx: u64,
     pub lost: u64,
     pub in_flight: u64,
+    /// Of the frames lost, by fate (`Fate::ALL`'s order).
+    pub lost_by: [u64; N_FATES],
     /// What the device held at the start, middle and end of its window (`System::marks`).
     pub marks: [Mark; 3],
     /// Frames the device can hold.
     pub buffer_frames: u64,
+    /// Whether the sample was lengthened past the fill of the buffers and
+    /// its second half dropped: that half is the overflow, whose rates go on.
+    pub overflowed: bool,
 }
 
 impl SampleCounts {
@@ -158,11 +179,13 @@ impl SampleCounts {
     /// under the noise would hide an excess of 0.67 % of the frames sent,
     /// above the bandwidth test's 0.5 % overload). When dropping started
     /// in the second half (none in the first), buffers filled within the
-    /// sample: its second half's rate goes on. (Drops in both halves, a
-    /// TX ring's say, are steady: they change nothing here.)
+    /// sample: its second half's rate goes on, as it does after an
+    /// overflow sample ([`SampleCounts::overflowed`]). (Drops in both
+    /// halves, a TX ring's say, are steady: they change nothing here.)
     fn growth_rate(&self, sample_ps: Ps) -> f64 {
         let half = (sample_ps / 2).max(1) as f64;
-        if self.marks[1].dropped == self.marks[0].dropped && self.marks[2].dropped > self.marks[1].dropped {
+        let started = self.marks[1].dropped == self.marks[0].dropped && self.marks[2].dropped > self.marks[1].dropped;
+        if started || self.overflowed {
             return self.growth(1) as f64 / half;
         }
         let g = self.marks[2].inside.saturating_sub(self.marks[0].inside);
@@ -209,12 +232,18 @@ pub fn predict(s: SampleCounts, sample_ps: Ps, window_ps: Ps, tx_packets: u64) -
     let grown = growth_rate * rest;
     let kept = grown.min(headroom);
     let fill_ps = (grown > headroom && growth_rate > 0.0).then(|| sample_ps + (headroom / growth_rate).round() as Ps);
+    let mut drops = s.lost_by;
+    for (f, d) in drops.iter_mut().enumerate() {
+        *d += (s.marks[2].fates[f].saturating_sub(s.marks[1].fates[f]) as f64 / half * rest).round() as u64;
+    }
     Prediction {
         tx_packets,
         lost_packets: (s.lost as f64 + drop_rate * rest + (grown - kept)).round() as u64,
         in_flight_packets: s.in_flight,
         backlog_growth: s.marks[2].inside.saturating_sub(s.marks[0].inside) + kept.round() as u64,
         fill_ps,
+        drops,
+        unclassified_drops: (grown - kept).round() as u64,
     }
 }
 
@@ -262,21 +291,9 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
             out["sim"]["sample"] = json!({"sampled": false, "why": why});
             return Ok(out);
         };
-        let mut short = cfg.clone();
-        short.sim.warmup_ps = warmup_ps;
-        short.sim.duration_ps = warmup_ps + sample_ps;
-        let (out, marks) = super::run_detailed(&short, registry, true)?;
-        let n = |v: &Value| v.as_u64().unwrap_or(0);
-        let lg = &out["loadgen"];
-        let counts = SampleCounts {
-            tx: n(&lg["tx_packets"]),
-            lost: n(&lg["lost_packets"]),
-            in_flight: n(&lg["in_flight_packets"]),
-            marks,
-            buffer_frames,
-        };
+        let (out, counts) = take_sample(cfg, registry, warmup_ps, sample_ps, buffer_frames)?;
         if counts.tables_grew() {
-            let (from, to) = (marks[0].entries, marks[2].entries);
+            let (from, to) = (counts.marks[0].entries, counts.marks[2].entries);
             plan = if !cfg.sim.settle {
                 Plan::Full(format!(
                     "the application's tables grew over the sample ({from} to {to} entries): the configured window holds a start-up transient (sim.settle predicts the steady state after it instead)"
@@ -314,16 +331,39 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
             Plan::Sample { warmup_ps, window_ps: longer }
         };
     };
-    let wall_s = wall.elapsed().as_secs_f64();
     // What the window sends is known without sampling: the offered rate's.
-    let p = predict(counts, sample_ps, window_ps, (offered * window_ps as f64 / 1e12).round() as u64);
+    let window_tx = (offered * window_ps as f64 / 1e12).round() as u64;
+    let mut p = predict(counts, sample_ps, window_ps, window_tx);
+    let (mut counts, mut sample_ps) = (counts, sample_ps);
+    // Buffers that fill within the window: a longer sample sees what the
+    // device drops once they are full, and by which fate.
+    let overflow = match p.fill_ps {
+        None => Value::Null,
+        Some(fill_ps) if !cfg.sim.overflow_sample => json!({"sampled": false, "fill_ps": fill_ps, "why": "sim.overflow_sample is off"}),
+        Some(fill_ps) => {
+            let longer = fill_ps.saturating_mul(2).saturating_add(sample_ps / 2).min(window_ps);
+            let frames = (offered * longer as f64 / 1e12).ceil() as u64;
+            if frames > OVERFLOW_SAMPLE_FRAMES {
+                json!({"sampled": false, "fill_ps": fill_ps, "why": format!("a sample past the fill ({frames} frames) would be longer than OVERFLOW_SAMPLE_FRAMES ({OVERFLOW_SAMPLE_FRAMES})")})
+            } else {
+                let (o, mut c) = take_sample(cfg, registry, warmup_ps, longer, buffer_frames)?;
+                c.overflowed = c.marks[2].dropped > c.marks[1].dropped;
+                let dropped = c.overflowed;
+                (out, counts, sample_ps) = (o, c, longer);
+                p = predict(counts, sample_ps, window_ps, window_tx);
+                json!({"sampled": true, "fill_ps": fill_ps, "window_ps": longer, "dropped": dropped})
+            }
+        }
+    };
+    let wall_s = wall.elapsed().as_secs_f64();
     // What the configured run sends in all, at the offered rate.
     let represented = (offered * cfg.sim.duration_ps as f64 / 1e12).round() as u64;
     let growth_rate = if p.backlog_growth > super::BACKLOG_NOISE_FRAMES { p.backlog_growth as f64 / p.tx_packets.max(1) as f64 } else { 0.0 };
     let grew = counts.marks[2].inside.saturating_sub(counts.marks[0].inside);
     // More than a burst's worth and 1 % of what was sent: an overload the
     // sample's buffers take up (as `system::run_detailed` warns of a full run).
-    if grew > super::BACKLOG_NOISE_FRAMES && (p.fill_ps.is_some() || grew * 100 > counts.tx) {
+    // (A sample whose buffers overflowed shows its drops in its counts.)
+    if !counts.overflowed && grew > super::BACKLOG_NOISE_FRAMES && (p.fill_ps.is_some() || grew * 100 > counts.tx) {
         let what = match p.fill_ps {
             Some(fill) => format!("fills them {:.3} ms into the {:.3} ms window and loses {:.2} % of it", fill as f64 / 1e9, window_ps as f64 / 1e9, p.loss_rate() * 100.0),
             None => format!("does not fill them within the {:.3} ms window, so drops would show only in a longer run (sim.duration)", window_ps as f64 / 1e9),
@@ -370,10 +410,41 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
             "backlog_growth_frames": p.backlog_growth,
             "backlog_growth_rate": growth_rate,
             "buffers_fill_ps": p.fill_ps,
+            "drops": Fate::ALL.iter().zip(p.drops).filter(|(f, _)| f.is_drop()).map(|(f, n)| (f.name().to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
+            "unclassified_drops": p.unclassified_drops,
         },
+        "overflow": overflow,
     });
     Ok(out)
 }
+
+/// Simulates a sample of `cfg`: a warm-up of `warmup_ps`, then a window of `sample_ps`.
+fn take_sample(cfg: &SimConfig, registry: &crate::apps::Registry, warmup_ps: Ps, sample_ps: Ps, buffer_frames: u64) -> Result<(Value, SampleCounts)> {
+    let mut short = cfg.clone();
+    short.sim.warmup_ps = warmup_ps;
+    short.sim.duration_ps = warmup_ps + sample_ps;
+    let (out, marks) = super::run_detailed(&short, registry, true)?;
+    let n = |v: &Value| v.as_u64().unwrap_or(0);
+    let lg = &out["loadgen"];
+    let by = &out["accounting"]["measured"]["drops"];
+    let counts = SampleCounts {
+        tx: n(&lg["tx_packets"]),
+        lost: n(&lg["lost_packets"]),
+        in_flight: n(&lg["in_flight_packets"]),
+        lost_by: Fate::ALL.map(|f| n(&by[f.name()])),
+        marks,
+        buffer_frames,
+        overflowed: false,
+    };
+    Ok((out, counts))
+}
+
+/// The longest window a sample past the buffers' fill may have, in frames
+/// sent: eight plain samples. Where the buffers would fill later (an
+/// overload of a few per cent), the fluid model's overflow stands, with
+/// its drops unclassified. A simulation setting (an estimate of what a
+/// fast run may spend), not a hardware parameter.
+pub const OVERFLOW_SAMPLE_FRAMES: u64 = 8 * SAMPLE_FRAMES;
 
 /// The difference in excess between a sample's halves that still counts
 /// as stationary, as a share of the frames sent in a half: the bandwidth
@@ -385,8 +456,16 @@ mod tests {
     use super::*;
 
     fn counts(lost: u64, marks: [(u64, u64); 3], buffer_frames: u64) -> SampleCounts {
-        let marks = marks.map(|(inside, dropped)| Mark { inside, dropped, entries: 0 });
-        SampleCounts { tx: 20_000, lost, in_flight: 3, marks, buffer_frames }
+        // Every drop a FIFO's, the core's.
+        let core = Fate::ALL.iter().position(|&f| f == Fate::RxFifoCore).unwrap();
+        let marks = marks.map(|(inside, dropped)| {
+            let mut fates = [0; N_FATES];
+            fates[core] = dropped;
+            Mark { inside, dropped, fates, entries: 0 }
+        });
+        let mut lost_by = [0; N_FATES];
+        lost_by[core] = lost;
+        SampleCounts { tx: 20_000, lost, in_flight: 3, lost_by, marks, buffer_frames, overflowed: false }
     }
 
     #[test]
@@ -428,6 +507,34 @@ mod tests {
         // growth a half: the growth is the whole sample's, as without drops.
         let r = predict(counts(20, [(100, 0), (150, 10), (200, 20)], 1_000), 1_000, 10_000, 200_000);
         assert_eq!((r.backlog_growth, r.lost_packets, r.fill_ps), (900, 20 + 180 + 100, Some(9_000)));
+    }
+
+    #[test]
+    fn drops_go_on_by_fate_and_an_unsampled_overflow_is_unclassified() {
+        let core = Fate::ALL.iter().position(|&f| f == Fate::RxFifoCore).unwrap();
+        // Steady drops: the sample's 50 and 450 more, all the core's.
+        let p = predict(counts(50, [(100, 0), (100, 25), (100, 50)], 1_100), 1_000, 10_000, 200_000);
+        assert_eq!((p.drops[core], p.drops.iter().sum::<u64>(), p.unclassified_drops), (500, 500, 0));
+        // Buffers the fluid model fills after the sample: their 1,000 lost
+        // frames are no fate's.
+        let q = predict(counts(0, [(100, 0), (200, 0), (300, 0)], 1_100), 1_000, 10_000, 200_000);
+        assert_eq!((q.drops.iter().sum::<u64>(), q.unclassified_drops, q.lost_packets), (0, 1_000, 1_000));
+    }
+
+    #[test]
+    fn an_overflowed_sample_goes_on_at_its_second_halfs_rates() {
+        // The buffers filled in the first half (900 frames grown, 100
+        // dropped), then only drops: 300 a half. As a plain sample the
+        // whole slope (900 frames per 1,000 ps) would go on growing into
+        // the 100 frames of room left; as an overflow sample the second
+        // half's rates go on: no growth, 300 drops per 500 ps for 9,000
+        // ps more.
+        let mut c = counts(400, [(100, 0), (1_000, 100), (1_000, 400)], 1_100);
+        let plain = predict(c, 1_000, 10_000, 200_000);
+        assert_eq!((plain.backlog_growth, plain.fill_ps), (1_000, Some(1_000 + 111)));
+        c.overflowed = true;
+        let p = predict(c, 1_000, 10_000, 200_000);
+        assert_eq!((p.backlog_growth, p.fill_ps, p.lost_packets, p.unclassified_drops), (900, None, 400 + 5_400, 0));
     }
 
     #[test]
