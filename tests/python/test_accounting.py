@@ -127,6 +127,13 @@ def test_a_run_whose_buffers_hide_an_overload_says_so():
     assert any(w.startswith("the device fell behind") for w in r["warnings"])
     calm = hostsim.simulate(dict(cfg, loadgen={"rate": "9Mpps"})).to_dict()
     assert not any(w.startswith("the device fell behind") for w in calm["warnings"])
+    # 5 ms: the queue fills within the window and then drops; the frames it
+    # took up first are an overload the loss rate does not count.
+    filled = hostsim.simulate(dict(cfg, sim={"duration": "5ms"})).to_dict()
+    lost = filled["loadgen"]["lost_packets"]
+    (w,) = [w for w in filled["warnings"] if w.startswith("the device fell behind")]
+    assert lost > 0 and f"besides the {lost} frames it dropped" in w and "understates the overload" in w, w
+    assert "would show only in a longer run" not in w
 
 
 def test_a_run_whose_bottleneck_alternates_shows_both_causes():

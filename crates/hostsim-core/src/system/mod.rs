@@ -660,13 +660,25 @@ pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sa
     if !sampled && growth > BACKLOG_NOISE_FRAMES && growth * 100 > sent {
         let window_s = ps_to_s(cfg.sim.duration_ps.saturating_sub(cfg.sim.warmup_ps));
         let excess = growth as f64 / window_s;
-        warnings.push(format!(
-            "{FELL_BEHIND}: {growth} more frames were inside it when the last frame sent reached it than when \
-             the first measured one did ({:.2} % of the {sent} sent); its buffers ({buffer_frames} frames) fill in {:.3} ms at that excess, \
-             so drops would show only in a longer run (sim.duration)",
-            growth as f64 * 100.0 / sent.max(1) as f64,
-            buffer_frames as f64 / excess * 1e3
-        ));
+        let grew = format!(
+            "{growth} more frames were inside it when the last frame sent reached it than when the first measured one did ({:.2} % of the {sent} sent)",
+            growth as f64 * 100.0 / sent.max(1) as f64
+        );
+        let dropped = sys.marks[2].dropped.saturating_sub(sys.marks[0].dropped);
+        warnings.push(if dropped > 0 {
+            // Buffers that filled within the window, then dropped: the
+            // frames they took up first are an overload the loss rate
+            // does not count (a TX ring dropping beside growing RX
+            // buffers reads the same).
+            format!(
+                "{FELL_BEHIND}: besides the {dropped} frames it dropped, {grew}; a longer run loses those too, so the loss rate understates the overload (loss plus growth is the excess)"
+            )
+        } else {
+            format!(
+                "{FELL_BEHIND}: {grew}; its buffers ({buffer_frames} frames) fill in {:.3} ms at that excess, so drops would show only in a longer run (sim.duration)",
+                buffer_frames as f64 / excess * 1e3
+            )
+        });
     }
     if in_flight > 0 {
         warnings.push(format!(
