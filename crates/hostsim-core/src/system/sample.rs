@@ -19,8 +19,8 @@
 //! buffers, dropping by the drop machine's fates. Its rates go on for the
 //! rest of the window, drops by fate (`sim.sample.predicted.drops`). An
 //! overflow later than that stays the fluid model's, and its drops have no
-//! fate (`unclassified_drops`); one that would be longer than the run is
-//! the run, simulated as configured.
+//! fate (`unclassified_drops`), as it does where a sample past the fill
+//! would be longer than the run.
 //!
 //! The result's counts, rates and statistics are the sample's, exactly as
 //! the full model gives them for the shortened run (the conservation
@@ -347,14 +347,11 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
             if frames > OVERFLOW_SAMPLE_FRAMES {
                 json!({"sampled": false, "fill_ps": fill_ps, "why": format!("a sample past the fill ({frames} frames) would be longer than OVERFLOW_SAMPLE_FRAMES ({OVERFLOW_SAMPLE_FRAMES})")})
             } else if warmups == 0 && warmup_ps.saturating_add(longer) > cfg.sim.duration_ps {
-                // As `plan`: a sample longer than the run costs more than the run.
-                let (mut out, _) = super::run_detailed(cfg, registry, false)?;
-                out["sim"]["fidelity"] = json!("fast");
-                out["sim"]["sample"] = json!({"sampled": false, "why": format!(
-                    "the buffers fill within the window, and a sample past the fill ({warmup_ps} ps of warm-up, {longer} ps of window) would be longer than the run ({} ps)",
+                // It would cost more than the run itself (as `plan` judges the first sample).
+                json!({"sampled": false, "fill_ps": fill_ps, "why": format!(
+                    "a sample past the fill ({warmup_ps} ps of warm-up, {longer} ps of window) would be longer than the run ({} ps)",
                     cfg.sim.duration_ps
-                )});
-                return Ok(out);
+                )})
             } else {
                 let (o, mut c) = take_sample(cfg, registry, warmup_ps, longer, buffer_frames)?;
                 c.overflowed = c.marks[2].dropped > c.marks[1].dropped;
