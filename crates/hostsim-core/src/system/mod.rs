@@ -666,10 +666,10 @@ pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sa
         );
         let dropped = sys.marks[2].dropped.saturating_sub(sys.marks[0].dropped);
         warnings.push(if dropped > 0 {
-            // Buffers that filled within the window, then dropped: the
-            // frames they took up first are an overload the loss rate
-            // does not count (a TX ring dropping beside growing RX
-            // buffers reads the same).
+            // The device dropped in the window too (buffers that filled,
+            // or steady drops elsewhere, a TX ring's beside growing RX
+            // buffers): the growth is an overload the loss rate does
+            // not count.
             format!(
                 "{FELL_BEHIND}: besides the {dropped} frames it dropped, {grew}; a longer run loses those too, so the loss rate understates the overload (loss plus growth is the excess)"
             )

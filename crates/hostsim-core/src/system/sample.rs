@@ -16,11 +16,12 @@
 //! Where the fluid model fills the buffers within the window, a second,
 //! longer sample (at most [`OVERFLOW_SAMPLE_FRAMES`]) runs past the fill,
 //! so that its second half is the overflow itself: the device with full
-//! buffers, dropping by the drop machine's fates. Its rates go on for the
-//! rest of the window, drops by fate (`sim.sample.predicted.drops`). An
-//! overflow later than that stays the fluid model's, and its drops have no
-//! fate (`unclassified_drops`), as it does where a sample past the fill
-//! would be longer than the run.
+//! buffers, dropping by the drop machine's fates. If that half dropped
+//! more than the first, its rates go on for the rest of the window, drops
+//! by fate (`sim.sample.predicted.drops`). An overflow later than that, or
+//! one whose sample would make the fast run simulate more than the run,
+//! stays the fluid model's, and its drops have no fate
+//! (`unclassified_drops`).
 //!
 //! The result's counts, rates and statistics are the sample's, exactly as
 //! the full model gives them for the shortened run (the conservation
@@ -43,6 +44,9 @@
 //!   `sim.settle` the sample's warm-up doubles, up to [`MAX_WARMUP_PS`] and
 //!   past the configured run if need be, and the result says so.
 //! * A run shorter than its sample is simulated as configured.
+//! * The window it stands for starts after the sample's warm-up, which may
+//!   be longer than `sim.warmup`: under an overload its buffers start the
+//!   window fuller than the configured run's, and fill earlier in it.
 
 use serde_json::{json, Value};
 
@@ -227,7 +231,6 @@ impl SampleCounts {
 pub fn predict(s: SampleCounts, sample_ps: Ps, window_ps: Ps, tx_packets: u64) -> Prediction {
     let half = (sample_ps / 2).max(1) as f64;
     let rest = window_ps.saturating_sub(sample_ps) as f64;
-    let drop_rate = s.marks[2].dropped.saturating_sub(s.marks[1].dropped) as f64 / half;
     let growth_rate = s.growth_rate(sample_ps);
     let headroom = s.buffer_frames.saturating_sub(s.marks[2].inside) as f64;
     let grown = growth_rate * rest;
@@ -237,14 +240,16 @@ pub fn predict(s: SampleCounts, sample_ps: Ps, window_ps: Ps, tx_packets: u64) -
     for (f, d) in drops.iter_mut().enumerate() {
         *d += (s.marks[2].fates[f].saturating_sub(s.marks[1].fates[f]) as f64 / half * rest).round() as u64;
     }
+    let unclassified_drops = (grown - kept).round() as u64;
     Prediction {
         tx_packets,
-        lost_packets: (s.lost as f64 + drop_rate * rest + (grown - kept)).round() as u64,
+        // By fate, so that the fates add up to it.
+        lost_packets: drops.iter().sum::<u64>() + unclassified_drops,
         in_flight_packets: s.in_flight,
         backlog_growth: s.marks[2].inside.saturating_sub(s.marks[0].inside) + kept.round() as u64,
         fill_ps,
         drops,
-        unclassified_drops: (grown - kept).round() as u64,
+        unclassified_drops,
     }
 }
 
@@ -340,24 +345,37 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
     // device drops once they are full, and by which fate.
     let overflow = match p.fill_ps {
         None => Value::Null,
-        Some(fill_ps) if !cfg.sim.overflow_sample => json!({"sampled": false, "fill_ps": fill_ps, "why": "sim.overflow_sample is off"}),
         Some(fill_ps) => {
             let longer = fill_ps.saturating_mul(2).saturating_add(sample_ps / 2).min(window_ps);
             let frames = (offered * longer as f64 / 1e12).ceil() as u64;
-            if frames > OVERFLOW_SAMPLE_FRAMES {
-                json!({"sampled": false, "fill_ps": fill_ps, "why": format!("a sample past the fill ({frames} frames) would be longer than OVERFLOW_SAMPLE_FRAMES ({OVERFLOW_SAMPLE_FRAMES})")})
-            } else if warmups == 0 && warmup_ps.saturating_add(longer) > cfg.sim.duration_ps {
-                // It would cost more than the run itself (as `plan` judges the first sample).
-                json!({"sampled": false, "fill_ps": fill_ps, "why": format!(
-                    "a sample past the fill ({warmup_ps} ps of warm-up, {longer} ps of window) would be longer than the run ({} ps)",
+            // What the fast run would simulate in all: both samples, each with its warm-up.
+            let cost_ps = warmup_ps.saturating_mul(2).saturating_add(sample_ps).saturating_add(longer);
+            let not = |why: String| json!({"sampled": false, "fill_ps": fill_ps, "why": why});
+            if !cfg.sim.overflow_sample {
+                not("sim.overflow_sample is off".into())
+            } else if warmups > 0 {
+                not("the warm-up was lengthened for the application's tables (sim.settle): a second sample would simulate it again".into())
+            } else if frames > OVERFLOW_SAMPLE_FRAMES {
+                not(format!("a sample past the fill ({frames} frames) would be longer than OVERFLOW_SAMPLE_FRAMES ({OVERFLOW_SAMPLE_FRAMES})"))
+            } else if cost_ps > cfg.sim.duration_ps {
+                not(format!(
+                    "with a sample past the fill ({warmup_ps} ps of warm-up, {longer} ps of window) the fast run would simulate more than the run ({cost_ps} ps against {} ps)",
                     cfg.sim.duration_ps
-                )})
+                ))
             } else {
                 let (o, mut c) = take_sample(cfg, registry, warmup_ps, longer, buffer_frames)?;
-                c.overflowed = c.marks[2].dropped > c.marks[1].dropped;
+                // The buffers filled where the second half dropped more
+                // than the first by more than the noise (steady drops, a
+                // TX ring's say, are in both).
+                let d = |h: usize| c.marks[h + 1].dropped.saturating_sub(c.marks[h].dropped);
+                c.overflowed = d(1) > d(0) + super::BACKLOG_NOISE_FRAMES;
                 let dropped = c.overflowed;
                 (out, counts, sample_ps) = (o, c, longer);
                 p = predict(counts, sample_ps, window_ps, window_tx);
+                if dropped {
+                    // They filled within this sample, about when the first one said.
+                    p.fill_ps = Some(fill_ps);
+                }
                 json!({"sampled": true, "fill_ps": fill_ps, "window_ps": longer, "dropped": dropped})
             }
         }
@@ -369,14 +387,22 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
     let grew = counts.marks[2].inside.saturating_sub(counts.marks[0].inside);
     // More than a burst's worth and 1 % of what was sent: an overload the
     // sample's buffers take up (as `system::run_detailed` warns of a full run).
-    // (A sample whose buffers overflowed shows its drops in its counts.)
-    if !counts.overflowed && grew > super::BACKLOG_NOISE_FRAMES && (p.fill_ps.is_some() || grew * 100 > counts.tx) {
-        let what = match p.fill_ps {
-            Some(fill) => format!("fills them {:.3} ms into the {:.3} ms window and loses {:.2} % of it", fill as f64 / 1e9, window_ps as f64 / 1e9, p.loss_rate() * 100.0),
-            None => format!("does not fill them within the {:.3} ms window, so drops would show only in a longer run (sim.duration)", window_ps as f64 / 1e9),
+    if grew > super::BACKLOG_NOISE_FRAMES && (p.fill_ps.is_some() || grew * 100 > counts.tx) {
+        let dropped = counts.marks[2].dropped.saturating_sub(counts.marks[0].dropped);
+        let what = if dropped > 0 {
+            format!(
+                "besides the {dropped} frames it dropped, so its counts understate the overload; the prediction goes on at its second half's rates and loses {:.2} % of the {:.3} ms window",
+                p.loss_rate() * 100.0,
+                window_ps as f64 / 1e9
+            )
+        } else {
+            match p.fill_ps {
+                Some(fill) => format!("at that pace the fluid model fills them {:.3} ms into the {:.3} ms window and loses {:.2} % of it", fill as f64 / 1e9, window_ps as f64 / 1e9, p.loss_rate() * 100.0),
+                None => format!("at that pace the fluid model does not fill them within the {:.3} ms window, so drops would show only in a longer run (sim.duration)", window_ps as f64 / 1e9),
+            }
         };
         let w = format!(
-            "{}: its buffers ({buffer_frames} frames) grew by {grew} frames over the {:.3} ms sample ({:.2} % of the {} sent); at that pace the fluid model {what}",
+            "{}: its buffers ({buffer_frames} frames) grew by {grew} frames over the {:.3} ms sample ({:.2} % of the {} sent), {what}",
             super::FELL_BEHIND,
             sample_ps as f64 / 1e9,
             grew as f64 * 100.0 / counts.tx.max(1) as f64,
