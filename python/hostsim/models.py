@@ -149,6 +149,8 @@ class Sample(_Model):
     warmup_ps: Optional[int] = None
     window_ps: Optional[int] = None
     represented_window_ps: Optional[int] = None
+    #: How much later the sample's window starts than the configured one (its warm-up was longer).
+    offset_ps: Optional[int] = None
     represented_duration_ps: Optional[int] = None
     represented_packets: Optional[int] = None
     represented_packets_per_wall_s: Optional[float] = None

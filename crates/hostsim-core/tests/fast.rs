@@ -83,7 +83,11 @@ fn an_overflow_sample_runs_past_the_fill_and_drops_as_the_full_run() {
     let (o, p) = (&s["overflow"], &s["predicted"]);
     assert_eq!((o["sampled"].as_bool(), o["dropped"].as_bool()), (Some(true), Some(true)), "{s}");
     let first = (SAMPLE_FRAMES as f64 / 10.2e6 * 1e12).ceil() as u64;
-    assert_eq!(o["window_ps"].as_u64(), Some(2 * o["fill_ps"].as_u64().unwrap() + first / 2));
+    // The fill counts from the window's start, the second sample from its
+    // own, `offset_ps` later (its warm-up until 1,024 frames were sent).
+    let after = o["fill_ps"].as_u64().unwrap() - s["offset_ps"].as_u64().unwrap();
+    assert!(s["offset_ps"].as_u64().unwrap() > 0);
+    assert_eq!(o["window_ps"].as_u64(), Some(2 * after + first / 2));
     assert_eq!(s["window_ps"], o["window_ps"]);
     // The counts are the longer sample's, and they hold the drops.
     assert!(fast["loadgen"]["lost_packets"].as_u64().unwrap() > 0);

@@ -79,6 +79,9 @@ enum Event {
     TxEnd,
     /// The middle of the device's window: note the frames inside it.
     MidWindow,
+    /// A sample's: where the window it stands for starts, before its own
+    /// (its warm-up was lengthened): note the frames inside the device.
+    PreMark,
     /// An event of the simulated host.
     Host(HostEvent),
 }
@@ -140,6 +143,11 @@ pub struct System {
     pub marks: [Mark; 3],
     /// Take the middle mark (a fast run's sample; one more event).
     pub mid_mark: bool,
+    /// A sample's: when the window it stands for starts (`sim.warmup` as
+    /// configured, shorter than the sample's), and what the device held
+    /// then (`marks[0]` when they are the same).
+    pub pre_mark_at: Option<Ps>,
+    pub pre_mark: Mark,
 }
 
 impl System {
@@ -198,6 +206,8 @@ impl System {
             closed: cfg.loadgen.closed_loop.is_some() || cfg.loadgen.tcp.is_some(),
             marks: [Mark::default(); 3],
             mid_mark: false,
+            pre_mark_at: None,
+            pre_mark: Mark::default(),
             in_flight: Vec::new(),
         })
     }
@@ -224,6 +234,9 @@ impl System {
         if self.mid_mark {
             let mid = self.cfg.sim.warmup_ps + (self.cfg.sim.duration_ps - self.cfg.sim.warmup_ps) / 2;
             self.q.schedule(mid.saturating_add(prop), Event::MidWindow);
+        }
+        if let Some(t) = self.pre_mark_at.filter(|&t| t < self.cfg.sim.warmup_ps) {
+            self.q.schedule(if t == 0 { 0 } else { t.saturating_add(prop) }, Event::PreMark);
         }
         if self.cfg.sim.warmup_ps > 0 {
             self.q.schedule(self.cfg.sim.warmup_ps, Event::WarmupEnd);
@@ -371,6 +384,7 @@ impl System {
             Event::WarmupEnd => self.reset_stats(),
             Event::TxEnd => self.marks[2] = self.mark(),
             Event::MidWindow => self.marks[1] = self.mark(),
+            Event::PreMark => self.pre_mark = self.mark(),
             Event::DutWarmupEnd => {
                 self.marks[0] = self.mark();
                 match &mut self.dut {
@@ -576,7 +590,7 @@ pub fn run(cfg: &SimConfig) -> Result<Value> {
 /// [`run`] with the applications of `registry`, at the config's fidelity.
 pub fn run_with(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
     match cfg.sim.fidelity {
-        Fidelity::Full => run_detailed(cfg, registry, false).map(|(out, _)| out),
+        Fidelity::Full => run_detailed(cfg, registry, None).map(|(out, ..)| out),
         Fidelity::Fast => sample::run(cfg, registry),
     }
 }
@@ -620,14 +634,21 @@ fn port_loadgen(cfg: &SimConfig, p: usize, ports: usize) -> Result<Loadgen> {
     Ok(lg)
 }
 
-/// Every frame of the run through the full model, and its JSON result.
-/// `sampled`: the run is a fast run's sample, which says itself whether
-/// its buffers' growth matters (`sample::run`).
-pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sampled: bool) -> Result<(Value, [Mark; 3])> {
+/// Every frame of the run through the full model, and its JSON result,
+/// the marks of its window and the mark where the window a sample stands
+/// for starts. `sample`: the run is a fast run's sample, which says itself
+/// whether its buffers' growth matters (`sample::run`), standing for the
+/// window after the warm-up given.
+pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sample: Option<Ps>) -> Result<(Value, [Mark; 3], Mark)> {
     let wall = Instant::now();
     let mut sys = System::with_apps(cfg, registry)?;
+    let sampled = sample.is_some();
     sys.mid_mark = sampled;
+    sys.pre_mark_at = sample;
     let end = sys.run();
+    if !sample.is_some_and(|t| t < cfg.sim.warmup_ps) {
+        sys.pre_mark = sys.marks[0];
+    }
     let mut cap = (None::<u64>, None::<u64>);
     for g in &mut sys.gens {
         let (tx, rx) = g.lg.finish_captures()?;
@@ -744,7 +765,7 @@ pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sa
     if let Some(w) = out["warnings"].as_array_mut() {
         w.extend(broken.into_iter().map(|v| Value::String(format!("invariant violated: {v}"))));
     }
-    Ok((out, sys.marks))
+    Ok((out, sys.marks, sys.pre_mark))
 }
 
 

@@ -44,9 +44,11 @@
 //!   `sim.settle` the sample's warm-up doubles, up to [`MAX_WARMUP_PS`] and
 //!   past the configured run if need be, and the result says so.
 //! * A run shorter than its sample is simulated as configured.
-//! * The window it stands for starts after the sample's warm-up, which may
-//!   be longer than `sim.warmup`: under an overload its buffers start the
-//!   window fuller than the configured run's, and fill earlier in it.
+//! * The sample's warm-up may be longer than `sim.warmup`: what the
+//!   configured window saw before the sample (its drops and its buffers'
+//!   growth, from a mark where it starts) is counted, and the rest after
+//!   the sample is that much shorter. With `sim.settle` the sample stands
+//!   for the steady state after the transient instead.
 
 use serde_json::{json, Value};
 
@@ -162,6 +164,11 @@ pub struct SampleCounts {
     pub lost_by: [u64; N_FATES],
     /// What the device held at the start, middle and end of its window (`System::marks`).
     pub marks: [Mark; 3],
+    /// How much later its window starts than the one it stands for (its
+    /// warm-up was longer than `sim.warmup`), and what the device held
+    /// where that one starts (`marks[0]` when they are the same).
+    pub offset_ps: Ps,
+    pub pre: Mark,
     /// Frames the device can hold.
     pub buffer_frames: u64,
     /// Whether the sample was lengthened past the fill of the buffers and
@@ -230,14 +237,18 @@ impl SampleCounts {
 /// sample's (the drain of a fuller device is not modelled).
 pub fn predict(s: SampleCounts, sample_ps: Ps, window_ps: Ps, tx_packets: u64) -> Prediction {
     let half = (sample_ps / 2).max(1) as f64;
-    let rest = window_ps.saturating_sub(sample_ps) as f64;
+    // The window starts `offset_ps` before the sample's: what the device
+    // dropped and took up in between was simulated (the sample's warm-up),
+    // and the rest after the sample is that much shorter.
+    let rest = window_ps.saturating_sub(sample_ps).saturating_sub(s.offset_ps) as f64;
     let growth_rate = s.growth_rate(sample_ps);
     let headroom = s.buffer_frames.saturating_sub(s.marks[2].inside) as f64;
     let grown = growth_rate * rest;
     let kept = grown.min(headroom);
-    let fill_ps = (grown > headroom && growth_rate > 0.0).then(|| sample_ps + (headroom / growth_rate).round() as Ps);
+    let fill_ps = (grown > headroom && growth_rate > 0.0).then(|| s.offset_ps + sample_ps + (headroom / growth_rate).round() as Ps);
     let mut drops = s.lost_by;
     for (f, d) in drops.iter_mut().enumerate() {
+        *d += s.marks[0].fates[f].saturating_sub(s.pre.fates[f]);
         *d += (s.marks[2].fates[f].saturating_sub(s.marks[1].fates[f]) as f64 / half * rest).round() as u64;
     }
     let unclassified_drops = (grown - kept).round() as u64;
@@ -246,7 +257,7 @@ pub fn predict(s: SampleCounts, sample_ps: Ps, window_ps: Ps, tx_packets: u64) -
         // By fate, so that the fates add up to it.
         lost_packets: drops.iter().sum::<u64>() + unclassified_drops,
         in_flight_packets: s.in_flight,
-        backlog_growth: s.marks[2].inside.saturating_sub(s.marks[0].inside) + kept.round() as u64,
+        backlog_growth: s.marks[2].inside.saturating_sub(s.pre.inside) + kept.round() as u64,
         fill_ps,
         drops,
         unclassified_drops,
@@ -292,7 +303,7 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
     let (mut out, counts, warmup_ps, sample_ps) = loop {
         let Plan::Sample { warmup_ps, window_ps: sample_ps } = plan else {
             let Plan::Full(why) = plan else { unreachable!() };
-            let (mut out, _) = super::run_detailed(cfg, registry, false)?;
+            let (mut out, ..) = super::run_detailed(cfg, registry, None)?;
             out["sim"]["fidelity"] = json!("fast");
             out["sim"]["sample"] = json!({"sampled": false, "why": why});
             return Ok(out);
@@ -337,16 +348,25 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
             Plan::Sample { warmup_ps, window_ps: longer }
         };
     };
+    let mut counts = counts;
+    if warmups > 0 {
+        // It stands for the steady state after the tables' transient, not
+        // for the configured window, which holds the transient.
+        counts.offset_ps = 0;
+        counts.pre = counts.marks[0];
+    }
     // What the window sends is known without sampling: the offered rate's.
     let window_tx = (offered * window_ps as f64 / 1e12).round() as u64;
     let mut p = predict(counts, sample_ps, window_ps, window_tx);
-    let (mut counts, mut sample_ps) = (counts, sample_ps);
+    let mut sample_ps = sample_ps;
     // Buffers that fill within the window: a longer sample sees what the
     // device drops once they are full, and by which fate.
     let overflow = match p.fill_ps {
         None => Value::Null,
         Some(fill_ps) => {
-            let longer = fill_ps.saturating_mul(2).saturating_add(sample_ps / 2).min(window_ps);
+            // From the sample's start, not the window's; within the run.
+            let after = fill_ps.saturating_sub(counts.offset_ps);
+            let longer = after.saturating_mul(2).saturating_add(sample_ps / 2).min(window_ps.saturating_sub(counts.offset_ps));
             let frames = (offered * longer as f64 / 1e12).ceil() as u64;
             // What the fast run would simulate in all: both samples, each with its warm-up.
             let cost_ps = warmup_ps.saturating_mul(2).saturating_add(sample_ps).saturating_add(longer);
@@ -432,6 +452,7 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
         "doublings": doublings,
         "warmup_doublings": warmups,
         "represented_window_ps": window_ps,
+        "offset_ps": counts.offset_ps,
         "represented_duration_ps": cfg.sim.duration_ps,
         "represented_packets": represented,
         "represented_packets_per_wall_s": if wall_s > 0.0 { represented as f64 / wall_s } else { 0.0 },
@@ -456,7 +477,7 @@ fn take_sample(cfg: &SimConfig, registry: &crate::apps::Registry, warmup_ps: Ps,
     let mut short = cfg.clone();
     short.sim.warmup_ps = warmup_ps;
     short.sim.duration_ps = warmup_ps + sample_ps;
-    let (out, marks) = super::run_detailed(&short, registry, true)?;
+    let (out, marks, pre) = super::run_detailed(&short, registry, Some(cfg.sim.warmup_ps))?;
     let n = |v: &Value| v.as_u64().unwrap_or(0);
     let lg = &out["loadgen"];
     let by = &out["accounting"]["measured"]["drops"];
@@ -466,6 +487,8 @@ fn take_sample(cfg: &SimConfig, registry: &crate::apps::Registry, warmup_ps: Ps,
         in_flight: n(&lg["in_flight_packets"]),
         lost_by: Fate::ALL.map(|f| n(&by[f.name()])),
         marks,
+        offset_ps: warmup_ps.saturating_sub(cfg.sim.warmup_ps),
+        pre,
         buffer_frames,
         overflowed: false,
     };
@@ -498,7 +521,7 @@ mod tests {
         });
         let mut lost_by = [0; N_FATES];
         lost_by[core] = lost;
-        SampleCounts { tx: 20_000, lost, in_flight: 3, lost_by, marks, buffer_frames, overflowed: false }
+        SampleCounts { tx: 20_000, lost, in_flight: 3, lost_by, marks, offset_ps: 0, pre: marks[0], buffer_frames, overflowed: false }
     }
 
     #[test]
@@ -568,6 +591,27 @@ mod tests {
         c.overflowed = true;
         let p = predict(c, 1_000, 10_000, 200_000);
         assert_eq!((p.backlog_growth, p.fill_ps, p.lost_packets, p.unclassified_drops), (900, None, 400 + 5_400, 0));
+    }
+
+    #[test]
+    fn a_sample_after_a_longer_warm_up_counts_what_the_window_saw_before_it() {
+        // The window starts 2,000 ps before the sample: the device held 60
+        // frames then and had dropped none; by the sample's start it held
+        // 100 and had dropped 10. Steady drops of 25 a half go on for the
+        // 7,000 ps left after the sample, not 9,000.
+        let mut c = counts(50, [(100, 10), (100, 35), (100, 60)], 1_100);
+        c.offset_ps = 2_000;
+        c.pre = Mark { inside: 60, dropped: 0, fates: [0; N_FATES], entries: 0 };
+        let p = predict(c, 1_000, 10_000, 200_000);
+        assert_eq!((p.lost_packets, p.backlog_growth, p.unclassified_drops), (10 + 50 + 350, 40, 0));
+        // Growth of 100 frames over the sample fills the 1,000 frames of
+        // room left 10,000 ps after it: past the window's end, 2,000 ps
+        // sooner than without the offset.
+        let mut g = counts(0, [(100, 0), (150, 0), (200, 0)], 1_200);
+        g.offset_ps = 2_000;
+        g.pre = g.marks[0];
+        let q = predict(g, 1_000, 10_000, 200_000);
+        assert_eq!((q.backlog_growth, q.fill_ps, q.lost_packets), (100 + 700, None, 0));
     }
 
     #[test]
