@@ -91,12 +91,18 @@ enum Event {
 pub struct Mark {
     /// Frames inside it: alive, not on the links nor waiting for the generator's wire.
     pub inside: u64,
-    /// Frames it dropped so far, warm-up included.
-    pub dropped: u64,
-    /// Of those, by fate (`Fate::ALL`'s order; the drops' entries).
+    /// Frames it dropped so far, warm-up included, by fate (`Fate::ALL`'s
+    /// order; the drops' entries).
     pub fates: [u64; N_FATES],
     /// Entries of the application's tables (`App::table_entries`).
     pub entries: u64,
+}
+
+impl Mark {
+    /// Frames it dropped so far, warm-up included.
+    pub fn dropped(&self) -> u64 {
+        self.fates.iter().sum()
+    }
 }
 
 /// The device under test.
@@ -510,12 +516,11 @@ impl System {
                 *n += l.count(Ledger::TOTAL_ROW, f);
             }
         }
-        let dropped = fates.iter().sum();
         let entries = match &self.dut {
             Dut::Host(h) => h.table_entries(),
             Dut::Reflector(_) => 0,
         };
-        Mark { inside: self.frames_in_device(), dropped, fates, entries }
+        Mark { inside: self.frames_in_device(), fates, entries }
     }
 
     /// Frames alive but on no link: inside the device.
@@ -685,7 +690,7 @@ pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sa
             "{growth} more frames were inside it when the last frame sent reached it than when the first measured one did ({:.2} % of the {sent} sent)",
             growth as f64 * 100.0 / sent.max(1) as f64
         );
-        let dropped = sys.marks[2].dropped.saturating_sub(sys.marks[0].dropped);
+        let dropped = sys.marks[2].dropped().saturating_sub(sys.marks[0].dropped());
         warnings.push(if dropped > 0 {
             // The device dropped in the window too (buffers that filled,
             // or steady drops elsewhere, a TX ring's beside growing RX

@@ -132,8 +132,6 @@ pub fn plan(cfg: &SimConfig, offered_pps: f64, warmup_frames: u64) -> Plan {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Prediction {
     pub tx_packets: u64,
-    /// Dropped frames, the buffers' overflow included.
-    pub lost_packets: u64,
     pub in_flight_packets: u64,
     /// Frames the buffers grow by over the window (at most their headroom).
     pub backlog_growth: u64,
@@ -148,8 +146,13 @@ pub struct Prediction {
 }
 
 impl Prediction {
+    /// Dropped frames, the buffers' overflow included: the fates' and the unclassified.
+    pub fn lost_packets(&self) -> u64 {
+        self.drops.iter().sum::<u64>() + self.unclassified_drops
+    }
+
     pub fn loss_rate(&self) -> f64 {
-        (self.lost_packets + self.in_flight_packets) as f64 / self.tx_packets.max(1) as f64
+        (self.lost_packets() + self.in_flight_packets) as f64 / self.tx_packets.max(1) as f64
     }
 }
 
@@ -158,7 +161,6 @@ impl Prediction {
 pub struct SampleCounts {
     /// Frames sent in its window, and of those lost and still inside at the end.
     pub tx: u64,
-    pub lost: u64,
     pub in_flight: u64,
     /// Of the frames lost, by fate (`Fate::ALL`'s order).
     pub lost_by: [u64; N_FATES],
@@ -196,7 +198,7 @@ impl SampleCounts {
     /// halves, a TX ring's say, are steady: they change nothing here.)
     fn growth_rate(&self, sample_ps: Ps) -> f64 {
         let half = (sample_ps / 2).max(1) as f64;
-        let started = self.marks[1].dropped == self.marks[0].dropped && self.marks[2].dropped > self.marks[1].dropped;
+        let started = self.marks[1].dropped() == self.marks[0].dropped() && self.marks[2].dropped() > self.marks[1].dropped();
         if started || self.overflowed {
             return self.growth(1) as f64 / half;
         }
@@ -210,7 +212,7 @@ impl SampleCounts {
 
     /// Frames dropped or piled up over half `h`: the excess over what the device sustains.
     fn excess(&self, h: usize) -> u64 {
-        self.marks[h + 1].dropped.saturating_sub(self.marks[h].dropped) + self.growth(h)
+        self.marks[h + 1].dropped().saturating_sub(self.marks[h].dropped()) + self.growth(h)
     }
 
     /// Whether the application's tables grew over the window: frames took
@@ -254,8 +256,6 @@ pub fn predict(s: SampleCounts, sample_ps: Ps, window_ps: Ps, tx_packets: u64) -
     let unclassified_drops = (grown - kept).round() as u64;
     Prediction {
         tx_packets,
-        // By fate, so that the fates add up to it.
-        lost_packets: drops.iter().sum::<u64>() + unclassified_drops,
         in_flight_packets: s.in_flight,
         backlog_growth: s.marks[2].inside.saturating_sub(s.pre.inside) + kept.round() as u64,
         fill_ps,
@@ -387,7 +387,7 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
                 // The buffers filled where the second half dropped more
                 // than the first by more than the noise (steady drops, a
                 // TX ring's say, are in both).
-                let d = |h: usize| c.marks[h + 1].dropped.saturating_sub(c.marks[h].dropped);
+                let d = |h: usize| c.marks[h + 1].dropped().saturating_sub(c.marks[h].dropped());
                 c.overflowed = d(1) > d(0) + super::BACKLOG_NOISE_FRAMES;
                 let dropped = c.overflowed;
                 (out, counts, sample_ps) = (o, c, longer);
@@ -408,7 +408,7 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
     // More than a burst's worth and 1 % of what was sent: an overload the
     // sample's buffers take up (as `system::run_detailed` warns of a full run).
     if grew > super::BACKLOG_NOISE_FRAMES && (p.fill_ps.is_some() || grew * 100 > counts.tx) {
-        let dropped = counts.marks[2].dropped.saturating_sub(counts.marks[0].dropped);
+        let dropped = counts.marks[2].dropped().saturating_sub(counts.marks[0].dropped());
         let what = if dropped > 0 {
             format!(
                 "besides the {dropped} frames it dropped, so its counts understate the overload; the prediction goes on at its second half's rates and loses {:.2} % of the {:.3} ms window",
@@ -458,7 +458,7 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
         "represented_packets_per_wall_s": if wall_s > 0.0 { represented as f64 / wall_s } else { 0.0 },
         "predicted": {
             "tx_packets": p.tx_packets,
-            "lost_packets": p.lost_packets,
+            "lost_packets": p.lost_packets(),
             "in_flight_packets": p.in_flight_packets,
             "loss_rate": p.loss_rate(),
             "backlog_growth_frames": p.backlog_growth,
@@ -483,7 +483,6 @@ fn take_sample(cfg: &SimConfig, registry: &crate::apps::Registry, warmup_ps: Ps,
     let by = &out["accounting"]["measured"]["drops"];
     let counts = SampleCounts {
         tx: n(&lg["tx_packets"]),
-        lost: n(&lg["lost_packets"]),
         in_flight: n(&lg["in_flight_packets"]),
         lost_by: Fate::ALL.map(|f| n(&by[f.name()])),
         marks,
@@ -517,18 +516,18 @@ mod tests {
         let marks = marks.map(|(inside, dropped)| {
             let mut fates = [0; N_FATES];
             fates[core] = dropped;
-            Mark { inside, dropped, fates, entries: 0 }
+            Mark { inside, fates, entries: 0 }
         });
         let mut lost_by = [0; N_FATES];
         lost_by[core] = lost;
-        SampleCounts { tx: 20_000, lost, in_flight: 3, lost_by, marks, offset_ps: 0, pre: marks[0], buffer_frames, overflowed: false }
+        SampleCounts { tx: 20_000, in_flight: 3, lost_by, marks, offset_ps: 0, pre: marks[0], buffer_frames, overflowed: false }
     }
 
     #[test]
     fn a_steady_sample_goes_on_at_its_rates() {
         // 25 drops per 500 ps half; 9,000 ps more of window: 450 more.
         let p = predict(counts(50, [(100, 0), (100, 25), (100, 50)], 1_100), 1_000, 10_000, 200_000);
-        assert_eq!((p.tx_packets, p.lost_packets, p.in_flight_packets, p.backlog_growth, p.fill_ps), (200_000, 500, 3, 0, None));
+        assert_eq!((p.tx_packets, p.lost_packets(), p.in_flight_packets, p.backlog_growth, p.fill_ps), (200_000, 500, 3, 0, None));
         assert!((p.loss_rate() - 503.0 / 200_000.0).abs() < 1e-15);
     }
 
@@ -538,13 +537,13 @@ mod tests {
         // the sample: full 4,000 ps later, at 5,000 ps; the other 1,000
         // frames of the 1,800 grown are lost.
         let p = predict(counts(0, [(100, 0), (200, 0), (300, 0)], 1_100), 1_000, 10_000, 200_000);
-        assert_eq!((p.backlog_growth, p.lost_packets, p.fill_ps), (1_000, 1_000, Some(5_000)));
+        assert_eq!((p.backlog_growth, p.lost_packets(), p.fill_ps), (1_000, 1_000, Some(5_000)));
         // Room for all of it: growth stays growth.
         let q = predict(counts(0, [(100, 0), (200, 0), (300, 0)], 10_000), 1_000, 10_000, 200_000);
-        assert_eq!((q.backlog_growth, q.lost_packets, q.fill_ps), (2_000, 0, None));
+        assert_eq!((q.backlog_growth, q.lost_packets(), q.fill_ps), (2_000, 0, None));
         // Growth within the noise (64 frames over the sample) is none.
         let r = predict(counts(0, [(100, 0), (130, 0), (160, 0)], 1_100), 1_000, 10_000, 200_000);
-        assert_eq!((r.backlog_growth, r.lost_packets), (60, 0));
+        assert_eq!((r.backlog_growth, r.lost_packets()), (60, 0));
     }
 
     #[test]
@@ -553,16 +552,16 @@ mod tests {
         // sample: 0.1 frame/ps goes on for 9,000 ps; 800 frames of room:
         // full 8,000 ps after the sample, and 100 lost.
         let p = predict(counts(0, [(100, 0), (150, 0), (200, 0)], 1_000), 1_000, 10_000, 200_000);
-        assert_eq!((p.backlog_growth, p.lost_packets, p.fill_ps), (900, 100, Some(9_000)));
+        assert_eq!((p.backlog_growth, p.lost_packets(), p.fill_ps), (900, 100, Some(9_000)));
         // The same growth, then drops starting in the second half: the
         // buffers filled; the second half's rates go on (no growth, 40
         // drops a half).
         let q = predict(counts(40, [(100, 0), (200, 0), (200, 40)], 1_100), 1_000, 10_000, 200_000);
-        assert_eq!((q.backlog_growth, q.lost_packets, q.fill_ps), (100, 40 + 720, None));
+        assert_eq!((q.backlog_growth, q.lost_packets(), q.fill_ps), (100, 40 + 720, None));
         // Steady drops in both halves (a TX ring's) beside 50 frames of
         // growth a half: the growth is the whole sample's, as without drops.
         let r = predict(counts(20, [(100, 0), (150, 10), (200, 20)], 1_000), 1_000, 10_000, 200_000);
-        assert_eq!((r.backlog_growth, r.lost_packets, r.fill_ps), (900, 20 + 180 + 100, Some(9_000)));
+        assert_eq!((r.backlog_growth, r.lost_packets(), r.fill_ps), (900, 20 + 180 + 100, Some(9_000)));
     }
 
     #[test]
@@ -574,7 +573,7 @@ mod tests {
         // Buffers the fluid model fills after the sample: their 1,000 lost
         // frames are no fate's.
         let q = predict(counts(0, [(100, 0), (200, 0), (300, 0)], 1_100), 1_000, 10_000, 200_000);
-        assert_eq!((q.drops.iter().sum::<u64>(), q.unclassified_drops, q.lost_packets), (0, 1_000, 1_000));
+        assert_eq!((q.drops.iter().sum::<u64>(), q.unclassified_drops, q.lost_packets()), (0, 1_000, 1_000));
     }
 
     #[test]
@@ -590,7 +589,7 @@ mod tests {
         assert_eq!((plain.backlog_growth, plain.fill_ps), (1_000, Some(1_000 + 111)));
         c.overflowed = true;
         let p = predict(c, 1_000, 10_000, 200_000);
-        assert_eq!((p.backlog_growth, p.fill_ps, p.lost_packets, p.unclassified_drops), (900, None, 400 + 5_400, 0));
+        assert_eq!((p.backlog_growth, p.fill_ps, p.lost_packets(), p.unclassified_drops), (900, None, 400 + 5_400, 0));
     }
 
     #[test]
@@ -601,9 +600,9 @@ mod tests {
         // 7,000 ps left after the sample, not 9,000.
         let mut c = counts(50, [(100, 10), (100, 35), (100, 60)], 1_100);
         c.offset_ps = 2_000;
-        c.pre = Mark { inside: 60, dropped: 0, fates: [0; N_FATES], entries: 0 };
+        c.pre = Mark { inside: 60, fates: [0; N_FATES], entries: 0 };
         let p = predict(c, 1_000, 10_000, 200_000);
-        assert_eq!((p.lost_packets, p.backlog_growth, p.unclassified_drops), (10 + 50 + 350, 40, 0));
+        assert_eq!((p.lost_packets(), p.backlog_growth, p.unclassified_drops), (10 + 50 + 350, 40, 0));
         // Growth of 100 frames over the sample fills the 1,000 frames of
         // room left 10,000 ps after it: past the window's end, 2,000 ps
         // sooner than without the offset.
@@ -611,7 +610,7 @@ mod tests {
         g.offset_ps = 2_000;
         g.pre = g.marks[0];
         let q = predict(g, 1_000, 10_000, 200_000);
-        assert_eq!((q.backlog_growth, q.fill_ps, q.lost_packets), (100 + 700, None, 0));
+        assert_eq!((q.backlog_growth, q.fill_ps, q.lost_packets()), (100 + 700, None, 0));
     }
 
     #[test]
@@ -619,7 +618,7 @@ mod tests {
         // 30 drops and 120 frames of growth each half (150 = the excess):
         // over 7 samples' time, 7 × 300 frames lost or grown.
         let p = predict(counts(60, [(100, 0), (220, 30), (340, 60)], 1_100), 1_000, 7_000, 140_000);
-        assert_eq!(p.lost_packets + p.backlog_growth, 2_100);
+        assert_eq!(p.lost_packets() + p.backlog_growth, 2_100);
         assert_eq!((p.backlog_growth, p.fill_ps), (1_000, Some(1_000 + 3_167)));
     }
 
