@@ -62,7 +62,7 @@ impl IoPath {
     /// memory system, reached at `arrive`, has made the write visible, and
     /// is returned. A PCIe root port holds the write's posted credits until then.
     #[inline]
-    pub fn dma_write_to(&mut self, now: Ps, bytes: u32, kind: Kind, host: &mut dyn FnMut(Ps) -> Ps) -> Ps {
+    pub fn dma_write_to(&mut self, now: Ps, bytes: u32, kind: Kind, host: impl FnOnce(Ps) -> Ps) -> Ps {
         match self {
             IoPath::Pcie(l) => l.dma_write_to(now, bytes, kind, host),
             IoPath::Gem5(g) => {

@@ -208,7 +208,7 @@ impl Port {
         let len = bytes - self.params.rx_strip_bytes;
         let addr = rq.ring.ring.slots[slot].buf_addr;
         let (mem, mut arrive) = (&mut *e.mem, now);
-        let visible = e.dev.io.dma_write_to(now, len, Kind::Payload, &mut |at| {
+        let visible = e.dev.io.dma_write_to(now, len, Kind::Payload, |at| {
             arrive = at;
             mem.device_write(addr, len, at)
         });
@@ -256,7 +256,7 @@ impl Port {
             let mut visible = data_visible;
             for pos in first..first + n {
                 let (mem, addr) = (&mut *e.mem, rq.completion_addr(pos));
-                let v = e.dev.io.dma_write_to(now, cq.entry_bytes as u32, Kind::Descriptor, &mut |at| mem.device_write(addr, cq.entry_bytes as u32, at));
+                let v = e.dev.io.dma_write_to(now, cq.entry_bytes as u32, Kind::Descriptor, |at| mem.device_write(addr, cq.entry_bytes as u32, at));
                 visible = visible.max(v);
             }
             let t = rq.wb_pending.push(visible, first + n);
@@ -266,7 +266,7 @@ impl Port {
         let ring = &rq.ring.ring;
         let head = (ring.size() - ring.modulus().rem(first)).min(n);
         let (mem, a, b) = (&mut *e.mem, ring.desc_addr(first), ring.desc_addr(first + head));
-        let visible = e.dev.io.dma_write_to(now, (n * DESC_BYTES) as u32, Kind::Descriptor, &mut |arrive| {
+        let visible = e.dev.io.dma_write_to(now, (n * DESC_BYTES) as u32, Kind::Descriptor, |arrive| {
             let mut visible = mem.device_write(a, (head * DESC_BYTES) as u32, arrive);
             if n > head {
                 visible = visible.max(mem.device_write(b, ((n - head) * DESC_BYTES) as u32, arrive));
@@ -424,7 +424,7 @@ impl Port {
             tq.counters.bytes += bytes as u64;
             if tq.rs.rem(pos + 1) == 0 {
                 let (mem, addr) = (&mut *e.mem, tq.ring.ring.desc_addr(pos));
-                let visible = e.dev.io.dma_write_to(ready, DESC_BYTES as u32, Kind::Descriptor, &mut |at| mem.device_write(addr, DESC_BYTES as u32, at));
+                let visible = e.dev.io.dma_write_to(ready, DESC_BYTES as u32, Kind::Descriptor, |at| mem.device_write(addr, DESC_BYTES as u32, at));
                 let t = tq.wb_pending.push(visible, pos + 1);
                 e.out.tx_writeback(t, self.id as usize, q);
             }

@@ -289,7 +289,7 @@ impl PcieLink {
     /// [`dma_write`](Self::dma_write), the memory system taking the write
     /// when it arrives: `host(arrive)` is when it is visible there, and
     /// returned. The write's credits come back one link latency after that.
-    pub fn dma_write_to(&mut self, now: Ps, bytes: u32, kind: Kind, host: &mut dyn FnMut(Ps) -> Ps) -> Ps {
+    pub fn dma_write_to(&mut self, now: Ps, bytes: u32, kind: Kind, host: impl FnOnce(Ps) -> Ps) -> Ps {
         let arrive = self.dma_write(now, bytes, kind);
         let visible = host(arrive);
         if self.credits_finite() && bytes > 0 {
@@ -541,12 +541,12 @@ mod tests {
         let mut l = link(PcieConfig { posted_header_credits: 1, ..PcieConfig::gen3_x16() });
         let ser = l.serialization_ps(64 + 24);
         let slow = 1_000_000; // the memory system takes 1 µs (a DRAM-bound write)
-        let visible = l.dma_write_to(0, 64, Kind::Payload, &mut |arrive| arrive + slow);
+        let visible = l.dma_write_to(0, 64, Kind::Payload, |arrive| arrive + slow);
         assert_eq!(visible, ser + LAT + slow);
         assert_eq!(l.dma_write(0, 64, Kind::Payload), visible + LAT + ser + LAT);
         // A fast host: the credit is back 2 × LAT after the TLP left, no earlier.
         let mut l = link(PcieConfig { posted_header_credits: 1, ..PcieConfig::gen3_x16() });
-        l.dma_write_to(0, 64, Kind::Payload, &mut |arrive| arrive);
+        l.dma_write_to(0, 64, Kind::Payload, |arrive| arrive);
         assert_eq!(l.dma_write(0, 64, Kind::Payload), ser + 2 * LAT + ser + LAT);
     }
 

@@ -114,7 +114,7 @@ impl Kernel {
         let read = dev.io.dma_read(fetched, len as u32, host, Kind::Payload);
         let written = dev.memory.as_mut().map_or(read, |m| m.write(card, len as u32, read));
         let (mem, status) = (&mut *cx.mem, self.at.copy_status);
-        dev.io.dma_write_to(written, 16, Kind::Descriptor, &mut |arrive| mem.device_write(status, 16, arrive))
+        dev.io.dma_write_to(written, 16, Kind::Descriptor, |arrive| mem.device_write(status, 16, arrive))
     }
 
     /// One poll of the offloaded copies' completion status (its line,
