@@ -1,6 +1,7 @@
 """Properties of every run, over small random configs end to end (issue 11,
 item 10): frames are conserved exactly, replies never mis-pair, rates,
-utilisations and latencies are possible.
+utilisations and latencies are possible; at the fast fidelity, over longer
+runs, the sample keeps those and its prediction adds up.
 
 CI runs a bounded number of examples; for a long campaign:
 
@@ -17,7 +18,7 @@ from hostsim import host
 
 EXAMPLES = int(os.environ.get("HOSTSIM_PROPERTY_EXAMPLES", "40"))
 
-PRESETS = ["altra", "a72-quad", "xeon-e3-1230v2"]
+PRESETS = host.host_presets()
 SIZES = [64, 128, 512, 1518, "imix"]
 
 
@@ -75,3 +76,37 @@ def test_every_random_run_keeps_its_invariants(case):
     if mc:
         # Replies pair only with their own request: never more replies than requests, none invalid.
         assert mc["replies"] <= mc["requests"] and mc["invalid"] == 0
+
+
+@st.composite
+def fast_configs(draw):
+    """Runs long enough to be sampled (several ms), at rates up to overload."""
+    cfg, overrides = draw(configs())
+    cfg["sim"] = {
+        "fidelity": "fast",
+        "duration": f"{draw(st.integers(3, 30))}ms",
+        "warmup": draw(st.sampled_from(["10us", "200us", "2ms"])),
+        "drain": draw(st.sampled_from(["0us", "50us"])),
+    }
+    cfg["loadgen"]["rate"] = f"{draw(st.integers(2, 150))}%"
+    return cfg, overrides
+
+
+@settings(max_examples=EXAMPLES // 2, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(fast_configs())
+def test_every_random_fast_run_keeps_its_invariants(case):
+    cfg, overrides = case
+    r = hostsim.simulate(cfg, overrides).to_dict()
+    assert not [w for w in r["warnings"] if w.startswith("invariant violated")], (cfg, overrides, r["warnings"])
+    for row in (r["accounting"]["measured"], r["accounting"]["total"]):
+        assert row["sent"] == row["returned"] + row["consumed"] + row["dropped"] + row["in_flight"], (cfg, overrides)
+    s = r["sim"]["sample"]
+    if not s["sampled"]:
+        return
+    p = s["predicted"]
+    assert p["lost_packets"] == sum(p["drops"].values()) + p["unclassified_drops"], (cfg, overrides, p)
+    assert 0 <= p["lost_packets"] <= p["tx_packets"], (cfg, overrides, p)
+    assert 0.0 <= p["loss_rate"] <= 1.0, (cfg, overrides, p)
+    assert p["in_flight_packets"] >= 0 and p["backlog_growth_frames"] >= 0, (cfg, overrides, p)
+    assert s["window_ps"] <= s["represented_window_ps"], (cfg, overrides, s)

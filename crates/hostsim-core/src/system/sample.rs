@@ -254,13 +254,47 @@ pub fn predict(s: SampleCounts, sample_ps: Ps, window_ps: Ps, tx_packets: u64) -
         *d += (s.marks[2].fates[f].saturating_sub(s.marks[1].fates[f]) as f64 / half * rest).round() as u64;
     }
     let unclassified_drops = (grown - kept).round() as u64;
-    Prediction {
+    let mut p = Prediction {
         tx_packets,
-        in_flight_packets: s.in_flight,
+        in_flight_packets: s.in_flight.min(tx_packets),
         backlog_growth: s.marks[2].inside.saturating_sub(s.pre.inside) + kept.round() as u64,
         fill_ps,
         drops,
         unclassified_drops,
+    };
+    p.cap();
+    p
+}
+
+impl Prediction {
+    /// Keeps the frames lost and still inside within the frames sent. The
+    /// parts are estimates of one window (the drops before the sample are
+    /// counted by time, so they include frames sent before the window, and
+    /// the rest goes on at rates): for a device that loses nearly every
+    /// frame they can add up to more than were sent. The excess comes off
+    /// the unclassified drops first, then off the fates in proportion.
+    fn cap(&mut self) {
+        let mut excess = self.lost_packets().saturating_sub(self.tx_packets - self.in_flight_packets);
+        let cut = excess.min(self.unclassified_drops);
+        self.unclassified_drops -= cut;
+        excess -= cut;
+        let total: u64 = self.drops.iter().sum();
+        if excess == 0 || total == 0 {
+            return;
+        }
+        // Each fate's share, rounded down, then what is left one frame at a
+        // time from the largest fates (ties to the first): exact and deterministic.
+        let mut left = excess;
+        for d in self.drops.iter_mut() {
+            let share = (*d as u128 * excess as u128 / total as u128) as u64;
+            *d -= share;
+            left -= share;
+        }
+        while left > 0 {
+            let f = (0..N_FATES).max_by_key(|&f| (self.drops[f], std::cmp::Reverse(f))).unwrap_or(0);
+            self.drops[f] -= 1;
+            left -= 1;
+        }
     }
 }
 
@@ -574,6 +608,38 @@ mod tests {
         // frames are no fate's.
         let q = predict(counts(0, [(100, 0), (200, 0), (300, 0)], 1_100), 1_000, 10_000, 200_000);
         assert_eq!((q.drops.iter().sum::<u64>(), q.unclassified_drops, q.lost_packets()), (0, 1_000, 1_000));
+    }
+
+    #[test]
+    fn a_prediction_never_loses_more_frames_than_were_sent() {
+        // A device that loses nearly all: 1,000 frames a half dropped by the
+        // core and 400 by the socket; its window started 2,000 ps before the
+        // sample, with 3,000 drops counted by time in between; 7,000 ps of
+        // window are left after the sample.
+        let (core, socket) = (Fate::ALL.iter().position(|&f| f == Fate::RxFifoCore).unwrap(), Fate::ALL.iter().position(|&f| f == Fate::Socket).unwrap());
+        let mark = |inside, c, so| {
+            let mut fates = [0; N_FATES];
+            (fates[core], fates[socket]) = (c, so);
+            Mark { inside, fates, entries: 0 }
+        };
+        let mut c = counts(0, [(100, 0), (100, 0), (100, 0)], 1_100);
+        c.marks = [mark(100, 3_000, 0), mark(100, 4_000, 400), mark(100, 5_000, 800)];
+        c.pre = mark(100, 0, 0);
+        (c.lost_by[core], c.lost_by[socket], c.offset_ps) = (2_000, 800, 2_000);
+        // Of 40,000 sent: core 2,000 + 3,000 + 14,000, socket 800 + 5,600.
+        let p = predict(c, 1_000, 10_000, 40_000);
+        assert_eq!((p.drops[core], p.drops[socket], p.lost_packets(), p.in_flight_packets), (19_000, 6_400, 25_400, 3));
+        // Of 12,000 sent, 3 still inside: 11,997 lost at most, 13,403 too
+        // many. 10,025.9 of them off the core's and 3,377.1 off the socket's:
+        // 10,025 and 3,377, and the last frame off the larger, the core's.
+        let q = predict(c, 1_000, 10_000, 12_000);
+        assert_eq!((q.drops[core], q.drops[socket], q.lost_packets() + q.in_flight_packets), (19_000 - 10_026, 6_400 - 3_377, 12_000));
+        assert!((q.loss_rate() - 1.0).abs() < 1e-15);
+        // The unclassified go first.
+        let mut r = q;
+        (r.drops, r.unclassified_drops) = (p.drops, 5_000);
+        r.cap();
+        assert_eq!((r.unclassified_drops, r.drops.iter().sum::<u64>()), (0, 11_997));
     }
 
     #[test]
