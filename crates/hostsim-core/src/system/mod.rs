@@ -134,7 +134,7 @@ pub struct System {
     out: Vec<FrameId>,
     /// The run's last instant (transmission, drain, twice the propagation).
     limit: Ps,
-    /// Open loop: the latest arrival handed to a generator.
+    /// Open loop: the latest arrival handed to a generator, or frame the device consumed.
     last_arrival: Ps,
     /// Closed loop (replies are events).
     closed: bool,
@@ -462,6 +462,13 @@ impl System {
             self.to_gen(port as usize, t, id);
         }
         for &(t, id) in &consumed {
+            // A core runs ahead of event time: one that takes a frame after
+            // the run's last instant is still working on it at the end (it
+            // stays in flight, as a frame arriving after the run does).
+            if t > self.limit {
+                continue;
+            }
+            self.last_arrival = self.last_arrival.max(t);
             let o = self.origin(id, 0);
             self.gens[o].lg.consume(&self.pool, id, t);
             self.pool.end(id, Fate::Consumed);
