@@ -162,6 +162,8 @@ pub struct SampleCounts {
     /// Frames sent in its window, and of those lost and still inside at the end.
     pub tx: u64,
     pub in_flight: u64,
+    /// Frames sent before its window (in the warm-up) still inside at its end.
+    pub earlier_in_flight: u64,
     /// Of the frames lost, by fate (`Fate::ALL`'s order).
     pub lost_by: [u64; N_FATES],
     /// What the device held at the start, middle and end of its window (`System::marks`).
@@ -235,8 +237,10 @@ impl SampleCounts {
 /// `sample_ps`: the sample's counts as they are, then its rates for the
 /// rest: drops go on at the second half's rate, and the frames inside
 /// grow at [`SampleCounts::growth_rate`] until the buffers are full
-/// (`buffer_frames`), after which the growth is lost too. Frames still inside at the end are the
-/// sample's (the drain of a fuller device is not modelled).
+/// (`buffer_frames`), after which the growth is lost too. Frames still
+/// inside at the end are the sample's, and as many of the frames sent
+/// before it and still inside at its end (a queue that outlasts the
+/// sample) as the rest of the window replaces.
 pub fn predict(s: SampleCounts, sample_ps: Ps, window_ps: Ps, tx_packets: u64) -> Prediction {
     let half = (sample_ps / 2).max(1) as f64;
     // The window starts `offset_ps` before the sample's: what the device
@@ -254,9 +258,15 @@ pub fn predict(s: SampleCounts, sample_ps: Ps, window_ps: Ps, tx_packets: u64) -
         *d += (s.marks[2].fates[f].saturating_sub(s.marks[1].fates[f]) as f64 / half * rest).round() as u64;
     }
     let unclassified_drops = (grown - kept).round() as u64;
+    // Frames sent before the sample and still inside at its end (a queue
+    // longer than the sample) leave first, at the rate the sample's own
+    // frames were taken in; a window that goes on past the sample replaces
+    // them by its own frames, which are then inside at its end.
+    let taken_in = s.tx.saturating_sub(s.lost_by.iter().sum()) as f64 / (2.0 * half);
+    let replaced = s.earlier_in_flight.min((taken_in * rest).round() as u64);
     let mut p = Prediction {
         tx_packets,
-        in_flight_packets: s.in_flight.min(tx_packets),
+        in_flight_packets: (s.in_flight + replaced).min(tx_packets),
         backlog_growth: s.marks[2].inside.saturating_sub(s.pre.inside) + kept.round() as u64,
         fill_ps,
         drops,
@@ -518,6 +528,7 @@ fn take_sample(cfg: &SimConfig, registry: &crate::apps::Registry, warmup_ps: Ps,
     let counts = SampleCounts {
         tx: n(&lg["tx_packets"]),
         in_flight: n(&lg["in_flight_packets"]),
+        earlier_in_flight: n(&out["accounting"]["total"]["in_flight"]).saturating_sub(n(&out["accounting"]["measured"]["in_flight"])),
         lost_by: Fate::ALL.map(|f| n(&by[f.name()])),
         marks,
         offset_ps: warmup_ps.saturating_sub(cfg.sim.warmup_ps),
@@ -554,7 +565,7 @@ mod tests {
         });
         let mut lost_by = [0; N_FATES];
         lost_by[core] = lost;
-        SampleCounts { tx: 20_000, in_flight: 3, lost_by, marks, offset_ps: 0, pre: marks[0], buffer_frames, overflowed: false }
+        SampleCounts { tx: 20_000, in_flight: 3, earlier_in_flight: 0, lost_by, marks, offset_ps: 0, pre: marks[0], buffer_frames, overflowed: false }
     }
 
     #[test]
@@ -608,6 +619,20 @@ mod tests {
         // frames are no fate's.
         let q = predict(counts(0, [(100, 0), (200, 0), (300, 0)], 1_100), 1_000, 10_000, 200_000);
         assert_eq!((q.drops.iter().sum::<u64>(), q.unclassified_drops, q.lost_packets()), (0, 1_000, 1_000));
+    }
+
+    #[test]
+    fn frames_a_longer_window_takes_in_replace_the_warm_ups_still_inside() {
+        // A queue longer than the sample: 500 frames sent before it were
+        // still inside at its end. It took in 1,000 of its 20,000 frames
+        // (19,000 lost) in 1,000 ps: one a ps. 9,000 ps more of window
+        // replace all 500 by its own; 200 ps, 200 of them.
+        let mut c = counts(19_000, [(600, 0), (600, 9_500), (600, 19_000)], 1_100);
+        c.earlier_in_flight = 500;
+        assert_eq!(predict(c, 1_000, 10_000, 200_000).in_flight_packets, 3 + 500);
+        assert_eq!(predict(c, 1_000, 1_200, 24_000).in_flight_packets, 3 + 200);
+        // None replaced where the sample is the window.
+        assert_eq!(predict(c, 1_000, 1_000, 20_000).in_flight_packets, 3);
     }
 
     #[test]
