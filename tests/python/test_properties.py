@@ -55,18 +55,29 @@ def configs(draw):
     return cfg, overrides
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+# Deterministic examples; runs are slow and large by hypothesis's measures.
+SETTINGS = {"deadline": None, "derandomize": True,
+            "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
+
+
+def run_checked(cfg, overrides):
+    """The run's result, after the checks that hold at every fidelity: the
+    core's own (conservation, rates, utilisation, latency) and the
+    accounting's rows, each conserved and its drops summed."""
+    r = hostsim.simulate(cfg, overrides).to_dict()
+    assert not [w for w in r["warnings"] if w.startswith("invariant violated")], (cfg, overrides, r["warnings"])
+    for row in (r["accounting"]["measured"], r["accounting"]["total"]):
+        assert row["sent"] == row["returned"] + row["consumed"] + row["dropped"] + row["in_flight"], (cfg, overrides)
+        assert row["dropped"] == sum(row["drops"].values()), (cfg, overrides)
+    return r
+
+
+@settings(max_examples=EXAMPLES, **SETTINGS)
 @given(configs())
 def test_every_random_run_keeps_its_invariants(case):
     cfg, overrides = case
-    r = hostsim.simulate(cfg, overrides).to_dict()
-    # The core's own check (conservation, rates, utilisation, latency).
-    assert not [w for w in r["warnings"] if w.startswith("invariant violated")], (cfg, overrides, r["warnings"])
+    r = run_checked(cfg, overrides)
     acc, lg = r["accounting"], r["loadgen"]
-    for row in (acc["measured"], acc["total"]):
-        assert row["sent"] == row["returned"] + row["consumed"] + row["dropped"] + row["in_flight"]
-        assert row["dropped"] == sum(row["drops"].values())
     if cfg["sim"]["drain"] == "1ms" and cfg["app"] == "reflector":
         assert acc["measured"]["in_flight"] == 0, "a drained reflector holds nothing"
     lat = lg["latency_ns"]
@@ -92,15 +103,11 @@ def fast_configs(draw):
     return cfg, overrides
 
 
-@settings(max_examples=EXAMPLES // 2, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=EXAMPLES // 2, **SETTINGS)
 @given(fast_configs())
 def test_every_random_fast_run_keeps_its_invariants(case):
     cfg, overrides = case
-    r = hostsim.simulate(cfg, overrides).to_dict()
-    assert not [w for w in r["warnings"] if w.startswith("invariant violated")], (cfg, overrides, r["warnings"])
-    for row in (r["accounting"]["measured"], r["accounting"]["total"]):
-        assert row["sent"] == row["returned"] + row["consumed"] + row["dropped"] + row["in_flight"], (cfg, overrides)
+    r = run_checked(cfg, overrides)
     s = r["sim"]["sample"]
     if not s["sampled"]:
         return
