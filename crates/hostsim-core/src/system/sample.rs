@@ -217,7 +217,7 @@ impl SampleCounts {
     /// its second half (none in the first) or rose in it by more than the
     /// backlog's noise.
     pub(crate) fn filled_within(&self) -> bool {
-        let d = |h: usize| self.marks[h + 1].dropped() - self.marks[h].dropped();
+        let d = |h: usize| self.marks[h + 1].dropped().saturating_sub(self.marks[h].dropped());
         (d(0) == 0 && d(1) > 0) || d(1) > d(0) + super::BACKLOG_NOISE_FRAMES
     }
 
