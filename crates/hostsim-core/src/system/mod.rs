@@ -149,9 +149,9 @@ pub struct System {
     pub marks: [Mark; 3],
     /// Take the middle mark (a fast run's sample; one more event).
     pub mid_mark: bool,
-    /// A sample's: when the window it stands for starts (`sim.warmup` as
-    /// configured, shorter than the sample's), and what the device held
-    /// then (`marks[0]` when they are the same).
+    /// A sample's: when the window it stands for starts, if before its own
+    /// (`sim.warmup` as configured, shorter than the sample's), and what
+    /// the device held then (`marks[0]` when they are the same).
     pub pre_mark_at: Option<Ps>,
     pub pre_mark: Mark,
 }
@@ -241,7 +241,7 @@ impl System {
             let mid = self.cfg.sim.warmup_ps + (self.cfg.sim.duration_ps - self.cfg.sim.warmup_ps) / 2;
             self.q.schedule(mid.saturating_add(prop), Event::MidWindow);
         }
-        if let Some(t) = self.pre_mark_at.filter(|&t| t < self.cfg.sim.warmup_ps) {
+        if let Some(t) = self.pre_mark_at {
             self.q.schedule(if t == 0 { 0 } else { t.saturating_add(prop) }, Event::PreMark);
         }
         if self.cfg.sim.warmup_ps > 0 {
@@ -656,9 +656,10 @@ pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sa
     let mut sys = System::with_apps(cfg, registry)?;
     let sampled = sample.is_some();
     sys.mid_mark = sampled;
-    sys.pre_mark_at = sample;
+    // A mark of its own only where the window it stands for starts earlier.
+    sys.pre_mark_at = sample.filter(|&t| t < cfg.sim.warmup_ps);
     let end = sys.run();
-    if !sample.is_some_and(|t| t < cfg.sim.warmup_ps) {
+    if sys.pre_mark_at.is_none() {
         sys.pre_mark = sys.marks[0];
     }
     let mut cap = (None::<u64>, None::<u64>);

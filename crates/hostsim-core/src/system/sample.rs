@@ -21,7 +21,12 @@
 //! by fate (`sim.sample.predicted.drops`). An overflow later than that, or
 //! one whose sample would make the fast run simulate more than the run,
 //! stays the fluid model's, and its drops have no fate
-//! (`unclassified_drops`).
+//! (`unclassified_drops`). Buffers the sample itself saw fill (its second
+//! half started or rose dropping) grow no more: the second half's rates
+//! go on, and an overflow sample looks a whole sample past the fill.
+//! Frames in flight at the end are the sample's, plus the warm-up's frames
+//! still inside at its end (a queue that outlasts it) that the rest of the
+//! window replaces; lost and in-flight frames never pass the frames sent.
 //!
 //! The result's counts, rates and statistics are the sample's, exactly as
 //! the full model gives them for the shortened run (the conservation
@@ -217,13 +222,23 @@ impl SampleCounts {
     /// its second half (none in the first) or rose in it by more than the
     /// backlog's noise.
     pub(crate) fn filled_within(&self) -> bool {
-        let d = |h: usize| self.marks[h + 1].dropped().saturating_sub(self.marks[h].dropped());
-        (d(0) == 0 && d(1) > 0) || d(1) > d(0) + super::BACKLOG_NOISE_FRAMES
+        (self.dropped_in(0) == 0 && self.dropped_in(1) > 0) || self.drops_rose()
+    }
+
+    /// Frames dropped over half `h` (0 or 1).
+    fn dropped_in(&self, h: usize) -> u64 {
+        self.marks[h + 1].dropped().saturating_sub(self.marks[h].dropped())
+    }
+
+    /// Whether the second half dropped more than the first by more than the
+    /// backlog's noise (steady drops, a TX ring's say, are in both).
+    fn drops_rose(&self) -> bool {
+        self.dropped_in(1) > self.dropped_in(0) + super::BACKLOG_NOISE_FRAMES
     }
 
     /// Frames dropped or piled up over half `h`: the excess over what the device sustains.
     fn excess(&self, h: usize) -> u64 {
-        self.marks[h + 1].dropped().saturating_sub(self.marks[h].dropped()) + self.growth(h)
+        self.dropped_in(h) + self.growth(h)
     }
 
     /// Whether the application's tables grew over the window: frames took
@@ -449,11 +464,8 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
                 ))
             } else {
                 let (o, mut c) = take_sample(cfg, registry, warmup_ps, longer, buffer_frames)?;
-                // The buffers filled where the second half dropped more
-                // than the first by more than the noise (steady drops, a
-                // TX ring's say, are in both).
-                let d = |h: usize| c.marks[h + 1].dropped().saturating_sub(c.marks[h].dropped());
-                c.overflowed = d(1) > d(0) + super::BACKLOG_NOISE_FRAMES;
+                // The buffers filled where its second half dropped more than the first.
+                c.overflowed = c.drops_rose();
                 let dropped = c.overflowed;
                 (out, counts, sample_ps) = (o, c, longer);
                 p = predict(counts, sample_ps, window_ps, window_tx);
