@@ -150,6 +150,15 @@ class CacheConfig(BaseModel):
     ]
 
 
+class CleanVictims(RootModel[Literal["fill", "drop"]]):
+    root: Annotated[
+        Literal["fill", "drop"],
+        Field(
+            description="What a non-inclusive LLC does with a clean line the L2 evicts."
+        ),
+    ]
+
+
 class ClosedLoopConfig(BaseModel):
     """
     Closed-loop load (`loadgen.closed_loop.*`).
@@ -210,9 +219,9 @@ class CopyEngineConfig(BaseModel):
     ] = 292000
 
 
-class CoreRead(RootModel[Literal["copy", "move"]]):
+class CoreRead(RootModel[Literal["copy", "move", "migrate"]]):
     root: Annotated[
-        Literal["copy", "move"],
+        Literal["copy", "move", "migrate"],
         Field(
             description="What a core's read of a line it finds in the LLC does to the LLC's copy."
         ),
@@ -1106,6 +1115,13 @@ class LlcConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
+    clean_victims: Annotated[
+        CleanVictims,
+        Field(
+            description="A clean L2 victim: written into a non-inclusive LLC or dropped (an\ninclusive LLC already holds it).",
+            validate_default=True,
+        ),
+    ] = "fill"
     dca: DcaConfig
     inclusion: Inclusion
     latency_cycles: Annotated[

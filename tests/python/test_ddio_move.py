@@ -30,3 +30,36 @@ def test_moved_lines_free_the_dca_ways():
     assert move["dca_leaks"] * 10 < copy["dca_leaks"]
     dram_read = lambda m: m["dram"]["bytes_read_core"] + m["dram"]["bytes_read_device"]  # noqa: E731
     assert dram_read(move) * 5 < dram_read(copy)
+
+
+def _llc(preset: str, llc: dict) -> tuple[dict, int]:
+    r = hostsim.simulate({
+        "app": "touchfwd", "preset": preset, "sim": {"duration": "2ms", "warmup": "500us"},
+        "loadgen": {"size": 1518, "rate": "100%"},
+        "host": {"mem": {"llc": llc}, "pmd": {"rxd": 4096, "txd": 1024, "mempool": {"mbufs": 16384}}},
+    })
+    return r["mem"], r["loadgen"]["rx_packets"]
+
+
+def test_migrated_lines_crowd_the_inclusive_ways():
+    """`migrate` (A4's reading): a line touchfwd reads in a DCA way moves to
+    the two inclusive ways of i9-7940x-cx5 and stays in the LLC; the ring
+    (8 MiB) outgrows those ways (3.5 MiB), so the device-written lines are
+    written back to DRAM from there, where under `move` they live in the L2
+    and return to the LLC's ordinary ways."""
+    (move, n_move), (mig, n_mig) = _llc("i9-7940x-cx5", {"on_core_read": "move"}), _llc("i9-7940x-cx5", {"on_core_read": "migrate"})
+    assert move["llc"]["migrations"] == 0 and mig["llc"]["migrations"] > 10 * n_mig
+    # Bounds, not derived figures (measured: 0.002 and 23.2 write-backs a packet).
+    assert move["llc"]["writebacks"] * 100 < n_move
+    assert mig["llc"]["writebacks"] > 10 * n_mig
+    assert mig["dca_leaks"] * 10 < n_mig
+
+
+def test_a_non_inclusive_llc_may_drop_clean_victims():
+    """`clean_victims = drop`: on a72-quad (no DCA, `copy`) the L2's victims
+    of the lines touchfwd reads are clean; the I/O cache takes none of them."""
+    (fill, n_fill), (drop, n_drop) = _llc("a72-quad", {}), _llc("a72-quad", {"clean_victims": "drop"})
+    assert fill["llc"]["dropped_clean_victims"] == 0
+    assert fill["llc"]["victim_fills"] > 20 * n_fill
+    assert drop["llc"]["dropped_clean_victims"] > 20 * n_drop
+    assert drop["llc"]["victim_fills"] * 5 < fill["llc"]["victim_fills"]

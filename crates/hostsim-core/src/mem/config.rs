@@ -56,6 +56,29 @@ pub enum CoreRead {
     /// exclusive" CCN/CMN caches. A line that another core holds clean and
     /// the LLC does not is forwarded from that core (a transfer).
     Move,
+    /// As `move`, except that a line the core finds in a DCA way is
+    /// migrated to the LLC's inclusive ways (the `dca.held_ways` lowest
+    /// ones) and the reader's L2 gets a copy: A4's reading of Skylake-SP
+    /// and later (Park et al., ISCA'25, C1; docs/reference/ddio-l2.md). The
+    /// DCA way is freed, the line keeps LLC room. Needs a non-inclusive LLC
+    /// and `dca.held_ways` >= 1.
+    Migrate,
+}
+
+/// What a non-inclusive LLC does with a clean line the L2 evicts.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CleanVictims {
+    /// Inserts it, as a victim cache does (Double Trouble saw L2 evictions
+    /// land in the LLC; docs/reference/ddio-l2.md).
+    #[default]
+    Fill,
+    /// Discards it: only dirty victims are written into the LLC. The LLC
+    /// "may decide not to cache" clean victims by an undocumented policy
+    /// (docs/reference/ddio-l2.md); `drop` is the bound where it never
+    /// does, as with Intel's BIOS option "LLC Dead Line Alloc" disabled and
+    /// every clean victim taken as dead. No dead-block predictor is modelled.
+    Drop,
 }
 
 /// Direct cache access (Intel DDIO): device writes allocate into a few LLC ways.
@@ -86,6 +109,10 @@ pub struct LlcConfig {
     /// non-inclusive LLC).
     #[serde(default)]
     pub on_core_read: CoreRead,
+    /// A clean L2 victim: written into a non-inclusive LLC or dropped (an
+    /// inclusive LLC already holds it).
+    #[serde(default)]
+    pub clean_victims: CleanVictims,
     pub dca: DcaConfig,
 }
 
@@ -210,6 +237,7 @@ impl MemConfig {
                 // where sharing patterns are detected" (Arm CoreLink CCN-502 TRM §2.1.2,
                 // docs/reference/ddio-l2.md) [V, a sister interconnect of the CMN-600].
                 on_core_read: CoreRead::Move,
+                clean_victims: CleanVictims::Fill, // estimate: a system-level cache filled by L2 evictions, as `inclusion` above
                 // SPEC §4 "DCA on 4 of its 16 ways"; held_ways: estimate, no Arm source
                 // gives a second I/O region.
                 dca: DcaConfig { enabled: true, ways: 4, held_ways: 0 },
@@ -257,6 +285,7 @@ impl MemConfig {
                 inclusion: Inclusion::NonInclusive,          // see the doc comment
                 // estimate: gem5's I/O cache sits beside the cores' path; their reads leave its lines.
                 on_core_read: CoreRead::Copy,
+                clean_victims: CleanVictims::Fill, // estimate: as `inclusion` above
                 // Off: SPEC §4 gives this machine no DCA, and the kernel-bypass
                 // study's baseline (its Table 1) has none; DCA is the last of
                 // its accumulative enhancements. Enabled, device writes
@@ -298,6 +327,7 @@ impl MemConfig {
                 latency_cycles: 30,  // estimate: params §5 Nehalem ladder "L3 unshared ~40"; client ring ~30
                 inclusion: Inclusion::Inclusive, // estimate: Intel client LLCs before SKX are inclusive (params §5 "Skylake-S … inclusive")
                 on_core_read: CoreRead::Copy, // an inclusive LLC keeps every line the cores hold
+                clean_victims: CleanVictims::Fill, // an inclusive LLC already holds a clean victim: never applies
                 // params §3 "Default value" 2 ways (estimate for Ivy Bridge); an inclusive
                 // LLC holds every line a core does, so held_ways never applies.
                 dca: DcaConfig { enabled: true, ways: 2, held_ways: 0 },
@@ -347,6 +377,7 @@ impl MemConfig {
                 // A core's read moves a device-written line to its L2 (Double Trouble's
                 // measurements on Skylake-SP and Cascade Lake; docs/reference/ddio-l2.md) [V].
                 on_core_read: CoreRead::Move,
+                clean_victims: CleanVictims::Fill, // docs/reference/ddio-l2.md: L2 evictions land in the LLC [V, Double Trouble Fig. 4a]
                 // params §3 "Default value (Skylake-SP)" 0x600 = 2 of 11 ways [V]; a device
                 // write to a line a core holds allocates in ways 0x003 (Double
                 // Trouble, docs/reference/ddio-l2.md) [V].
@@ -397,6 +428,7 @@ impl MemConfig {
                 inclusion: Inclusion::NonInclusive, // params §5 "SKX L3 … non-inclusive" [V, a sister chip]
                 // docs/reference/ddio-l2.md (Double Trouble, a Cascade Lake Xeon Silver 4208) [V, a sister chip].
                 on_core_read: CoreRead::Move,
+                clean_victims: CleanVictims::Fill, // docs/reference/ddio-l2.md: L2 evictions land in the LLC [V, Double Trouble Fig. 4a]
                 // params §3 "Default value (Skylake-SP Xeon Gold 6140)" 0x600 = 2 of 11 ways [V, a sister chip].
                 // held_ways: docs/reference/ddio-l2.md (Double Trouble, ways 0x003) [V, a sister chip].
                 dca: DcaConfig { enabled: true, ways: 2, held_ways: 2 },
@@ -432,8 +464,14 @@ impl MemConfig {
         check(
             llc.on_core_read == CoreRead::Copy || llc.inclusion == Inclusion::NonInclusive,
             "mem.llc.on_core_read",
-            "move",
-            "copy with an inclusive LLC (move needs inclusion = non_inclusive)",
+            if llc.on_core_read == CoreRead::Move { "move" } else { "migrate" },
+            "copy with an inclusive LLC (move and migrate need inclusion = non_inclusive)",
+        )?;
+        check(
+            llc.on_core_read != CoreRead::Migrate || llc.dca.held_ways >= 1,
+            "mem.llc.dca.held_ways",
+            llc.dca.held_ways,
+            ">= 1 with on_core_read = migrate (the inclusive ways lines migrate to)",
         )?;
         check(llc.dca.ways <= llc.ways, "mem.llc.dca.ways", llc.dca.ways, &format!("<= mem.llc.ways ({})", llc.ways))?;
         check(llc.dca.held_ways <= llc.ways, "mem.llc.dca.held_ways", llc.dca.held_ways, &format!("<= mem.llc.ways ({})", llc.ways))?;

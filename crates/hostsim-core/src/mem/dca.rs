@@ -142,7 +142,7 @@ impl MemSystem {
 
 #[cfg(test)]
 mod tests {
-    use crate::mem::config::{CoreRead, Inclusion, MemConfig};
+    use crate::mem::config::{CleanVictims, CoreRead, Inclusion, MemConfig};
     use crate::mem::hierarchy::tests::{sys, tiny};
     use crate::mem::hierarchy::{Level, MemSystem};
     use crate::mem::lines;
@@ -484,6 +484,86 @@ mod tests {
             assert!(!m.core_holds(0, 0) && m.llc_contains(0));
             assert_eq!(m.counters().dca_leaks, leaks, "held_ways {held_ways}");
         }
+    }
+
+    /// `migrate` (A4's reading): a core's read of a line in a DCA way (6 or
+    /// 7 of 8) puts it in the inclusive ways (0 and 1, `held_ways` 2) and a
+    /// clean copy in the L2; the DCA way is free for the next write, so the
+    /// refill leaks nothing, as under `move`. A line in an ordinary way (an
+    /// L2 victim) is moved to the reader's L2, as under `move`.
+    #[test]
+    fn a_core_read_migrates_a_dca_line_to_the_inclusive_ways() {
+        let mut c = moving(CoreRead::Migrate);
+        c.llc.dca.held_ways = 2;
+        let mut m = sys(&c, 1);
+        m.device_write(0, 64, 0);
+        assert!(m.llc_way(0).is_some_and(|w| w >= 6));
+        assert_eq!(m.core_access(0, 0, false, 1_000_000).level, Level::Llc);
+        assert!(m.llc_way(0).is_some_and(|w| w < 2), "{:?}", m.llc_way(0));
+        assert!(m.core_holds(0, 0));
+        assert_eq!((m.counters().llc_migrations, m.counters().llc_moves), (1, 0));
+        // The L2 copy is clean (the LLC keeps the device's data): evicted by
+        // five more lines of its L2 set, it is no write-back.
+        for i in 1..=5 {
+            m.core_access(0, i * 1024, false, 2_000_000);
+        }
+        assert_eq!(m.counters().l2[0].writebacks, 0);
+        // The second victim, line 1024, went into an ordinary way of the
+        // LLC: a read moves it.
+        assert_eq!(m.llc_way(1024), Some(0));
+        m.core_access(0, 1024, false, 3_000_000);
+        assert_eq!((m.counters().llc_migrations, m.counters().llc_moves), (1, 1));
+        assert!(!m.llc_contains(1024));
+
+        let mut m = sys(&c, 1);
+        m.device_write(0, 64 * 64, 0);
+        for line in lines(0, 32 * 64) {
+            m.core_access(0, line, false, 1_000_000);
+        }
+        m.device_write(64 * 64, 32 * 64, 2_000_000);
+        assert_eq!(m.counters().dca_leaks, 0);
+        assert_eq!(m.counters().llc_migrations, 32);
+    }
+
+    /// `clean_victims = drop`: a clean L2 victim is not written into the
+    /// non-inclusive LLC (counted as dropped); a dirty one still is.
+    #[test]
+    fn dropped_clean_victims_stay_out_of_the_llc() {
+        for (clean, store) in [(CleanVictims::Fill, false), (CleanVictims::Drop, false), (CleanVictims::Drop, true)] {
+            let mut c = moving(CoreRead::Move);
+            c.llc.clean_victims = clean;
+            let mut m = sys(&c, 1);
+            m.core_access(0, 0, store, 0);
+            // Lines of L1 and L2 set 0: the fourth evicts line 0 from both;
+            // stored to, it went back to the L2 dirty, and the eighth evicts it.
+            for i in 1..=8 {
+                m.core_access(0, i * 1024, false, 1_000_000);
+            }
+            let kept = clean == CleanVictims::Fill || store;
+            assert_eq!(m.llc_contains(0), kept, "{clean:?} store {store}");
+            let c = m.counters();
+            let dirty = c.l2[0].writebacks;
+            assert_eq!(dirty, store as u64);
+            // Every L2 victim (9 lines through 4 ways) is a victim fill or a drop.
+            let victims = c.l2[0].evictions;
+            assert!(victims >= 5, "{victims}");
+            match clean {
+                CleanVictims::Fill => assert_eq!((c.llc_victim_fills, c.llc_dropped_clean_victims), (victims, 0)),
+                CleanVictims::Drop => assert_eq!((c.llc_victim_fills, c.llc_dropped_clean_victims), (dirty, victims - dirty)),
+            }
+        }
+    }
+
+    #[test]
+    fn migrate_needs_inclusive_ways() {
+        let mut c = moving(CoreRead::Migrate);
+        c.llc.dca.held_ways = 0;
+        let e = MemSystem::new(&c, 1, &[1_000]).err().expect("rejected").to_string();
+        assert!(e.contains("mem.llc.dca.held_ways") && e.contains("migrate"), "{e}");
+        c.llc.dca.held_ways = 2;
+        c.llc.inclusion = Inclusion::Inclusive;
+        let e = MemSystem::new(&c, 1, &[1_000]).err().expect("rejected").to_string();
+        assert!(e.contains("mem.llc.on_core_read") && e.contains("migrate"), "{e}");
     }
 
     #[test]

@@ -11,7 +11,10 @@
 //! miss and back-invalidates the private copies of the lines it evicts.
 //! With `on_core_read = move` a non-inclusive LLC is mostly exclusive: an
 //! L2 miss that hits it takes the line away when no other core holds it,
-//! and one that misses it is served by a core holding the line clean.
+//! and one that misses it is served by a core holding the line clean;
+//! `migrate` does the same except for a line in a DCA way, which moves to
+//! the inclusive ways (`dca.held_ways`) and stays. `clean_victims = drop`
+//! keeps clean L2 victims out of a non-inclusive LLC.
 //!
 //! Coherence is MOESI-like with one `EXCL` bit per private line: a store to a
 //! line not known to be exclusive snoops the other cores, invalidates their
@@ -32,7 +35,7 @@ use crate::error::{ConfigError, Result};
 
 use super::cache::{flag, Cache, Victim, LINE_BYTES};
 use super::code::CodeLru;
-use super::config::{CoreRead, Inclusion, MemConfig};
+use super::config::{CleanVictims, CoreRead, Inclusion, MemConfig};
 use super::dram::{Agent, Dram};
 use super::filter::SnoopFilter;
 
@@ -80,6 +83,10 @@ pub struct MemCounters {
     pub llc_victim_fills: u64,
     /// LLC lines handed to the core that read them (`on_core_read = move`).
     pub llc_moves: u64,
+    /// Lines a core read in a DCA way, moved to the inclusive ways (`on_core_read = migrate`).
+    pub llc_migrations: u64,
+    /// Clean L2 victims a non-inclusive LLC did not take (`clean_victims = drop`).
+    pub llc_dropped_clean_victims: u64,
     /// Private copies dropped because an inclusive LLC evicted the line.
     pub back_invalidations: u64,
     /// Lines moved between a core's cache and another agent's (snoop hits that cost a transfer).
@@ -137,8 +144,12 @@ pub struct MemSystem {
     pub(super) device_llc_ps: Ps,
     pub(super) device_transfer_ps: Ps,
     pub(super) inclusive: bool,
-    /// A core's read takes the LLC's line when no other core holds it (`CoreRead::Move`).
+    /// A core's read takes the LLC's line when no other core holds it (`CoreRead::Move`, `Migrate`).
     moves: bool,
+    /// ... except a line in a DCA way, which moves to `dca_held_mask` and stays (`CoreRead::Migrate`).
+    migrates: bool,
+    /// A non-inclusive LLC takes clean L2 victims (`CleanVictims::Fill`).
+    fills_clean: bool,
     pub(super) dca_enabled: bool,
     pub(super) dca_mask: u64,
     /// Where a device write allocates a line a core held (`dca.held_ways`; else `dca_mask`).
@@ -188,7 +199,9 @@ impl MemSystem {
             device_transfer_ps: lat[0].transfer,
             lat,
             inclusive: cfg.llc.inclusion == Inclusion::Inclusive,
-            moves: cfg.llc.on_core_read == CoreRead::Move,
+            moves: cfg.llc.on_core_read != CoreRead::Copy,
+            migrates: cfg.llc.on_core_read == CoreRead::Migrate,
+            fills_clean: cfg.llc.inclusion == Inclusion::NonInclusive && cfg.llc.clean_victims == CleanVictims::Fill,
             dca_enabled: cfg.llc.dca.enabled,
             c: MemCounters::new(cores),
         })
@@ -320,7 +333,13 @@ impl MemSystem {
         let (mut level, mut latency) = if let Some(s) = self.llc.lookup(addr) {
             self.c.llc.hits += 1;
             let f = self.llc.flags(s);
-            if self.moves && excl != 0 {
+            if self.migrates && excl != 0 && self.in_dca_way(s) {
+                // A4's reading: the line leaves its DCA way for the inclusive
+                // ways and stays there; the reader's L2 gets a clean copy.
+                self.llc.invalidate_slot(s);
+                self.c.llc_migrations += 1;
+                self.llc_fill(addr, f & !flag::DEV_UNREAD, self.dca_held_mask, now);
+            } else if self.moves && excl != 0 {
                 // The reader becomes the only holder: the line leaves the LLC
                 // (and its DCA way), its data dirty in the L2 if it was here.
                 self.llc.invalidate_slot(s);
@@ -349,6 +368,18 @@ impl MemSystem {
         (level, latency, excl, moved_dirty)
     }
 
+    /// Is LLC slot `s` in one of the DCA ways?
+    #[inline]
+    fn in_dca_way(&self, s: usize) -> bool {
+        self.dca_mask >> (s % self.llc.ways()) & 1 != 0
+    }
+
+    /// The LLC way holding `addr`'s line, if any (for tests).
+    #[cfg(test)]
+    pub(super) fn llc_way(&self, addr: u64) -> Option<usize> {
+        self.llc.find(addr).map(|s| s % self.llc.ways())
+    }
+
     /// Puts a line absent from `core`'s L2 into it and sends the victim down.
     fn fill_l2(&mut self, core: usize, addr: u64, flags: u8, now: Ps) {
         let mask = self.l2[core].all_ways();
@@ -361,8 +392,10 @@ impl MemSystem {
                 self.c.l2[core].writebacks += 1;
                 self.c.traffic[Agent::Core.index()].write_bytes += LINE_BYTES;
             }
-            if v.dirty() || !self.inclusive {
+            if v.dirty() || self.fills_clean {
                 self.llc_put(v, now);
+            } else if !self.inclusive {
+                self.c.llc_dropped_clean_victims += 1;
             }
         }
     }
@@ -459,7 +492,7 @@ pub(super) mod tests {
             l1i: Default::default(),
             l1d: CacheConfig { size_bytes: 1024, ways: 4, latency_cycles: 2, mshrs: 4 },
             l2: CacheConfig { size_bytes: 4096, ways: 4, latency_cycles: 10, mshrs: 8 },
-            llc: LlcConfig { size_bytes: 16384, ways: 8, latency_cycles: 30, inclusion, on_core_read: CoreRead::Copy, dca: DcaConfig { enabled: true, ways: 2, held_ways: 0 } },
+            llc: LlcConfig { size_bytes: 16384, ways: 8, latency_cycles: 30, inclusion, on_core_read: CoreRead::Copy, clean_victims: Default::default(), dca: DcaConfig { enabled: true, ways: 2, held_ways: 0 } },
             dram: DramConfig::flat(1, 64_000_000_000, 50_000),
             transfer_cycles: 60,
         }

@@ -59,6 +59,8 @@ impl MemSystem {
         llc["device_misses"] = c.llc.device_misses.into();
         llc["victim_fills"] = c.llc_victim_fills.into();
         llc["moves"] = c.llc_moves.into();
+        llc["migrations"] = c.llc_migrations.into();
+        llc["dropped_clean_victims"] = c.llc_dropped_clean_victims.into();
         llc["back_invalidations"] = c.back_invalidations.into();
         json!({
             "l1i": { "hits": l1i.hits, "misses": l1i.misses },
@@ -92,6 +94,8 @@ impl HasStats for MemSystem {
         report_level(&mut llc, &c.llc, true);
         llc.count("victim_fills", c.llc_victim_fills, "L2 victims written into a non-inclusive LLC");
         llc.count("moves", c.llc_moves, "LLC lines moved to the L2 of the core that read them");
+        llc.count("migrations", c.llc_migrations, "Lines a core read in a DCA way, moved to the inclusive ways");
+        llc.count("dropped_clean_victims", c.llc_dropped_clean_victims, "Clean L2 victims the LLC did not take");
         llc.count("back_invalidations", c.back_invalidations, "Private copies invalidated by inclusive LLC evictions");
         self.dram().report_stats(&mut s.scope("dram"));
         s.count("dca_allocs", c.dca_allocs, "Device writes allocated into the DCA ways");
