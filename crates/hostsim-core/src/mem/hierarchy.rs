@@ -506,12 +506,27 @@ pub(super) mod tests {
     const LLC_STRIDE: u64 = 2048;
 
     /// Loads, stores, device writes and reads by three cores over more lines
-    /// than the LLC holds, with either inclusion: after every step the snoop
-    /// filter counts exactly the lines each core's L1D and L2 hold.
+    /// than the LLC holds, with either inclusion and each LLC policy: after
+    /// every step the snoop filter counts exactly the lines each core's L1D
+    /// and L2 hold, and no cache holds a line twice.
     #[test]
     fn the_snoop_filter_follows_every_private_fill_and_drop() {
-        for inclusion in [Inclusion::Inclusive, Inclusion::NonInclusive] {
-            let mut m = sys(&tiny(inclusion), 3);
+        use CleanVictims::{Drop, Fill};
+        use CoreRead::{Copy, Migrate, Move};
+        let policies = [
+            (Inclusion::Inclusive, Copy, Fill),
+            (Inclusion::NonInclusive, Copy, Fill),
+            (Inclusion::NonInclusive, Move, Fill),
+            (Inclusion::NonInclusive, Move, Drop),
+            (Inclusion::NonInclusive, Migrate, Fill),
+            (Inclusion::NonInclusive, Migrate, Drop),
+        ];
+        for (inclusion, on_core_read, clean_victims) in policies {
+            let mut cfg = tiny(inclusion);
+            cfg.llc.on_core_read = on_core_read;
+            cfg.llc.clean_victims = clean_victims;
+            cfg.llc.dca.held_ways = if on_core_read == Migrate { 2 } else { 0 };
+            let mut m = sys(&cfg, 3);
             let mut x = 0x2545_f491_4f6c_dd1du64;
             for step in 0..20_000u64 {
                 x ^= x << 13;
@@ -523,10 +538,22 @@ pub(super) mod tests {
                     1 => _ = m.device_read(addr, 64, step),
                     k => _ = m.core_access(k as usize % 3, addr, k >= 5, step),
                 }
-                assert!(m.filter.agrees_with(&m.l1, &m.l2), "{inclusion:?} step {step}");
+                assert!(m.filter.agrees_with(&m.l1, &m.l2), "{inclusion:?} {on_core_read:?} {clean_victims:?} step {step}");
             }
-            assert!(m.counters().back_invalidations > 0 || inclusion == Inclusion::NonInclusive);
-            assert!(m.counters().coherence_transfers > 0);
+            let c = m.counters();
+            assert!(c.back_invalidations > 0 || inclusion == Inclusion::NonInclusive);
+            assert!(c.coherence_transfers > 0);
+            assert_eq!(c.llc_moves > 0, on_core_read != Copy, "{on_core_read:?}");
+            assert_eq!(c.llc_migrations > 0, on_core_read == Migrate, "{on_core_read:?}");
+            assert_eq!(c.llc_dropped_clean_victims > 0, clean_victims == Drop, "{clean_victims:?}");
+            for lines in std::iter::once(m.llc.resident().collect::<Vec<_>>())
+                .chain(m.l1.iter().chain(&m.l2).map(|c| c.resident().collect::<Vec<_>>()))
+            {
+                let mut sorted = lines.clone();
+                sorted.sort_unstable();
+                sorted.dedup();
+                assert_eq!(sorted.len(), lines.len(), "{inclusion:?} {on_core_read:?} {clean_victims:?}: a line held twice");
+            }
         }
     }
 
