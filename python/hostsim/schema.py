@@ -1789,6 +1789,54 @@ class TxScheme(RootModel[Literal["copy", "ioat", "zerocopy", "nicmem"]]):
     ]
 
 
+class WriteQueueConfig(BaseModel):
+    """
+    A DRAM controller's write queue per channel, drained in batches (gem5
+    `MemCtrl`, `MemInterface.write_buffer_size`). Writes wait in it; when it
+    holds `high_percent` of `entries`, the controller issues writes, row by
+    row (first-ready: the queued writes to a row go together, rows in the
+    order of their oldest write), until it is down to `low_percent` and at
+    least `min_writes` went. A read of a queued line is served from the
+    queue. A write's latency is then the controller's fixed part, not DRAM's.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    entries: Annotated[
+        int,
+        Field(
+            description="Lines the queue holds (gem5: 64); 0 books every write when it comes.",
+            ge=0,
+            le=4294967295,
+        ),
+    ] = 0
+    high_percent: Annotated[
+        int,
+        Field(
+            description="Fill (% of `entries`) at which writes are forced out (gem5: 85).",
+            ge=0,
+            le=4294967295,
+        ),
+    ] = 85
+    low_percent: Annotated[
+        int,
+        Field(
+            description="Fill (%) a drain comes down to (gem5: 50).",
+            ge=0,
+            le=4294967295,
+        ),
+    ] = 50
+    min_writes: Annotated[
+        int,
+        Field(
+            description="Writes a drain issues at least (gem5 `min_writes_per_switch`: 16).",
+            ge=0,
+            le=4294967295,
+        ),
+    ] = 16
+
+
 class WriterSpec(BaseModel):
     """
     What a TCP-sending application (`tcp-send`) writes, per core: its
@@ -2152,6 +2200,13 @@ class DramConfig(BaseModel):
         ),
     ]
     timing: Annotated[DdrTiming, Field(description="DDR timing of the speed grade.")]
+    write_queue: Annotated[
+        WriteQueueConfig,
+        Field(
+            description="The controller's write queue (`mem/write_queue.rs`); `entries = 0`: none.",
+            validate_default=True,
+        ),
+    ] = {"entries": 0, "high_percent": 85, "low_percent": 50, "min_writes": 16}
 
 
 class IoConfig(BaseModel):

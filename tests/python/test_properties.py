@@ -53,12 +53,15 @@ def configs(draw):
     if app == "reflector":
         overrides["reflector.service_time"] = f"{draw(st.integers(10, 500))}ns"
     else:
-        # The LLC's alternative readings (off in every preset), where they apply.
+        # The LLC's alternative readings and the DRAM write queue (off in
+        # every preset), where they apply.
         llc = host.preset_host(cfg["preset"])["mem"]["llc"]
         if llc["inclusion"] == "non_inclusive" and draw(st.booleans()):
             overrides["host.mem.llc.clean_victims"] = "drop"
         if llc["on_core_read"] == "move" and llc["dca"]["held_ways"] and draw(st.booleans()):
             overrides["host.mem.llc.on_core_read"] = "migrate"
+        if draw(st.booleans()):
+            overrides["host.mem.dram.write_queue.entries"] = draw(st.sampled_from([8, 64]))
     return cfg, overrides
 
 

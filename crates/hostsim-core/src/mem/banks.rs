@@ -282,6 +282,13 @@ impl Banks {
         Place { channel: channel as usize, rank: rank as usize, bank: bank as usize, row: r }
     }
 
+    /// The rank, bank and row of a line, as one key (a write queue groups
+    /// its writes by it).
+    pub(super) fn row_key(&self, line: u64) -> u64 {
+        let p = self.place(line);
+        ((p.row * self.ranks + p.rank as u64) * self.banks) + p.bank as u64
+    }
+
     /// Serves one line at `now` whose burst takes `burst` ps on the data
     /// bus `bus` of its channel; books every resource it uses. Returns the
     /// end of its data on the bus and the time it waited beyond its

@@ -142,6 +142,36 @@ pub struct DramConfig {
     pub row_bytes: u32,
     /// DDR timing of the speed grade.
     pub timing: DdrTiming,
+    /// The controller's write queue (`mem/write_queue.rs`); `entries = 0`: none.
+    #[serde(default)]
+    pub write_queue: WriteQueueConfig,
+}
+
+/// A DRAM controller's write queue per channel, drained in batches (gem5
+/// `MemCtrl`, `MemInterface.write_buffer_size`). Writes wait in it; when it
+/// holds `high_percent` of `entries`, the controller issues writes, row by
+/// row (first-ready: the queued writes to a row go together, rows in the
+/// order of their oldest write), until it is down to `low_percent` and at
+/// least `min_writes` went. A read of a queued line is served from the
+/// queue. A write's latency is then the controller's fixed part, not DRAM's.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct WriteQueueConfig {
+    /// Lines the queue holds (gem5: 64); 0 books every write when it comes.
+    pub entries: u32,
+    /// Fill (% of `entries`) at which writes are forced out (gem5: 85).
+    pub high_percent: u32,
+    /// Fill (%) a drain comes down to (gem5: 50).
+    pub low_percent: u32,
+    /// Writes a drain issues at least (gem5 `min_writes_per_switch`: 16).
+    pub min_writes: u32,
+}
+
+impl Default for WriteQueueConfig {
+    /// Off, with gem5's thresholds for when `entries` is set.
+    fn default() -> Self {
+        WriteQueueConfig { entries: 0, high_percent: 85, low_percent: 50, min_writes: 16 }
+    }
 }
 
 impl DramConfig {
@@ -159,6 +189,7 @@ impl DramConfig {
             banks_per_group: 4,
             row_bytes: 8192,
             timing,
+            write_queue: WriteQueueConfig::default(),
         }
     }
 
@@ -480,6 +511,11 @@ impl MemConfig {
         check((1..=1024).contains(&d.channels), "mem.dram.channels", d.channels, "1..=1024")?;
         check(d.channel_bandwidth_bytes_per_s > 0, "mem.dram.channel_bandwidth_bytes_per_s", d.channel_bandwidth_bytes_per_s, "> 0")?;
         check(d.idle_latency_ps > 0, "mem.dram.idle_latency_ps", d.idle_latency_ps, "> 0")?;
+        let q = &d.write_queue;
+        check(q.entries <= 4096, "mem.dram.write_queue.entries", q.entries, "0..=4096 (0: no write queue)")?;
+        check((1..=100).contains(&q.high_percent), "mem.dram.write_queue.high_percent", q.high_percent, "1..=100")?;
+        check(q.low_percent < q.high_percent, "mem.dram.write_queue.low_percent", q.low_percent, &format!("< high_percent ({})", q.high_percent))?;
+        check(q.min_writes >= 1, "mem.dram.write_queue.min_writes", q.min_writes, ">= 1")?;
         if d.model == DramModel::Banks {
             super::ddr::validate(d)?;
         }

@@ -39,6 +39,7 @@ use super::cache::{LINE_BYTES, LINE_SHIFT};
 use super::banks::{BankCounters, Banks};
 use super::config::DramConfig;
 use super::ddr::DramModel;
+use super::write_queue::WriteQueues;
 
 /// Who caused a DRAM transfer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,6 +93,10 @@ pub struct Dram {
     /// Start of the first and end of the last transfer booked since the
     /// counters were reset (`Ps::MAX`, 0 before any).
     booked: (Ps, Ps),
+    /// The controller's write queues (`write_queue.entries` > 0), and the
+    /// lines a drain issues (reused).
+    write_queues: Option<WriteQueues>,
+    drain: Vec<u64>,
 }
 
 impl Dram {
@@ -123,7 +128,17 @@ impl Dram {
             }),
             counters: DramCounters::default(),
             booked: (Ps::MAX, 0),
+            write_queues: WriteQueues::new(&cfg.write_queue, cfg.channels as usize),
+            drain: Vec::new(),
         }
+    }
+
+    /// The latency of a request the controller serves without DRAM (a
+    /// queued write, a read of a queued line): its fixed part with banks
+    /// (the idle latency less a row conflict's DRAM timing), the idle
+    /// latency without.
+    fn controller_ps(&self) -> Ps {
+        self.banks.as_ref().map_or(self.idle_latency_ps, |&(_, fixed)| fixed)
     }
 
     pub fn channels(&self) -> usize {
@@ -177,6 +192,10 @@ impl Dram {
             Agent::Device => self.counters.bytes_read_device += LINE_BYTES,
             Agent::Engine => self.counters.bytes_read_engine += LINE_BYTES,
         }
+        let ch = self.channel_of(addr);
+        if self.write_queues.as_mut().is_some_and(|q| q.holds(ch, addr >> LINE_SHIFT)) {
+            return self.controller_ps();
+        }
         self.occupy(addr, now, false)
     }
 
@@ -187,7 +206,24 @@ impl Dram {
             Agent::Device => self.counters.bytes_written_device += LINE_BYTES,
             Agent::Engine => self.counters.bytes_written_engine += LINE_BYTES,
         }
-        self.occupy(addr, now, true)
+        if self.write_queues.is_none() {
+            return self.occupy(addr, now, true);
+        }
+        // Queued: the writer waits only for the controller; a drain the
+        // write sets off is booked now, in the queue's order.
+        let line = addr >> LINE_SHIFT;
+        let row = self.banks.as_ref().map_or(0, |(b, _)| b.row_key(line));
+        let ch = self.channel_of(addr);
+        let mut drain = std::mem::take(&mut self.drain);
+        if let Some(q) = &mut self.write_queues {
+            q.push(ch, line, row, now, &mut drain);
+        }
+        for &l in &drain {
+            self.occupy(l << LINE_SHIFT, now, true);
+        }
+        drain.clear();
+        self.drain = drain;
+        self.controller_ps()
     }
 
     /// Row hits, misses and conflicts (zero with `model = channel`).
@@ -237,6 +273,10 @@ impl Dram {
             "refresh_wait_ps": self.bank_counters().refresh_wait_ps,
             "turnaround_wait_ps": self.bank_counters().turnaround_wait_ps,
             "rw_switches": self.bank_counters().rw_switches,
+            "write_queue": self.write_queues.as_ref().map_or_else(
+                || json!({ "drains": 0, "drained": 0, "merged": 0, "read_hits": 0, "queued": 0 }),
+                |q| json!({ "drains": q.drains, "drained": q.drained, "merged": q.merged, "read_hits": q.read_hits, "queued": q.queued() }),
+            ),
         })
     }
 }
@@ -272,12 +312,22 @@ impl HasStats for Dram {
             );
             s.add("rw_switches", b.rw_switches as f64, "Count", "Data bursts whose rank's previous burst went the other way (read/write switch)");
         }
+        if let Some(q) = &self.write_queues {
+            s.add("write_queue_drains", q.drains as f64, "Count", "Batches of queued writes the controller issued");
+            s.add("write_queue_drained", q.drained as f64, "Count", "Writes the drains issued");
+            s.add("write_queue_merged", q.merged as f64, "Count", "Writes merged into one already queued");
+            s.add("write_queue_read_hits", q.read_hits as f64, "Count", "Reads served from the write queue");
+            s.add("write_queue_queued", q.queued() as f64, "Count", "Writes still queued at the end");
+        }
     }
 
     fn reset_stats(&mut self) {
         self.counters = DramCounters::default();
         if let Some((b, _)) = &mut self.banks {
             b.reset_stats();
+        }
+        if let Some(q) = &mut self.write_queues {
+            q.reset_stats();
         }
         for c in &mut self.channels {
             c.busy_ps = 0;
@@ -398,5 +448,43 @@ mod tests {
         d.reset_stats();
         assert_eq!(*d.counters(), DramCounters::default());
         assert_eq!(d.read(0, 0, Agent::Core), 83_000, "reset keeps the queue");
+    }
+
+    /// Writes that alternate between two rows of one bank, between reads of
+    /// another bank, one request every 5 ns on one DDR4-2400 channel: booked
+    /// as they come nearly every write is a row conflict; behind a 64-entry
+    /// write queue the writes go out in batches, a row's writes together,
+    /// so most are row hits and the bus turns around less often. A queued
+    /// write costs the controller's fixed latency.
+    #[test]
+    fn a_write_queue_batches_writes_row_by_row() {
+        use crate::mem::config::{MemConfig, WriteQueueConfig};
+        let run = |entries: u32| {
+            let mut cfg = MemConfig::altra().dram;
+            cfg.channels = 1;
+            cfg.write_queue = WriteQueueConfig { entries, ..WriteQueueConfig::default() };
+            let mut d = Dram::new(&cfg);
+            let mut lat = 0;
+            for i in 0..2_000u64 {
+                let now = i * 5_000;
+                if i % 2 == 0 {
+                    // Bank 1 (lines 128.., RoRaBaCoCh: 128 lines a row, 16 banks), a stream.
+                    d.read((128 + i / 2 % 128) * 64, now, Agent::Core);
+                } else {
+                    // Bank 0, rows 0 and 1 (4096 lines apart: 16 banks × 2 ranks × 128).
+                    let w = i / 2;
+                    lat = d.write((w / 2 % 128 + (w % 2) * 4096) * 64, now, Agent::Device);
+                }
+            }
+            (d.bank_counters(), lat, d.controller_ps())
+        };
+        let (plain, _, _) = run(0);
+        let (queued, lat, fixed) = run(64);
+        assert_eq!(lat, fixed);
+        assert!(plain.row_conflicts >= 900, "{plain:?}");
+        assert!(queued.row_conflicts * 10 < plain.row_conflicts, "{queued:?} vs {plain:?}");
+        // Measured: 88 switches against 224, 1.3 µs of turnaround waits against 9.1.
+        assert!(queued.rw_switches * 2 < plain.rw_switches, "{queued:?} vs {plain:?}");
+        assert!(queued.turnaround_wait_ps * 4 < plain.turnaround_wait_ps, "{queued:?} vs {plain:?}");
     }
 }

@@ -12,8 +12,8 @@
 //! accesses, fills, victims, coherence), `code` (instruction fetch: the
 //! L1I and its misses to the L2), `dca` (device accesses), `dram`
 //! (channels and queueing), `banks`, `ddr` and `turnaround` (banks, rows and
-//! DDR timing behind a channel), `config` (parameters and presets), `stats`
-//! (reporting). Read params.md §3–§5 for where the numbers come from.
+//! DDR timing behind a channel), `write_queue` (the controller's write
+//! queue), `config` (parameters and presets), `stats` (reporting). Read params.md §3–§5 for where the numbers come from.
 
 mod banks;
 pub mod cache;
@@ -26,6 +26,7 @@ mod filter;
 pub mod hierarchy;
 mod stats;
 mod turnaround;
+mod write_queue;
 
 pub use cache::{lines, Cache, LINE_BYTES};
 pub use config::{CacheConfig, DcaConfig, DramConfig, Inclusion, L1iConfig, LlcConfig, MemConfig};

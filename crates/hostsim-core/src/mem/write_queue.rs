@@ -1,0 +1,190 @@
+//! A DRAM controller's write queue per channel, drained in batches
+//! (`host.mem.dram.write_queue`; gem5 `MemCtrl` and `MemInterface`).
+//!
+//! A write is posted: whoever wrote the line does not wait for DRAM, only
+//! for the controller to take it. So the controller may hold writes and
+//! issue them in an order of its own without changing a latency already
+//! returned, which reads do not allow (docs/reference/dram-pcie.md, "Why
+//! no FR-FCFS"). Writes wait in the queue; when it holds `high_percent` of
+//! its entries, a drain issues writes until it is down to `low_percent`
+//! and at least `min_writes` went (gem5's forced switch to writes, its
+//! `write_high_thresh_perc`, `write_low_thresh_perc` and
+//! `min_writes_per_switch`). Within a drain the order is first-ready: the
+//! oldest queued write's row goes first with every queued write to that
+//! row (after the first, row hits), then the next oldest row, as an
+//! FR-FCFS scheduler picks row hits before older row misses. A write to a
+//! line already queued merges with it (gem5 merges writes to one burst).
+//!
+//! Simplified:
+//! * the drain is booked at the time of the write that fills the queue
+//!   to its threshold, as one batch; gem5 also drains down to
+//!   `low_percent` whenever the read queue is empty, which a booking model
+//!   cannot know (cores book reads ahead of the devices);
+//! * reads are still served in the order they are booked; a read of a
+//!   queued line is served from the queue;
+//! * writes still queued when the run ends are never issued (their bytes
+//!   are counted; their bus time is not).
+
+use crate::engine::time::Ps;
+
+use super::config::WriteQueueConfig;
+
+/// One channel's queued writes.
+#[derive(Debug, Clone, Default)]
+struct Queue {
+    /// (line number, row key, arrival), oldest first.
+    lines: Vec<(u64, u64, Ps)>,
+}
+
+/// Every channel's write queue.
+#[derive(Debug, Clone)]
+pub(super) struct WriteQueues {
+    queues: Vec<Queue>,
+    high: usize,
+    low: usize,
+    min_writes: usize,
+    /// Writes merged into one already queued.
+    pub merged: u64,
+    /// Reads of a queued line, served from the queue.
+    pub read_hits: u64,
+    /// Drains issued, and the writes they issued.
+    pub drains: u64,
+    pub drained: u64,
+}
+
+impl WriteQueues {
+    /// Write queues for `channels` channels; `None` when `cfg.entries` is 0.
+    pub(super) fn new(cfg: &WriteQueueConfig, channels: usize) -> Option<WriteQueues> {
+        if cfg.entries == 0 {
+            return None;
+        }
+        let n = cfg.entries as usize;
+        // At least one queued write forces a drain, and a drain leaves fewer.
+        let high = (n * cfg.high_percent as usize / 100).clamp(1, n);
+        let low = (n * cfg.low_percent as usize / 100).min(high - 1);
+        Some(WriteQueues {
+            queues: vec![Queue::default(); channels],
+            high,
+            low,
+            min_writes: cfg.min_writes as usize,
+            merged: 0,
+            read_hits: 0,
+            drains: 0,
+            drained: 0,
+        })
+    }
+
+    /// Queues a write of line `line` (row key `row`: its rank, bank and row)
+    /// on `channel` at `now`. When that fills the queue to its threshold,
+    /// the writes of the drain are appended to `out`, in the order to issue.
+    pub(super) fn push(&mut self, channel: usize, line: u64, row: u64, now: Ps, out: &mut Vec<u64>) {
+        let q = &mut self.queues[channel];
+        if q.lines.iter().any(|&(l, _, _)| l == line) {
+            self.merged += 1;
+            return;
+        }
+        q.lines.push((line, row, now));
+        if q.lines.len() < self.high {
+            return;
+        }
+        let count = (q.lines.len() - self.low).max(self.min_writes.min(q.lines.len()));
+        // First-ready order: rows by their oldest write, each row's writes
+        // by arrival (a stable sort on the row's first position).
+        let mut first: Vec<(u64, usize)> = Vec::new();
+        let mut order: Vec<(usize, usize)> = Vec::with_capacity(q.lines.len());
+        for (i, &(_, row, _)) in q.lines.iter().enumerate() {
+            let rank = match first.iter().position(|&(r, _)| r == row) {
+                Some(k) => first[k].1,
+                None => {
+                    first.push((row, i));
+                    i
+                }
+            };
+            order.push((rank, i));
+        }
+        order.sort_unstable();
+        let mut issued: Vec<usize> = order[..count].iter().map(|&(_, i)| i).collect();
+        out.extend(issued.iter().map(|&i| q.lines[i].0));
+        issued.sort_unstable();
+        for &i in issued.iter().rev() {
+            q.lines.remove(i);
+        }
+        self.drains += 1;
+        self.drained += count as u64;
+    }
+
+    /// Is line `line` queued on `channel`? (A read of it is served from the queue.)
+    pub(super) fn holds(&mut self, channel: usize, line: u64) -> bool {
+        let hit = self.queues[channel].lines.iter().any(|&(l, _, _)| l == line);
+        self.read_hits += hit as u64;
+        hit
+    }
+
+    /// Writes waiting in every queue.
+    pub(super) fn queued(&self) -> usize {
+        self.queues.iter().map(|q| q.lines.len()).sum()
+    }
+
+    pub(super) fn reset_stats(&mut self) {
+        (self.merged, self.read_hits, self.drains, self.drained) = (0, 0, 0, 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queues(entries: u32, min_writes: u32) -> WriteQueues {
+        WriteQueues::new(&WriteQueueConfig { entries, high_percent: 85, low_percent: 50, min_writes }, 1).unwrap()
+    }
+
+    #[test]
+    fn off_without_entries() {
+        assert!(WriteQueues::new(&WriteQueueConfig::default(), 4).is_none());
+    }
+
+    /// 64 entries: the 54th write (85 %) drains 22, down to 32 (50 %).
+    #[test]
+    fn a_full_queue_drains_down_to_its_low_mark() {
+        let mut q = queues(64, 16);
+        let mut out = Vec::new();
+        for line in 0..53 {
+            q.push(0, line, line, line, &mut out);
+        }
+        assert!(out.is_empty());
+        q.push(0, 53, 53, 53, &mut out);
+        assert_eq!(out, (0..22).collect::<Vec<_>>(), "all rows differ: oldest first");
+        assert_eq!((q.queued(), q.drains, q.drained), (32, 1, 22));
+    }
+
+    /// Rows A (lines 0, 3, 6, …) and B (1, 4, …) and C (2, 5, …)
+    /// interleaved: a drain issues A's queued writes first, then B's.
+    #[test]
+    fn a_drain_takes_a_rows_writes_together() {
+        let mut q = queues(20, 4); // high 17, low 10: a drain of 7 at the 17th write
+        let mut out = Vec::new();
+        for line in 0..17u64 {
+            q.push(0, line, line % 3, line, &mut out);
+        }
+        assert_eq!(out, vec![0, 3, 6, 9, 12, 15, 1]);
+        assert_eq!(q.queued(), 10);
+    }
+
+    /// A small queue still issues `min_writes` a drain; a rewrite merges; a
+    /// read of a queued line hits.
+    #[test]
+    fn small_queues_merges_and_read_hits() {
+        let mut q = queues(8, 16); // high 6, low 4: min_writes (16) caps at the 6 queued
+        let mut out = Vec::new();
+        q.push(0, 7, 0, 0, &mut out);
+        q.push(0, 7, 0, 1, &mut out);
+        assert_eq!((q.merged, q.queued()), (1, 1));
+        assert!(q.holds(0, 7) && !q.holds(0, 8));
+        assert_eq!(q.read_hits, 1);
+        for line in 0..5 {
+            q.push(0, line, 1, 2, &mut out);
+        }
+        assert_eq!(out, vec![7, 0, 1, 2, 3, 4]);
+        assert_eq!(q.queued(), 0);
+    }
+}
