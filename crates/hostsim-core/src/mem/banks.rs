@@ -47,8 +47,9 @@
 //!   state of the access booked last, and a device request behind a core's
 //!   bookings waited for them (0.3–0.6 µs a line in a 4-core l2fwd run
 //!   with the buses 0.5 % busy);
-//! * no write queue drained in batches, so reads and writes alternate as
-//!   they are booked; no rank-to-rank switch (tCS); tRRD_L is not
+//! * writes are booked as they come unless the controller's write queue
+//!   is on (`write_queue.rs`, off in every preset); no rank-to-rank
+//!   switch (tCS); tRRD_L is not
 //!   separate from tRRD;
 //! * refresh is all-bank (REFab) at fixed times, never postponed.
 

@@ -22,7 +22,10 @@
 //! of 1 / bandwidth), so N back-to-back transfers take N × 64 B / bandwidth
 //! rounded up once, not N times.
 //!
-//! Simplified: no FR-FCFS reordering (see [`banks`](super::banks)); with
+//! Writes wait in the controller's write queue when it is on
+//! ([`write_queue`](super::write_queue), off in every preset).
+//!
+//! Simplified: no FR-FCFS reordering of reads (see [`banks`](super::banks)); with
 //! `model = channel` no banks, rows, refresh or read/write turnaround, so that model reaches 100 % of peak where real parts
 //! sustain 70–85 % (params.md §4, "Sustained efficiency"). A request booked
 //! more than [`HISTORY_PS`](crate::engine::timeline::HISTORY_PS) behind the

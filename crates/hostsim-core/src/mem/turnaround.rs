@@ -16,10 +16,11 @@
 //! ones); same-direction bursts add nothing beyond the bus and tCCD_L.
 //!
 //! Simplified: no rank-to-rank switch (tCS); bursts of other ranks only
-//! share the bus. No write queue: a controller that drains writes in
-//! batches (gem5 `MemCtrl.min_writes_per_switch`, 16) switches less often
-//! than requests booked in arrival order do, so mixed traffic here pays
-//! the turnaround more often than behind such a controller.
+//! share the bus. A controller that drains writes in batches (gem5
+//! `MemCtrl.min_writes_per_switch`, 16) switches less often than requests
+//! booked in arrival order do; that is the write queue (`write_queue.rs`),
+//! off in every preset, so by default mixed traffic pays the turnaround
+//! more often than behind such a controller.
 
 use crate::engine::time::Ps;
 use crate::engine::timeline::HISTORY_PS;
