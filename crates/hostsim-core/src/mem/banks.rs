@@ -490,9 +490,11 @@ mod tests {
     use crate::mem::dram::{Agent, Dram};
 
     /// altra's DDR4-2400 on one channel whose burst is exactly 1 ns (64 GB/s),
-    /// one rank, no refresh unless asked.
+    /// one rank, no refresh unless asked; each write booked as it comes (no
+    /// write queue), so its timing shows.
     fn cfg(refresh: bool) -> DramConfig {
         let mut c = DramConfig { channels: 1, ranks: 1, channel_bandwidth_bytes_per_s: 64_000_000_000, ..MemConfig::altra().dram };
+        c.write_queue.entries = 0;
         if !refresh {
             c.timing.t_rfc_ps = 0;
         }

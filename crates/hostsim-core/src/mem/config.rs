@@ -193,10 +193,12 @@ impl DramConfig {
         }
     }
 
-    /// Channels served as plain servers of line transfers (`model = channel`).
+    /// Channels served as plain servers of line transfers (`model = channel`),
+    /// each write booked as it comes (no write queue).
     pub fn flat(channels: u32, channel_bandwidth_bytes_per_s: u64, idle_latency_ps: u64) -> DramConfig {
         DramConfig {
             model: DramModel::Channel,
+            write_queue: WriteQueueConfig::default(),
             ..DramConfig::ddr4(channels, channel_bandwidth_bytes_per_s, idle_latency_ps, DdrTiming::ddr4_2400())
         }
     }
