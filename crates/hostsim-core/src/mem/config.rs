@@ -75,8 +75,8 @@ pub enum CleanVictims {
     Fill,
     /// Discards it: only dirty victims are written into the LLC. The LLC
     /// "may decide not to cache" clean victims by an undocumented policy
-    /// (docs/reference/ddio-l2.md); `drop` is the bound where it never
-    /// does, as with Intel's BIOS option "LLC Dead Line Alloc" disabled and
+    /// (docs/reference/ddio-l2.md); `drop` is the bound where it caches
+    /// none, as with Intel's BIOS option "LLC Dead Line Alloc" disabled and
     /// every clean victim taken as dead. No dead-block predictor is modelled.
     Drop,
 }
