@@ -195,9 +195,11 @@ impl Dram {
             Agent::Device => self.counters.bytes_read_device += LINE_BYTES,
             Agent::Engine => self.counters.bytes_read_engine += LINE_BYTES,
         }
-        let ch = self.channel_of(addr);
-        if self.write_queues.as_mut().is_some_and(|q| q.holds(ch, addr >> LINE_SHIFT)) {
-            return self.controller_ps();
+        if self.write_queues.is_some() {
+            let ch = self.channel_of(addr);
+            if self.write_queues.as_mut().is_some_and(|q| q.holds(ch, addr >> LINE_SHIFT)) {
+                return self.controller_ps();
+            }
         }
         self.occupy(addr, now, false)
     }
@@ -260,6 +262,8 @@ impl Dram {
 
     pub fn result_json(&self) -> Value {
         let c = &self.counters;
+        // The write queue's counters, zero without one.
+        let wq = |f: fn(&WriteQueues) -> u64| self.write_queues.as_ref().map_or(0, f);
         json!({
             "bytes_read_core": c.bytes_read_core,
             "bytes_read_device": c.bytes_read_device,
@@ -276,10 +280,10 @@ impl Dram {
             "refresh_wait_ps": self.bank_counters().refresh_wait_ps,
             "turnaround_wait_ps": self.bank_counters().turnaround_wait_ps,
             "rw_switches": self.bank_counters().rw_switches,
-            "write_queue": self.write_queues.as_ref().map_or_else(
-                || json!({ "drains": 0, "drained": 0, "merged": 0, "read_hits": 0, "queued": 0 }),
-                |q| json!({ "drains": q.drains, "drained": q.drained, "merged": q.merged, "read_hits": q.read_hits, "queued": q.queued() }),
-            ),
+            "write_queue": {
+                "drains": wq(|q| q.drains), "drained": wq(|q| q.drained), "merged": wq(|q| q.merged),
+                "read_hits": wq(|q| q.read_hits), "queued": wq(|q| q.queued() as u64),
+            },
         })
     }
 }
