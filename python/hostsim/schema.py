@@ -1810,7 +1810,7 @@ class WriteQueueConfig(BaseModel):
             ge=0,
             le=4294967295,
         ),
-    ] = 0
+    ] = 64
     high_percent: Annotated[
         int,
         Field(
@@ -2206,7 +2206,7 @@ class DramConfig(BaseModel):
             description="The controller's write queue (`mem/write_queue.rs`); `entries = 0`: none.",
             validate_default=True,
         ),
-    ] = {"entries": 0, "high_percent": 85, "low_percent": 50, "min_writes": 16}
+    ] = {"entries": 64, "high_percent": 85, "low_percent": 50, "min_writes": 16}
 
 
 class IoConfig(BaseModel):

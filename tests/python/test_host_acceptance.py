@@ -168,13 +168,16 @@ def test_at_1024b_dca_buys_a_faster_poll_loop_whose_small_bursts_cost_pcie():
     few percent). With DCA on the core reads descriptors and headers from
     the LLC, so it polls more often and takes smaller bursts; each burst
     rings the TX doorbell and makes the NIC fetch descriptors, so a packet
-    costs more PCIe transactions — which can cost more than DCA saves."""
+    costs more PCIe transactions — which can cost more than DCA saves.
+    (Before DRAM had a write queue, the NIC's writes held the DCA-off
+    core's reads back and DCA polled over 2× as often; with gem5's queue
+    DCA-off polls faster too: 2.93 against 2.54 polls a packet.)"""
     on, off = _best_trial(msb("testpmd", 1024)), _best_trial(msb("testpmd", 1024, **NO_DCA))
 
     def per_packet(r: Dict[str, Any], key: str) -> float:
         return r["nics"][0]["pcie"][key] / r["nic"]["rx_packets"]
 
-    assert on["pmd"]["polls_per_packet"] > 2 * off["pmd"]["polls_per_packet"], (on["pmd"], off["pmd"])
+    assert on["pmd"]["polls_per_packet"] > 1.1 * off["pmd"]["polls_per_packet"], (on["pmd"], off["pmd"])
     assert per_packet(on, "mmio_writes") > 1.5 * per_packet(off, "mmio_writes")
     assert per_packet(on, "reads") > per_packet(off, "reads")
     assert on["cpu"]["cycles_per_packet"]["rx"] < off["cpu"]["cycles_per_packet"]["rx"]
@@ -217,12 +220,15 @@ def test_dram_utilisation_is_the_busy_share_of_the_channels_and_stays_below_one(
     The same light load on twice the channels keeps them busy as long in
     sum, so the share halves; a load DRAM cannot carry (1518 B without DCA
     on one 4.8 GB/s channel) nearly fills the bus, never more, and says so."""
-    def run(channels: int, rate: str) -> Dict[str, Any]:
-        mem = {"llc": {"dca": {"enabled": False}}, "dram": {"channels": channels, "channel_bandwidth_bytes_per_s": 4_800_000_000}}
+    def run(channels: int, rate: str, queue: bool = True) -> Dict[str, Any]:
+        dram = {"channels": channels, "channel_bandwidth_bytes_per_s": 4_800_000_000}
+        if not queue:  # the lines a write queue still holds at the end (never issued) differ with the channels
+            dram["write_queue"] = {"entries": 0}
+        mem = {"llc": {"dca": {"enabled": False}}, "dram": dram}
         return hostsim.simulate({"app": "testpmd", "preset": "altra", "sim": {"duration": "1ms", "warmup": "200us", "drain": "0us"},
                                  "loadgen": {"size": 1518, "rate": rate}, "host": {"mem": mem}})
 
-    one, two = run(1, "2%").mem.dram, run(2, "2%").mem.dram
+    one, two = run(1, "2%", queue=False).mem.dram, run(2, "2%", queue=False).mem.dram
     # A line's burst time is whole picoseconds per channel: a picosecond apart at most.
     assert one.busy_ps > 0 and abs(one.busy_ps - two.busy_ps) <= 2
     assert two.util == pytest.approx(one.util / 2, rel=1e-3)  # the runs end a few ns apart

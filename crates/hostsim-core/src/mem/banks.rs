@@ -47,8 +47,8 @@
 //!   state of the access booked last, and a device request behind a core's
 //!   bookings waited for them (0.3–0.6 µs a line in a 4-core l2fwd run
 //!   with the buses 0.5 % busy);
-//! * writes are booked as they come unless the controller's write queue
-//!   is on (`write_queue.rs`, off in every preset); no rank-to-rank
+//! * writes are booked as they come when the controller's write queue
+//!   is off (`write_queue.rs`, on by default); no rank-to-rank
 //!   switch (tCS); tRRD_L is not
 //!   separate from tRRD;
 //! * refresh is all-bank (REFab) at fixed times, never postponed.

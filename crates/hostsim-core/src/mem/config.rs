@@ -168,9 +168,9 @@ pub struct WriteQueueConfig {
 }
 
 impl Default for WriteQueueConfig {
-    /// Off, with gem5's thresholds for when `entries` is set.
+    /// gem5's: 64 entries, drained from 85 % down to 50 %, 16 writes at least.
     fn default() -> Self {
-        WriteQueueConfig { entries: 0, high_percent: 85, low_percent: 50, min_writes: 16 }
+        WriteQueueConfig { entries: 64, high_percent: 85, low_percent: 50, min_writes: 16 }
     }
 }
 
@@ -198,7 +198,7 @@ impl DramConfig {
     pub fn flat(channels: u32, channel_bandwidth_bytes_per_s: u64, idle_latency_ps: u64) -> DramConfig {
         DramConfig {
             model: DramModel::Channel,
-            write_queue: WriteQueueConfig::default(),
+            write_queue: WriteQueueConfig { entries: 0, ..WriteQueueConfig::default() },
             ..DramConfig::ddr4(channels, channel_bandwidth_bytes_per_s, idle_latency_ps, DdrTiming::ddr4_2400())
         }
     }

@@ -22,8 +22,8 @@
 //! of 1 / bandwidth), so N back-to-back transfers take N × 64 B / bandwidth
 //! rounded up once, not N times.
 //!
-//! Writes wait in the controller's write queue when it is on
-//! ([`write_queue`](super::write_queue), off in every preset).
+//! Writes wait in the controller's write queue
+//! ([`write_queue`](super::write_queue); gem5's 64 entries by default, 0 for none).
 //!
 //! Simplified: no FR-FCFS reordering of reads (see [`banks`](super::banks)); with
 //! `model = channel` no banks, rows, refresh or read/write turnaround, so that model reaches 100 % of peak where real parts

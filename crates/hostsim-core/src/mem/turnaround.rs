@@ -19,8 +19,8 @@
 //! share the bus. A controller that drains writes in batches (gem5
 //! `MemCtrl.min_writes_per_switch`, 16) switches less often than requests
 //! booked in arrival order do; that is the write queue (`write_queue.rs`),
-//! off in every preset, so by default mixed traffic pays the turnaround
-//! more often than behind such a controller.
+//! on by default. Without it (`entries = 0`) mixed traffic pays the
+//! turnaround more often than behind such a controller.
 
 use crate::engine::time::Ps;
 use crate::engine::timeline::HISTORY_PS;

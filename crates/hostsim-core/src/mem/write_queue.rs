@@ -140,7 +140,8 @@ mod tests {
 
     #[test]
     fn off_without_entries() {
-        assert!(WriteQueues::new(&WriteQueueConfig::default(), 4).is_none());
+        assert!(WriteQueues::new(&WriteQueueConfig { entries: 0, ..WriteQueueConfig::default() }, 4).is_none());
+        assert!(WriteQueues::new(&WriteQueueConfig::default(), 4).is_some(), "gem5's 64 entries by default");
     }
 
     /// 64 entries: the 54th write (85 %) drains 22, down to 32 (50 %).
