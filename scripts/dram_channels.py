@@ -22,7 +22,7 @@ import argparse
 import hostsim
 
 
-def config(preset: str, channels: int, model: str, addr_map: str, write_queue: int = 0) -> dict:
+def config(preset: str, channels: int, model: str, addr_map: str, write_queue: int = 64) -> dict:
     return {
         "app": "testpmd", "preset": preset,
         "loadgen": {"size": 1518},
@@ -32,7 +32,7 @@ def config(preset: str, channels: int, model: str, addr_map: str, write_queue: i
     }
 
 
-def measure(preset: str, channels: int, model: str, addr_map: str, write_queue: int = 0) -> dict:
+def measure(preset: str, channels: int, model: str, addr_map: str, write_queue: int = 64) -> dict:
     """The MSB, then one trial at it for the DRAM counters."""
     cfg = config(preset, channels, model, addr_map, write_queue)
     pps = hostsim.msb(cfg).msb.pps
@@ -58,7 +58,7 @@ def main() -> None:
     ap.add_argument("--map", default="RoRaBaCoCh", help="mem.dram.address_map for the banks model")
     ap.add_argument("--channels", default="1,2,4,8,16")
     ap.add_argument("--models", default="banks,channel", help="mem.dram.model values to run")
-    ap.add_argument("--write-queue", default="0", help="mem.dram.write_queue.entries values to run (0: none)")
+    ap.add_argument("--write-queue", default="64", help="mem.dram.write_queue.entries values to run (64: the default; 0: none)")
     a = ap.parse_args()
     print(f"TestPMD 1518 B MSB (loss <= 1 %), DCA off, {a.preset}, address map {a.map}")
     print(f"{'channels':>8} {'model':>8} {'wq':>4} {'MSB Mpps':>9} {'Gb/s':>6} {'DRAM B/pkt':>11} {'DRAM GB/s':>10} "

@@ -17,9 +17,14 @@
 //!
 //! Simplified:
 //! * the drain is booked at the time of the write that fills the queue
-//!   to its threshold, as one batch; gem5 also drains down to
-//!   `low_percent` whenever the read queue is empty, which a booking model
-//!   cannot know (cores book reads ahead of the devices);
+//!   to its threshold, as one batch; gem5 also switches to writes when the
+//!   read queue is empty and it holds more than `low_percent`, which a
+//!   booking model cannot know (cores book reads ahead of the devices);
+//! * a drain always goes down to `low_percent` (22 writes of 64). gem5's
+//!   `MemCtrl` turns back to reads after `min_writes` when reads are
+//!   waiting (16 writes under load), and otherwise goes on until the queue
+//!   is below `low_percent` less `min_writes` (gem5 `mem_ctrl.cc`, the
+//!   switch back to reads in `processNextReqEvent`);
 //! * reads are still served in the order they are booked; a read of a
 //!   queued line is served from the queue;
 //! * writes still queued when the run ends are never issued (their bytes
