@@ -1793,11 +1793,13 @@ class WriteQueueConfig(BaseModel):
     """
     A DRAM controller's write queue per channel, drained in batches (gem5
     `MemCtrl`, `MemInterface.write_buffer_size`). Writes wait in it; when it
-    holds `high_percent` of `entries`, the controller issues writes, row by
-    row (first-ready: the queued writes to a row go together, rows in the
-    order of their oldest write), until it is down to `low_percent` and at
-    least `min_writes` went. A read of a queued line is served from the
-    queue. A write's latency is then the controller's fixed part, not DRAM's.
+    holds `high_percent` of `entries`, or more than `low_percent` with no
+    read waiting, the controller issues writes, row by row (first-ready:
+    the queued writes to a row go together, rows in the order of their
+    oldest write): `min_writes` if reads wait, else until fewer than
+    `low_percent` less `min_writes` remain. A read of a queued line is
+    served from the queue. A write's latency is then the controller's
+    fixed part, not DRAM's.
     """
 
     model_config = ConfigDict(
@@ -1822,7 +1824,7 @@ class WriteQueueConfig(BaseModel):
     low_percent: Annotated[
         int,
         Field(
-            description="Fill (%) a drain comes down to (gem5: 50).",
+            description="Fill (%) above which a channel with no read waiting issues writes\n(gem5: 50).",
             ge=0,
             le=4294967295,
         ),
@@ -1830,7 +1832,7 @@ class WriteQueueConfig(BaseModel):
     min_writes: Annotated[
         int,
         Field(
-            description="Writes a drain issues at least (gem5 `min_writes_per_switch`: 16).",
+            description="Writes a drain issues before waiting reads have the channel again\n(gem5 `min_writes_per_switch`: 16).",
             ge=0,
             le=4294967295,
         ),

@@ -168,16 +168,13 @@ def test_at_1024b_dca_buys_a_faster_poll_loop_whose_small_bursts_cost_pcie():
     few percent). With DCA on the core reads descriptors and headers from
     the LLC, so it polls more often and takes smaller bursts; each burst
     rings the TX doorbell and makes the NIC fetch descriptors, so a packet
-    costs more PCIe transactions — which can cost more than DCA saves.
-    (Before DRAM had a write queue, the NIC's writes held the DCA-off
-    core's reads back and DCA polled over 2× as often; with gem5's queue
-    DCA-off polls faster too: 2.93 against 2.54 polls a packet.)"""
+    costs more PCIe transactions — which can cost more than DCA saves."""
     on, off = _best_trial(msb("testpmd", 1024)), _best_trial(msb("testpmd", 1024, **NO_DCA))
 
     def per_packet(r: Dict[str, Any], key: str) -> float:
         return r["nics"][0]["pcie"][key] / r["nic"]["rx_packets"]
 
-    assert on["pmd"]["polls_per_packet"] > 1.1 * off["pmd"]["polls_per_packet"], (on["pmd"], off["pmd"])
+    assert on["pmd"]["polls_per_packet"] > 2 * off["pmd"]["polls_per_packet"], (on["pmd"], off["pmd"])
     assert per_packet(on, "mmio_writes") > 1.5 * per_packet(off, "mmio_writes")
     assert per_packet(on, "reads") > per_packet(off, "reads")
     assert on["cpu"]["cycles_per_packet"]["rx"] < off["cpu"]["cycles_per_packet"]["rx"]
@@ -256,7 +253,7 @@ def test_a_dram_write_queue_batches_the_nics_writes():
     assert q["drains"] > 0 and q["drained"] >= 16 * q["drains"]
     written = sum(queued[k] for k in ("bytes_written_core", "bytes_written_device", "bytes_written_engine")) // 64
     assert 0 <= q["drained"] + q["merged"] + q["queued"] - written < 54
-    # A bound, not a derived figure (measured: 5,197 switches against 10,014).
+    # A bound, not a derived figure (measured: 5,025 switches against 10,014).
     assert queued["rw_switches"] * 3 < plain["rw_switches"] * 2, (queued["rw_switches"], plain["rw_switches"])
 
 

@@ -149,11 +149,13 @@ pub struct DramConfig {
 
 /// A DRAM controller's write queue per channel, drained in batches (gem5
 /// `MemCtrl`, `MemInterface.write_buffer_size`). Writes wait in it; when it
-/// holds `high_percent` of `entries`, the controller issues writes, row by
-/// row (first-ready: the queued writes to a row go together, rows in the
-/// order of their oldest write), until it is down to `low_percent` and at
-/// least `min_writes` went. A read of a queued line is served from the
-/// queue. A write's latency is then the controller's fixed part, not DRAM's.
+/// holds `high_percent` of `entries`, or more than `low_percent` with no
+/// read waiting, the controller issues writes, row by row (first-ready:
+/// the queued writes to a row go together, rows in the order of their
+/// oldest write): `min_writes` if reads wait, else until fewer than
+/// `low_percent` less `min_writes` remain. A read of a queued line is
+/// served from the queue. A write's latency is then the controller's
+/// fixed part, not DRAM's.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields, default)]
 pub struct WriteQueueConfig {
@@ -161,9 +163,11 @@ pub struct WriteQueueConfig {
     pub entries: u32,
     /// Fill (% of `entries`) at which writes are forced out (gem5: 85).
     pub high_percent: u32,
-    /// Fill (%) a drain comes down to (gem5: 50).
+    /// Fill (%) above which a channel with no read waiting issues writes
+    /// (gem5: 50).
     pub low_percent: u32,
-    /// Writes a drain issues at least (gem5 `min_writes_per_switch`: 16).
+    /// Writes a drain issues before waiting reads have the channel again
+    /// (gem5 `min_writes_per_switch`: 16).
     pub min_writes: u32,
 }
 

@@ -5,26 +5,25 @@
 //! for the controller to take it. So the controller may hold writes and
 //! issue them in an order of its own without changing a latency already
 //! returned, which reads do not allow (docs/reference/dram-pcie.md, "Why
-//! no FR-FCFS"). Writes wait in the queue; when it holds `high_percent` of
-//! its entries, a drain issues writes until it is down to `low_percent`
-//! and at least `min_writes` went (gem5's forced switch to writes, its
-//! `write_high_thresh_perc`, `write_low_thresh_perc` and
-//! `min_writes_per_switch`). Within a drain the order is first-ready: the
+//! no FR-FCFS"). Writes wait in the queue, and the channel turns to them
+//! as gem5's `MemCtrl` does (`mem_ctrl.cc`, `processNextReqEvent`): when
+//! the queue holds `high_percent` of its entries, or, with no read
+//! waiting, more than `low_percent`. A drain turns back to reads after
+//! `min_writes` writes when reads wait, and otherwise once the queue is
+//! below `low_percent` less `min_writes` (gem5's `write_high_thresh_perc`,
+//! `write_low_thresh_perc`, `min_writes_per_switch`). "A read waiting" is
+//! the channel having transfers booked past the write's time: the model
+//! has no read queue. Within a drain the order is first-ready: the
 //! oldest queued write's row goes first with every queued write to that
 //! row (after the first, row hits), then the next oldest row, as an
 //! FR-FCFS scheduler picks row hits before older row misses. A write to a
 //! line already queued merges with it (gem5 merges writes to one burst).
 //!
 //! Simplified:
-//! * the drain is booked at the time of the write that fills the queue
-//!   to its threshold, as one batch; gem5 also switches to writes when the
-//!   read queue is empty and it holds more than `low_percent`, which a
-//!   booking model cannot know (cores book reads ahead of the devices);
-//! * a drain always goes down to `low_percent` (22 writes of 64). gem5's
-//!   `MemCtrl` turns back to reads after `min_writes` when reads are
-//!   waiting (16 writes under load), and otherwise goes on until the queue
-//!   is below `low_percent` less `min_writes` (gem5 `mem_ctrl.cc`, the
-//!   switch back to reads in `processNextReqEvent`);
+//! * a drain is booked at the time of the write that sets it off, as one
+//!   batch, and a read is "waiting" when the channel is booked past that
+//!   time (bookings, not a queue: cores book reads ahead of the devices,
+//!   and a channel idle then may get a read a moment later);
 //! * reads are still served in the order they are booked; a read of a
 //!   queued line is served from the queue;
 //! * writes still queued when the run ends are never issued (their bytes
@@ -80,19 +79,25 @@ impl WriteQueues {
     }
 
     /// Queues a write of line `line` (row key `row`: its rank, bank and row)
-    /// on `channel` at `now`. When that fills the queue to its threshold,
-    /// the writes of the drain are appended to `out`, in the order to issue.
-    pub(super) fn push(&mut self, channel: usize, line: u64, row: u64, now: Ps, out: &mut Vec<u64>) {
+    /// on `channel` at `now`; `reads_wait`: the channel has a read to serve
+    /// (is booked past `now`). When the channel turns to writes, the writes
+    /// of the drain are appended to `out`, in the order to issue.
+    pub(super) fn push(&mut self, channel: usize, line: u64, row: u64, now: Ps, reads_wait: bool, out: &mut Vec<u64>) {
         let q = &mut self.queues[channel];
         if q.lines.iter().any(|&(l, _, _)| l == line) {
             self.merged += 1;
             return;
         }
         q.lines.push((line, row, now));
-        if q.lines.len() < self.high {
+        let n = q.lines.len();
+        if n < self.high && (reads_wait || n <= self.low) {
             return;
         }
-        let count = (q.lines.len() - self.low).max(self.min_writes.min(q.lines.len()));
+        // Back to reads once `min_writes` went if reads wait, and in any
+        // case when fewer than `low - min_writes` remain (gem5's hysteresis:
+        // queued + min_writes < low).
+        let floor = self.low.saturating_sub(self.min_writes + 1);
+        let count = if reads_wait { self.min_writes.min(n - floor) } else { n - floor };
         // First-ready order: rows by their oldest write, each row's writes
         // by arrival (a stable sort on the row's first position).
         let mut first: Vec<(u64, usize)> = Vec::new();
@@ -149,28 +154,57 @@ mod tests {
         assert!(WriteQueues::new(&WriteQueueConfig::default(), 4).is_some(), "gem5's 64 entries by default");
     }
 
-    /// 64 entries: the 54th write (85 %) drains 22, down to 32 (50 %).
+    /// 64 entries, reads waiting: the 54th write (85 %) sets off a drain of
+    /// 16 (`min_writes`), and the next is at 54 again.
     #[test]
-    fn a_full_queue_drains_down_to_its_low_mark() {
+    fn under_reads_a_full_queue_issues_min_writes() {
         let mut q = queues(64, 16);
         let mut out = Vec::new();
         for line in 0..53 {
-            q.push(0, line, line, line, &mut out);
+            q.push(0, line, line, line, true, &mut out);
         }
         assert!(out.is_empty());
-        q.push(0, 53, 53, 53, &mut out);
-        assert_eq!(out, (0..22).collect::<Vec<_>>(), "all rows differ: oldest first");
-        assert_eq!((q.queued(), q.drains, q.drained), (32, 1, 22));
+        q.push(0, 53, 53, 53, true, &mut out);
+        assert_eq!(out, (0..16).collect::<Vec<_>>(), "all rows differ: oldest first");
+        assert_eq!((q.queued(), q.drains, q.drained), (38, 1, 16));
+        for line in 54..69 {
+            q.push(0, line, line, line, true, &mut out);
+        }
+        assert_eq!((q.queued(), q.drains), (53, 1));
+        q.push(0, 69, 69, 69, true, &mut out);
+        assert_eq!((q.queued(), q.drains, q.drained), (38, 2, 32));
+    }
+
+    /// No read waiting: the 33rd write (over 50 %) sets off a drain down to
+    /// 15, where 15 + 16 < 32.
+    #[test]
+    fn an_idle_channel_drains_past_the_low_mark() {
+        let mut q = queues(64, 16);
+        let mut out = Vec::new();
+        for line in 0..32 {
+            q.push(0, line, line, line, false, &mut out);
+        }
+        assert!(out.is_empty(), "at 50 % exactly: no drain");
+        q.push(0, 32, 32, 32, false, &mut out);
+        assert_eq!(out, (0..18).collect::<Vec<_>>());
+        assert_eq!((q.queued(), q.drains, q.drained), (15, 1, 18));
+        // min_writes above the low mark: an idle drain empties the queue.
+        let mut q = queues(20, 16); // high 17, low 10
+        out.clear();
+        for line in 0..11 {
+            q.push(0, line, 0, line, false, &mut out);
+        }
+        assert_eq!((out.len(), q.queued()), (11, 0));
     }
 
     /// Rows A (lines 0, 3, 6, …) and B (1, 4, …) and C (2, 5, …)
     /// interleaved: a drain issues A's queued writes first, then B's.
     #[test]
     fn a_drain_takes_a_rows_writes_together() {
-        let mut q = queues(20, 4); // high 17, low 10: a drain of 7 at the 17th write
+        let mut q = queues(20, 7); // high 17, low 10: reads waiting, a drain of 7 at the 17th write
         let mut out = Vec::new();
         for line in 0..17u64 {
-            q.push(0, line, line % 3, line, &mut out);
+            q.push(0, line, line % 3, line, true, &mut out);
         }
         assert_eq!(out, vec![0, 3, 6, 9, 12, 15, 1]);
         assert_eq!(q.queued(), 10);
@@ -182,13 +216,13 @@ mod tests {
     fn small_queues_merges_and_read_hits() {
         let mut q = queues(8, 16); // high 6, low 4: min_writes (16) caps at the 6 queued
         let mut out = Vec::new();
-        q.push(0, 7, 0, 0, &mut out);
-        q.push(0, 7, 0, 1, &mut out);
+        q.push(0, 7, 0, 0, true, &mut out);
+        q.push(0, 7, 0, 1, true, &mut out);
         assert_eq!((q.merged, q.queued()), (1, 1));
         assert!(q.holds(0, 7) && !q.holds(0, 8));
         assert_eq!(q.read_hits, 1);
         for line in 0..5 {
-            q.push(0, line, 1, 2, &mut out);
+            q.push(0, line, 1, 2, true, &mut out);
         }
         assert_eq!(out, vec![7, 0, 1, 2, 3, 4]);
         assert_eq!(q.queued(), 0);
