@@ -172,7 +172,7 @@ pub struct WriteQueueConfig {
 }
 
 impl Default for WriteQueueConfig {
-    /// gem5's: 64 entries, drained from 85 % down to 50 %, 16 writes at least.
+    /// gem5's: 64 entries, marks at 85 % and 50 %, 16 writes a switch.
     fn default() -> Self {
         WriteQueueConfig { entries: 64, high_percent: 85, low_percent: 50, min_writes: 16 }
     }
