@@ -222,7 +222,7 @@ impl Dram {
         let reads_wait = self.channels[ch].busy.idle_from() > now;
         let mut drain = std::mem::take(&mut self.drain);
         if let Some(q) = &mut self.write_queues {
-            q.push(ch, line, row, now, reads_wait, &mut drain);
+            q.push(ch, line, row, reads_wait, &mut drain);
         }
         for &l in &drain {
             self.occupy(l << LINE_SHIFT, now, true);

@@ -29,15 +29,13 @@
 //! * writes still queued when the run ends are never issued (their bytes
 //!   are counted; their bus time is not).
 
-use crate::engine::time::Ps;
-
 use super::config::WriteQueueConfig;
 
 /// One channel's queued writes.
 #[derive(Debug, Clone, Default)]
 struct Queue {
-    /// (line number, row key, arrival), oldest first.
-    lines: Vec<(u64, u64, Ps)>,
+    /// (line number, row key), oldest first.
+    lines: Vec<(u64, u64)>,
 }
 
 /// Every channel's write queue.
@@ -79,16 +77,16 @@ impl WriteQueues {
     }
 
     /// Queues a write of line `line` (row key `row`: its rank, bank and row)
-    /// on `channel` at `now`; `reads_wait`: the channel has a read to serve
-    /// (is booked past `now`). When the channel turns to writes, the writes
+    /// on `channel`; `reads_wait`: the channel has a read to serve (is
+    /// booked past the write's time). When the channel turns to writes, the writes
     /// of the drain are appended to `out`, in the order to issue.
-    pub(super) fn push(&mut self, channel: usize, line: u64, row: u64, now: Ps, reads_wait: bool, out: &mut Vec<u64>) {
+    pub(super) fn push(&mut self, channel: usize, line: u64, row: u64, reads_wait: bool, out: &mut Vec<u64>) {
         let q = &mut self.queues[channel];
-        if q.lines.iter().any(|&(l, _, _)| l == line) {
+        if q.lines.iter().any(|&(l, _)| l == line) {
             self.merged += 1;
             return;
         }
-        q.lines.push((line, row, now));
+        q.lines.push((line, row));
         let n = q.lines.len();
         if n < self.high && (reads_wait || n <= self.low) {
             return;
@@ -102,7 +100,7 @@ impl WriteQueues {
         // by arrival (a stable sort on the row's first position).
         let mut first: Vec<(u64, usize)> = Vec::new();
         let mut order: Vec<(usize, usize)> = Vec::with_capacity(q.lines.len());
-        for (i, &(_, row, _)) in q.lines.iter().enumerate() {
+        for (i, &(_, row)) in q.lines.iter().enumerate() {
             let rank = match first.iter().position(|&(r, _)| r == row) {
                 Some(k) => first[k].1,
                 None => {
@@ -125,7 +123,7 @@ impl WriteQueues {
 
     /// Is line `line` queued on `channel`? (A read of it is served from the queue.)
     pub(super) fn holds(&mut self, channel: usize, line: u64) -> bool {
-        let hit = self.queues[channel].lines.iter().any(|&(l, _, _)| l == line);
+        let hit = self.queues[channel].lines.iter().any(|&(l, _)| l == line);
         self.read_hits += hit as u64;
         hit
     }
@@ -161,17 +159,17 @@ mod tests {
         let mut q = queues(64, 16);
         let mut out = Vec::new();
         for line in 0..53 {
-            q.push(0, line, line, line, true, &mut out);
+            q.push(0, line, line, true, &mut out);
         }
         assert!(out.is_empty());
-        q.push(0, 53, 53, 53, true, &mut out);
+        q.push(0, 53, 53, true, &mut out);
         assert_eq!(out, (0..16).collect::<Vec<_>>(), "all rows differ: oldest first");
         assert_eq!((q.queued(), q.drains, q.drained), (38, 1, 16));
         for line in 54..69 {
-            q.push(0, line, line, line, true, &mut out);
+            q.push(0, line, line, true, &mut out);
         }
         assert_eq!((q.queued(), q.drains), (53, 1));
-        q.push(0, 69, 69, 69, true, &mut out);
+        q.push(0, 69, 69, true, &mut out);
         assert_eq!((q.queued(), q.drains, q.drained), (38, 2, 32));
     }
 
@@ -182,17 +180,17 @@ mod tests {
         let mut q = queues(64, 16);
         let mut out = Vec::new();
         for line in 0..32 {
-            q.push(0, line, line, line, false, &mut out);
+            q.push(0, line, line, false, &mut out);
         }
         assert!(out.is_empty(), "at 50 % exactly: no drain");
-        q.push(0, 32, 32, 32, false, &mut out);
+        q.push(0, 32, 32, false, &mut out);
         assert_eq!(out, (0..18).collect::<Vec<_>>());
         assert_eq!((q.queued(), q.drains, q.drained), (15, 1, 18));
         // min_writes above the low mark: an idle drain empties the queue.
         let mut q = queues(20, 16); // high 17, low 10
         out.clear();
         for line in 0..11 {
-            q.push(0, line, 0, line, false, &mut out);
+            q.push(0, line, 0, false, &mut out);
         }
         assert_eq!((out.len(), q.queued()), (11, 0));
     }
@@ -204,7 +202,7 @@ mod tests {
         let mut q = queues(20, 7); // high 17, low 10: reads waiting, a drain of 7 at the 17th write
         let mut out = Vec::new();
         for line in 0..17u64 {
-            q.push(0, line, line % 3, line, true, &mut out);
+            q.push(0, line, line % 3, true, &mut out);
         }
         assert_eq!(out, vec![0, 3, 6, 9, 12, 15, 1]);
         assert_eq!(q.queued(), 10);
@@ -216,13 +214,13 @@ mod tests {
     fn small_queues_merges_and_read_hits() {
         let mut q = queues(8, 16); // high 6, low 4: min_writes (16) caps at the 6 queued
         let mut out = Vec::new();
-        q.push(0, 7, 0, 0, true, &mut out);
-        q.push(0, 7, 0, 1, true, &mut out);
+        q.push(0, 7, 0, true, &mut out);
+        q.push(0, 7, 0, true, &mut out);
         assert_eq!((q.merged, q.queued()), (1, 1));
         assert!(q.holds(0, 7) && !q.holds(0, 8));
         assert_eq!(q.read_hits, 1);
         for line in 0..5 {
-            q.push(0, line, 1, 2, true, &mut out);
+            q.push(0, line, 1, true, &mut out);
         }
         assert_eq!(out, vec![7, 0, 1, 2, 3, 4]);
         assert_eq!(q.queued(), 0);
