@@ -441,6 +441,16 @@ def msb(
             "msb: the loss curve is not monotonic (a rate passed above one that failed; see msb.curve and "
             "msb.retests): the MSB is the best passing rate the bisection found, and a higher one may pass too"
         )
+    slow = _two_states(search.points, threshold)
+    if slow is not None:
+        low, high = slow
+        warnings.append(
+            f"msb: the delivered rate falls and rises again above the knee: {low['offered_pps'] / 1e6:.4g} Mpps offered "
+            f"delivered {low['achieved_pps'] / 1e6:.4g} Mpps, but {high['offered_pps'] / 1e6:.4g} Mpps offered delivered "
+            f"{high['achieved_pps'] / 1e6:.4g} Mpps. The device has a slower state near its MSB (a backlog that, once "
+            "built, slows what drains it), and which state a trial ends in depends on its history: the MSB found may "
+            "move with the trials' length (--warmup); see msb.curve"
+        )
     if best is None and refuted:
         warnings.append(
             "no confirmation passed (msb.confirmations): "
@@ -550,6 +560,30 @@ def _monotonic(points: List[Dict[str, Any]]) -> bool:
     failed = [p["requested_pps"] for p in points if not p["passed"]]
     lowest_fail = min(failed, default=math.inf)
     return not any(p["passed"] and p["requested_pps"] > lowest_fail for p in points)
+
+
+#: How much more than a lossy trial a trial at a higher rate must deliver
+#: before the two are taken for two states of the device (estimate: above
+#: a fast trial's 2 % tolerance and the spread of what one state delivers
+#: from window to window, 2-3 % in stop 44's TouchFwd 1518 B searches).
+TWO_STATES_MARGIN = 0.05
+
+
+def _two_states(points: List[Dict[str, Any]], threshold: float) -> Optional[Tuple[Dict[str, Any], Dict[str, Any]]]:
+    """A trial that lost frames (it delivered less than it was offered by
+    more than the threshold) and one at a higher offered rate that delivered
+    more than it by more than ``TWO_STATES_MARGIN`` (or the threshold):
+    past its knee a device delivers what it sustains whatever the excess,
+    so the two were in different states. Returns the lossy trial that
+    delivered least and the first such trial above it, or None."""
+    margin = max(TWO_STATES_MARGIN, threshold)
+    lossy = [p for p in points if p["achieved_pps"] < p["offered_pps"] * (1 - threshold)]
+    for lo in sorted(lossy, key=lambda p: p["achieved_pps"]):
+        above = [hi for hi in points
+                 if hi["offered_pps"] > lo["offered_pps"] and hi["achieved_pps"] > lo["achieved_pps"] * (1 + margin)]
+        if above:
+            return lo, min(above, key=lambda p: p["offered_pps"])
+    return None
 
 
 def _find(search: _Search, line_pps: float, resolution: float, max_trials: int,

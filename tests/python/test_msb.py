@@ -215,3 +215,27 @@ def test_a_coarse_resolution_skips_re_tests_it_cannot_run(resolution):
                      "sim": {"duration": "200us", "warmup": "20us"}}, resolution=resolution).msb
     assert m.pps > 0
     assert all(r["requested_pps"] > 0 or r["skipped"] for r in m.retests)
+
+
+def test_a_slower_state_above_the_knee_is_found_from_the_delivered_rates():
+    from hostsim.msb import _two_states
+
+    def curve(points):
+        return [{"offered_pps": o * 1e6, "achieved_pps": a * 1e6} for o, a in points]
+
+    # TouchFwd 1518 B on a72-quad (stop 44's search, Mpps offered → delivered):
+    # three trials just above the knee delivered 2.30-2.33, the core-bound ones
+    # above them 2.51-2.56.
+    seen = curve([(2.0311, 2.0311), (2.4211, 2.4211), (2.4278, 2.4278), (2.4456, 2.3267), (2.4522, 2.3),
+                  (2.4756, 2.3178), (2.54, 2.5144), (3.0478, 2.5111), (4.0633, 2.5211), (16.2544, 2.56)])
+    low, high = _two_states(seen, 0.01)
+    assert (low["offered_pps"], high["offered_pps"]) == (2.4522e6, 2.54e6)
+    # One state: past the knee every trial delivers what the device sustains,
+    # within the margin (the same search without the DRAM write queue: its
+    # core-bound trials delivered 2.50-2.58 Mpps); a device that delivers
+    # less as the load grows (livelock) is not two states either.
+    assert _two_states(curve([(2.0311, 2.0311), (2.54, 2.5211), (2.5767, 2.52), (2.6033, 2.5789),
+                              (2.6667, 2.4978), (16.2544, 2.4956)]), 0.01) is None
+    assert _two_states(curve([(2.0, 2.0), (2.5, 2.4), (3.0, 2.2), (4.0, 1.9)]), 0.01) is None
+    # A trial below its knee (delivering what it was offered) is no lossy trial.
+    assert _two_states(curve([(1.0, 1.0), (2.0, 2.0), (3.0, 2.1)]), 0.01) is None
