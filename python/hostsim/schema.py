@@ -2580,6 +2580,14 @@ class NicConfig(BaseModel):
             le=18446744073709551615,
         ),
     ]
+    tx_reads_in_flight: Annotated[
+        int,
+        Field(
+            description="Frames whose payload reads a port's TX engine has in flight at once\n(0: as many as the TX FIFO has room for, the read tags of a PCIe\nlink bounding them there). gem5's i8254xGBe reads one frame at a\ntime: its `txStateMachine` starts the next frame's DMA only once no\npacket is waiting (gem5 src/dev/net/i8254xGBe.cc).",
+            ge=0,
+            le=4294967295,
+        ),
+    ] = 0
 
 
 class PmdCosts(BaseModel):

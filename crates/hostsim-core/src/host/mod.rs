@@ -353,6 +353,7 @@ impl Host {
             rx_strip_bytes: if n.keep_crc { 0 } else { FCS_LEN as u32 },
             tx_fetch_batch: n.tx_fetch_batch as u64,
             tx_desc_cache: n.tx_desc_cache as u64,
+            tx_reads_in_flight: n.tx_reads_in_flight as usize,
             pcie_latency_ps: cfg.io_request_latency_ps(),
             wire_rate_bps: env.link_rate_bps,
         };

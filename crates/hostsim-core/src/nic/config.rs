@@ -54,6 +54,13 @@ pub struct NicConfig {
     /// PCIe links instead (docs/reference/ports-queues-cores.md §1).
     #[serde(default)]
     pub max_pps: u64,
+    /// Frames whose payload reads a port's TX engine has in flight at once
+    /// (0: as many as the TX FIFO has room for, the read tags of a PCIe
+    /// link bounding them there). gem5's i8254xGBe reads one frame at a
+    /// time: its `txStateMachine` starts the next frame's DMA only once no
+    /// packet is waiting (gem5 src/dev/net/i8254xGBe.cc).
+    #[serde(default)]
+    pub tx_reads_in_flight: u32,
     /// The 40-byte Toeplitz key, as hex (default: the Microsoft verification
     /// key, params.md §9, which DPDK's ixgbe tests use).
     #[serde(default = "default_rss_key")]
@@ -129,6 +136,7 @@ impl Default for NicConfig {
             ports_per_nic: 1,
             max_queues: default_max_queues(),
             max_pps: 0,
+            tx_reads_in_flight: 0,
             rss_key: default_rss_key(),
             reta_size: default_reta_size(),
             queue_model: QueueModel::Ixgbe,

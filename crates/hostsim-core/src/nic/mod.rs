@@ -66,6 +66,9 @@ pub enum NicEvent {
     TxDescFetched { port: u8, queue: u16, upto: u32 },
     /// A frame left the port's TX FIFO for the wire: there may be room to read more.
     TxFifoSpace { port: u8 },
+    /// A payload read of the port's TX engine is done: with
+    /// `nic.tx_reads_in_flight`, the engine may start another.
+    TxReadDone { port: u8 },
 }
 
 /// The full ring position whose low 32 bits are `low`, nearest to `near`
@@ -140,7 +143,8 @@ impl Nic {
             | NicEvent::RxDoorbell { port, .. }
             | NicEvent::TxDoorbell { port, .. }
             | NicEvent::TxDescFetched { port, .. }
-            | NicEvent::TxFifoSpace { port } => port as usize,
+            | NicEvent::TxFifoSpace { port }
+            | NicEvent::TxReadDone { port } => port as usize,
         };
         let p = &mut self.ports[port];
         let e = &mut Env { dev: &mut self.devs[p.dev], mem, out };
@@ -161,8 +165,12 @@ impl Nic {
                 p.tx_read_payloads(now, frames, e);
                 p.fetch_tx_descs(queue as usize, now, e);
             }
-            NicEvent::TxFifoSpace { .. } => {
-                p.tx_fifo_space();
+            NicEvent::TxFifoSpace { .. } | NicEvent::TxReadDone { .. } => {
+                if let NicEvent::TxFifoSpace { .. } = ev {
+                    p.tx_fifo_space();
+                } else {
+                    p.tx_read_done();
+                }
                 p.tx_read_payloads(now, frames, e);
                 for q in 0..p.txq.len() {
                     p.fetch_tx_descs(q, now, e);

@@ -50,6 +50,8 @@ pub struct PortParams {
     pub rx_strip_bytes: u32,
     pub tx_fetch_batch: u64,
     pub tx_desc_cache: u64,
+    /// Payload reads the TX engine has in flight at most (0: no limit).
+    pub tx_reads_in_flight: usize,
     /// One-way PCIe latency of the port's link.
     pub pcie_latency_ps: Ps,
     pub wire_rate_bps: u64,
@@ -98,6 +100,10 @@ pub struct Port {
     tx_fifo: VecDeque<(Ps, u32)>,
     tx_fifo_used: u64,
     tx_space_pending: bool,
+    /// With `tx_reads_in_flight`: when each payload read in flight is done,
+    /// and whether a `TxReadDone` is scheduled.
+    tx_reads: VecDeque<Ps>,
+    tx_read_pending: bool,
     /// When the last frame read for transmission is in the TX FIFO (frames leave in order).
     tx_last_ready: Ps,
     /// When the wire is free after the frames already queued.
@@ -131,6 +137,8 @@ impl Port {
             tx_fifo: VecDeque::new(),
             tx_fifo_used: 0,
             tx_space_pending: false,
+            tx_reads: VecDeque::new(),
+            tx_read_pending: false,
             tx_last_ready: 0,
             wire_free_at: 0,
             tx_turn: 0,
@@ -344,6 +352,27 @@ impl Port {
         self.tx_space_pending = false;
     }
 
+    pub(super) fn tx_read_done(&mut self) {
+        self.tx_read_pending = false;
+    }
+
+    /// With `tx_reads_in_flight`, whether the TX engine has a free read at
+    /// `now`; if not, it is woken when the first read in flight is done.
+    #[inline(never)]
+    fn tx_read_slot<O: NicOut>(&mut self, now: Ps, e: &mut Env<'_, O>) -> bool {
+        let limit = self.params.tx_reads_in_flight;
+        self.tx_reads.retain(|&done| done > now);
+        if self.tx_reads.len() < limit {
+            return true;
+        }
+        if !self.tx_read_pending {
+            self.tx_read_pending = true;
+            let first = self.tx_reads.iter().copied().min().unwrap_or(now);
+            e.out.schedule(first, NicEvent::TxReadDone { port: self.id as u8 });
+        }
+        false
+    }
+
     /// The next TX queue with a frame to read, taking the queues in turn.
     #[inline]
     fn next_tx_queue(&mut self) -> Option<usize> {
@@ -371,7 +400,9 @@ impl Port {
             self.tx_fifo_used -= bytes as u64;
             self.tx_fifo.pop_front();
         }
-        while let Some(q) = self.next_tx_queue() {
+        let limited = self.params.tx_reads_in_flight > 0;
+        while !limited || self.tx_read_slot(now, e) {
+            let Some(q) = self.next_tx_queue() else { break };
             let tq = &self.txq[q];
             let pos = tq.sent;
             let i = tq.ring.ring.slot(pos);
@@ -406,6 +437,9 @@ impl Port {
                 };
                 e.dev.io.dma_read(now, over_pcie, host.saturating_sub(at), Kind::Payload).max(card)
             };
+            if limited {
+                self.tx_reads.push_back(done);
+            }
             let ready = done.max(self.tx_last_ready).max(e.dev.tx_next);
             if e.dev.frame_interval_ps > 0 {
                 e.dev.tx_next = ready + e.dev.frame_interval_ps;
