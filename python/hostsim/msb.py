@@ -447,7 +447,7 @@ def msb(
         warnings.append(
             f"msb: the delivered rate falls and rises again above the knee: {low['offered_pps'] / 1e6:.4g} Mpps offered "
             f"delivered {low['achieved_pps'] / 1e6:.4g} Mpps, but {high['offered_pps'] / 1e6:.4g} Mpps offered delivered "
-            f"{high['achieved_pps'] / 1e6:.4g} Mpps. The device has a slower state near its MSB (a backlog that, once "
+            f"{high['achieved_pps'] / 1e6:.4g} Mpps. The device has a slower state near its MSB (e.g. a backlog that, once "
             "built, slows what drains it), and which state a trial ends in depends on its history: the MSB found may "
             "move with the trials' length (--warmup); see msb.curve"
         )
