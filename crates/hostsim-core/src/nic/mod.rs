@@ -165,17 +165,8 @@ impl Nic {
                 p.tx_read_payloads(now, frames, e);
                 p.fetch_tx_descs(queue as usize, now, e);
             }
-            NicEvent::TxFifoSpace { .. } | NicEvent::TxReadDone { .. } => {
-                if let NicEvent::TxFifoSpace { .. } = ev {
-                    p.tx_fifo_space();
-                } else {
-                    p.tx_read_done();
-                }
-                p.tx_read_payloads(now, frames, e);
-                for q in 0..p.txq.len() {
-                    p.fetch_tx_descs(q, now, e);
-                }
-            }
+            NicEvent::TxFifoSpace { .. } => p.tx_resume(false, now, frames, e),
+            NicEvent::TxReadDone { .. } => p.tx_resume(true, now, frames, e),
         }
     }
 

@@ -102,7 +102,7 @@ pub struct Port {
     tx_space_pending: bool,
     /// With `tx_reads_in_flight`: when each payload read in flight is done,
     /// and whether a `TxReadDone` is scheduled.
-    tx_reads: VecDeque<Ps>,
+    tx_reads: Vec<Ps>,
     tx_read_pending: bool,
     /// When the last frame read for transmission is in the TX FIFO (frames leave in order).
     tx_last_ready: Ps,
@@ -137,7 +137,7 @@ impl Port {
             tx_fifo: VecDeque::new(),
             tx_fifo_used: 0,
             tx_space_pending: false,
-            tx_reads: VecDeque::new(),
+            tx_reads: Vec::new(),
             tx_read_pending: false,
             tx_last_ready: 0,
             wire_free_at: 0,
@@ -348,12 +348,19 @@ impl Port {
         tq.arrived = tq.arrived.max(upto);
     }
 
-    pub(super) fn tx_fifo_space(&mut self) {
-        self.tx_space_pending = false;
-    }
-
-    pub(super) fn tx_read_done(&mut self) {
-        self.tx_read_pending = false;
+    /// The TX engine may go on (`TxFifoSpace`: a frame left the FIFO;
+    /// `TxReadDone`: a payload read is done): it reads what it now can and
+    /// fetches the descriptors its cache has room for.
+    pub(super) fn tx_resume<O: NicOut>(&mut self, read_done: bool, now: Ps, frames: &FramePool, e: &mut Env<'_, O>) {
+        if read_done {
+            self.tx_read_pending = false;
+        } else {
+            self.tx_space_pending = false;
+        }
+        self.tx_read_payloads(now, frames, e);
+        for q in 0..self.txq.len() {
+            self.fetch_tx_descs(q, now, e);
+        }
     }
 
     /// With `tx_reads_in_flight`, whether the TX engine has a free read at
@@ -438,7 +445,7 @@ impl Port {
                 e.dev.io.dma_read(now, over_pcie, host.saturating_sub(at), Kind::Payload).max(card)
             };
             if limited {
-                self.tx_reads.push_back(done);
+                self.tx_reads.push(done);
             }
             let ready = done.max(self.tx_last_ready).max(e.dev.tx_next);
             if e.dev.frame_interval_ps > 0 {
