@@ -73,6 +73,11 @@ pub struct Gem5Io {
     msis: u64,
     mshr_full_waits: u64,
     mshr_full_wait_ps: Ps,
+    /// The reads' share of the two above, and the time reads held an MSHR
+    /// (from taking it to the memory's answer; gem5's `mshrMissLatency`).
+    read_mshr_full_waits: u64,
+    read_mshr_full_wait_ps: Ps,
+    read_mshr_hold_ps: Ps,
     bytes_by_kind: [u64; 4],
 }
 
@@ -100,6 +105,9 @@ impl Gem5Io {
             msis: 0,
             mshr_full_waits: 0,
             mshr_full_wait_ps: 0,
+            read_mshr_full_waits: 0,
+            read_mshr_full_wait_ps: 0,
+            read_mshr_hold_ps: 0,
             bytes_by_kind: [0; 4],
         })
     }
@@ -134,7 +142,13 @@ impl Gem5Io {
         if self.cfg.iocache.enabled {
             let got = self.take_mshr(t);
             let sent = edge(got, self.cycle) + self.cycles(self.cfg.iocache.tag_latency_cycles);
+            let read = answer.is_some();
             let answered = answer.map_or(sent, |f| f(sent).max(sent));
+            if read {
+                self.read_mshr_full_waits += (got > t) as u64;
+                self.read_mshr_full_wait_ps += got - t;
+                self.read_mshr_hold_ps += answered - got;
+            }
             self.mshrs.push(std::cmp::Reverse(answered));
             (sent, answered + self.cycles(self.cfg.iocache.response_latency_cycles))
         } else {
@@ -251,6 +265,9 @@ impl Gem5Io {
             "msis": self.msis,
             "mshr_full_waits": self.mshr_full_waits,
             "mshr_full_wait_ps": self.mshr_full_wait_ps,
+            "read_mshr_full_waits": self.read_mshr_full_waits,
+            "read_mshr_full_wait_ps": self.read_mshr_full_wait_ps,
+            "read_mshr_hold_ps": self.read_mshr_hold_ps,
             "bridge_req_full_waits": ib.req_full_waits + db.req_full_waits,
             "bridge_req_full_wait_ps": ib.req_full_wait_ps + db.req_full_wait_ps,
             "bridge_resp_full_waits": ib.resp_full_waits + db.resp_full_waits,
@@ -278,6 +295,9 @@ impl HasStats for Gem5Io {
         s.count("msis", self.msis, "Interrupts raised by the device");
         s.count("mshr_full_waits", self.mshr_full_waits, "DMA packets that waited for a free IOCache MSHR");
         s.add("mshr_full_wait_ps", self.mshr_full_wait_ps as f64, "Picosecond", "Total time DMA packets waited for an IOCache MSHR");
+        s.count("read_mshr_full_waits", self.read_mshr_full_waits, "DMA read packets that waited for a free IOCache MSHR");
+        s.add("read_mshr_full_wait_ps", self.read_mshr_full_wait_ps as f64, "Picosecond", "Total time DMA read packets waited for an IOCache MSHR");
+        s.add("read_mshr_hold_ps", self.read_mshr_hold_ps as f64, "Picosecond", "Total time DMA read packets held an IOCache MSHR, until memory answered");
         let (ib, db) = (self.iobridge.stats(), self.dmabridge.stats());
         s.count("bridge_req_full_waits", ib.req_full_waits + db.req_full_waits, "Requests that found a Bridge's request queue full");
         s.add("bridge_req_full_wait_ps", (ib.req_full_wait_ps + db.req_full_wait_ps) as f64, "Picosecond", "Time requests waited for a Bridge request slot");
@@ -299,6 +319,7 @@ impl HasStats for Gem5Io {
         self.dmabridge.reset_stats();
         (self.writes, self.reads, self.packets, self.mmio_writes, self.msis) = (0, 0, 0, 0, 0);
         (self.mshr_full_waits, self.mshr_full_wait_ps) = (0, 0);
+        (self.read_mshr_full_waits, self.read_mshr_full_wait_ps, self.read_mshr_hold_ps) = (0, 0, 0);
         self.bytes_by_kind = [0; 4];
     }
 }

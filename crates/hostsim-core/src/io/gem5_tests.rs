@@ -62,6 +62,14 @@ fn mshrs_run_out_on_the_twenty_first_line() {
     assert_eq!(done[20], 133_000 + 50_000 + HOST + 50_000 + 2_000);
     let j = p.result_json(1_000_000);
     assert_eq!((j["mshr_full_waits"].as_u64(), j["mshr_full_wait_ps"].as_u64()), (Some(1), Some(110_000)));
+    // All of them reads, each holding its MSHR 50 ns tag + 80 ns memory.
+    assert_eq!((j["read_mshr_full_waits"].as_u64(), j["read_mshr_full_wait_ps"].as_u64()), (Some(1), Some(110_000)));
+    assert_eq!(j["read_mshr_hold_ps"], 21 * 130_000);
+    // A write behind them (at 24 ns) waits for line 1's MSHR (134 ns), then the tag latency.
+    assert_eq!(p.dma_write(0, 64, Kind::Payload), 134_000 + 50_000);
+    let j = p.result_json(1_000_000);
+    assert_eq!((j["mshr_full_waits"].as_u64(), j["read_mshr_full_waits"].as_u64()), (Some(2), Some(1)));
+    assert_eq!(j["read_mshr_hold_ps"], 21 * 130_000);
 }
 
 #[test]
