@@ -80,6 +80,11 @@ pub struct DramCounters {
     pub bytes_written_engine: u64,
     /// Sum over requests of the time spent waiting for a busy channel (ps).
     pub queue_wait_ps: u64,
+    /// Sum of the latencies `read` returned, by agent (core, device,
+    /// engine), reads served from the write queue included; over the bytes
+    /// read / 64 it is the mean read latency (gem5's per-requestor
+    /// `requestorReadTotalLat`).
+    pub read_latency_ps: [u64; 3],
 }
 
 pub struct Dram {
@@ -195,13 +200,13 @@ impl Dram {
             Agent::Device => self.counters.bytes_read_device += LINE_BYTES,
             Agent::Engine => self.counters.bytes_read_engine += LINE_BYTES,
         }
-        if self.write_queues.is_some() {
+        let queued = self.write_queues.is_some() && {
             let ch = self.channel_of(addr);
-            if self.write_queues.as_mut().is_some_and(|q| q.holds(ch, addr >> LINE_SHIFT)) {
-                return self.controller_ps();
-            }
-        }
-        self.occupy(addr, now, false)
+            self.write_queues.as_mut().is_some_and(|q| q.holds(ch, addr >> LINE_SHIFT))
+        };
+        let latency = if queued { self.controller_ps() } else { self.occupy(addr, now, false) };
+        self.counters.read_latency_ps[agent.index()] += latency;
+        latency
     }
 
     /// Writes one line; returns the time until it is in DRAM, measured like a read.
@@ -273,6 +278,9 @@ impl Dram {
             "bytes_read_engine": c.bytes_read_engine,
             "bytes_written_engine": c.bytes_written_engine,
             "queue_wait_ps": c.queue_wait_ps,
+            "read_latency_ps_core": c.read_latency_ps[Agent::Core.index()],
+            "read_latency_ps_device": c.read_latency_ps[Agent::Device.index()],
+            "read_latency_ps_engine": c.read_latency_ps[Agent::Engine.index()],
             "busy_ps": self.busy_ps(),
             "row_hits": self.bank_counters().row_hits,
             "row_misses": self.bank_counters().row_misses,
@@ -304,6 +312,10 @@ impl HasStats for Dram {
         s.add("bytes_read_engine", c.bytes_read_engine as f64, "Byte", "Bytes read from DRAM by the copy engine");
         s.add("bytes_written_engine", c.bytes_written_engine as f64, "Byte", "Bytes written to DRAM: write-backs of lines the copy engine wrote");
         s.add("queue_wait_ps", c.queue_wait_ps as f64, "Picosecond", "Summed time requests waited for a busy channel");
+        let [core, device, engine] = c.read_latency_ps.map(|v| v as f64);
+        s.add("read_latency_ps_core", core, "Picosecond", "Summed latency of DRAM reads for core misses, write-queue hits included");
+        s.add("read_latency_ps_device", device, "Picosecond", "Summed latency of DRAM reads for device (DMA) reads, write-queue hits included");
+        s.add("read_latency_ps_engine", engine, "Picosecond", "Summed latency of DRAM reads by the copy engine, write-queue hits included");
         s.add("busy_ps", self.busy_ps() as f64, "Picosecond", "Summed time channels spent transferring lines");
         if self.banks.is_some() {
             let b = self.bank_counters();
@@ -427,6 +439,10 @@ mod tests {
         let mut d = dram(1, 64_000_000_000);
         let fast: Vec<Ps> = (0..100).map(|i| d.read(i * 64, i * 500, Agent::Core)).collect();
         assert_eq!(fast[99], 80_000 + 99 * 1_000 - 99 * 500);
+        // The latencies returned are summed by agent.
+        assert_eq!(d.counters().read_latency_ps, [fast.iter().sum::<Ps>(), 0, 0]);
+        d.read(0, 1_000_000, Agent::Device);
+        assert_eq!(d.counters().read_latency_ps[1], 80_000);
     }
 
     #[test]
@@ -497,5 +513,17 @@ mod tests {
         // 18: one switch each way per 18 writes, about 111 for the 1,000.
         assert!(queued.rw_switches * 10 < plain.rw_switches * 6, "{queued:?} vs {plain:?}");
         assert!(queued.turnaround_wait_ps * 4 < plain.turnaround_wait_ps, "{queued:?} vs {plain:?}");
+    }
+
+    #[test]
+    fn a_read_served_from_the_write_queue_costs_the_controller_latency() {
+        use crate::mem::config::MemConfig;
+        let mut d = Dram::new(&MemConfig::altra().dram);
+        d.write(0, 0, Agent::Device);
+        let hit = d.read(0, 1_000, Agent::Core);
+        assert_eq!(hit, d.controller_ps());
+        let miss = d.read(1 << 20, 1_000, Agent::Device);
+        assert!(miss > hit);
+        assert_eq!(d.counters().read_latency_ps, [hit, miss, 0]);
     }
 }
