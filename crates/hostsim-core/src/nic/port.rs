@@ -408,8 +408,12 @@ impl Port {
             self.tx_fifo.pop_front();
         }
         let limited = self.params.tx_reads_in_flight > 0;
-        while !limited || self.tx_read_slot(now, e) {
-            let Some(q) = self.next_tx_queue() else { break };
+        while let Some(q) = self.next_tx_queue() {
+            // A frame to read: it waits for a free read (this queue first next time).
+            if limited && !self.tx_read_slot(now, e) {
+                self.tx_turn = q;
+                break;
+            }
             let tq = &self.txq[q];
             let pos = tq.sent;
             let i = tq.ring.ring.slot(pos);
