@@ -46,7 +46,9 @@
 //!   (their latencies were returned). Before stop 33 a bank kept only the
 //!   state of the access booked last, and a device request behind a core's
 //!   bookings waited for them (0.3–0.6 µs a line in a 4-core l2fwd run
-//!   with the buses 0.5 % busy);
+//!   with the buses 0.5 % busy). A request that fits in no stretch before
+//!   accesses requested after it still goes after them: it was
+//!   overtaken, which [`Banks::access`] reports (`mem.dram.reads_overtaken_*`);
 //! * writes are booked as they come when the controller's write queue
 //!   is off (`write_queue.rs`, on by default); no rank-to-rank
 //!   switch (tCS); tRRD_L is not
@@ -87,11 +89,13 @@ struct BankState {
     cas_ok: Ps,
     /// Earliest PRECHARGE.
     pre_ok: Ps,
+    /// When the access that left this state was requested.
+    req: Ps,
 }
 
 impl Default for BankState {
     fn default() -> Self {
-        BankState { open_row: CLOSED, epoch: 0, cas_ok: 0, pre_ok: 0 }
+        BankState { open_row: CLOSED, epoch: 0, cas_ok: 0, pre_ok: 0, req: 0 }
     }
 }
 
@@ -292,9 +296,11 @@ impl Banks {
 
     /// Serves one line at `now` whose burst takes `burst` ps on the data
     /// bus `bus` of its channel; books every resource it uses. Returns the
-    /// end of its data on the bus and the time it waited beyond its
-    /// unloaded case (ps).
-    pub fn access(&mut self, line: u64, now: Ps, write: bool, bus: &mut Timeline, burst: Ps) -> (Ps, Ps) {
+    /// end of its data on the bus, the time it waited beyond its unloaded
+    /// case (ps), and whether it was overtaken: an access to its bank that
+    /// was requested after it, but booked before it, starts between its
+    /// request and its own first command.
+    pub fn access(&mut self, line: u64, now: Ps, write: bool, bus: &mut Timeline, burst: Ps) -> (Ps, Ps, bool) {
         let p = self.place(line);
         let ri_us = p.channel * self.ranks as usize + p.rank;
         let ri = ri_us as u64;
@@ -310,6 +316,7 @@ impl Banks {
         // done with the bank (its precharge allowed again) before the next
         // access starts, or there is no next access.
         let mut k = self.bank[bi].after.partition_point(|e| e.0 <= now);
+        let first = k;
         let (f, base) = loop {
             let b = &self.bank[bi];
             let (from, state) = if k == 0 { (now, b.before) } else { (now.max(b.after[k - 1].0), b.after[k - 1].1) };
@@ -357,10 +364,12 @@ impl Banks {
         debug_assert_eq!(d, c + cas_to_data);
         let release = self.release(case, act, c, write, burst);
         let st = match case {
-            RowCase::Hit => BankState { open_row: p.row, epoch, cas_ok: base.cas_ok, pre_ok: base.pre_ok.max(release) },
-            _ => BankState { open_row: p.row, epoch, cas_ok: act + t_rcd, pre_ok: release },
+            RowCase::Hit => BankState { open_row: p.row, epoch, cas_ok: base.cas_ok, pre_ok: base.pre_ok.max(release), req: now },
+            _ => BankState { open_row: p.row, epoch, cas_ok: act + t_rcd, pre_ok: release, req: now },
         };
         let b = &mut self.bank[bi];
+        // The accesses it was put after that start after its request.
+        let overtaken = b.after.range(first..k).any(|e| e.1.req > now);
         b.after.insert(k, (s, st));
         if b.after.len() > BANK_HISTORY {
             b.before = b.after.pop_front().unwrap().1;
@@ -370,7 +379,7 @@ impl Banks {
             RowCase::Miss => self.counters.row_misses += 1,
             RowCase::Conflict => self.counters.row_conflicts += 1,
         }
-        (end, d - (now + pre + rcd + cas_to_data))
+        (end, d - (now + pre + rcd + cas_to_data), overtaken)
     }
 
     /// When the bank may precharge after an access with its column command
@@ -726,10 +735,16 @@ mod tests {
         assert_eq!(d.counters().queue_wait_ps, waited);
         // At 990 ns its row would have to stay open (tRAS) past the core's
         // first ACTIVATE: it goes after both of the core's accesses.
+        assert_eq!(d.counters().reads_overtaken, [0, 0, 0], "nothing booked started between its request and its command");
         let (mut d, second_data) = setup();
         let late = d.read(2 * ROW * 64, 990_000, Agent::Device);
         assert!(data_start(&c, 990_000, late) > second_data, "{late}");
         assert_eq!(d.bank_counters().row_conflicts, 2);
+        // Requested before them, it was overtaken (a conflict: its wait is
+        // what it took beyond the idle latency); the core's second access
+        // was requested with its first, so it was not.
+        assert_eq!(d.counters().reads_overtaken, [0, 1, 0]);
+        assert_eq!(d.counters().overtaken_wait_ps, [0, late - idle, 0]);
     }
 
     #[test]

@@ -85,6 +85,15 @@ pub struct DramCounters {
     /// read / 64 it is the mean read latency (gem5's per-requestor
     /// `requestorReadTotalLat`).
     pub read_latency_ps: [u64; 3],
+    /// Reads by agent that were overtaken at their bank (`model = banks`):
+    /// an access requested after the read, but booked before it, started
+    /// between the read's request and its first command. A core books a
+    /// work unit's misses when it starts the unit, ahead of the devices,
+    /// so a device read can wait behind core reads a DRAM controller
+    /// would have received after it (docs/reference/dram-pcie.md).
+    pub reads_overtaken: [u64; 3],
+    /// The summed wait (beyond the unloaded row case) of those reads.
+    pub overtaken_wait_ps: [u64; 3],
 }
 
 pub struct Dram {
@@ -163,8 +172,9 @@ impl Dram {
         ((addr >> LINE_SHIFT) % self.channels.len() as u64) as usize
     }
 
-    /// Books one line transfer at `now`; returns its latency (ps).
-    fn occupy(&mut self, addr: u64, now: Ps, write: bool) -> Ps {
+    /// Books one line transfer at `now`; returns its latency (ps), and its
+    /// wait if it was overtaken at its bank (see [`DramCounters::reads_overtaken`]).
+    fn occupy(&mut self, addr: u64, now: Ps, write: bool) -> (Ps, Option<Ps>) {
         let ch = self.channel_of(addr);
         let (bw, xfer_ps, xfer_rem) = (self.bandwidth, self.xfer_ps, self.xfer_rem);
         let c = &mut self.channels[ch];
@@ -176,20 +186,20 @@ impl Dram {
         let dur = xfer_ps + (sum >= bw) as Ps + (next > 0) as Ps - (c.rem > 0) as Ps;
         c.rem = next;
         c.busy_ps += dur;
-        let (latency, wait, end) = match &mut self.banks {
+        let (latency, wait, end, overtaken) = match &mut self.banks {
             Some((banks, fixed)) => {
-                let (end, wait) = banks.access(addr >> LINE_SHIFT, now, write, &mut c.busy, dur);
-                (end - now + *fixed, wait, end)
+                let (end, wait, overtaken) = banks.access(addr >> LINE_SHIFT, now, write, &mut c.busy, dur);
+                (end - now + *fixed, wait, end, overtaken)
             }
             None => {
                 c.busy.advance(now);
                 let wait = c.busy.book(now, dur) - now;
-                (self.idle_latency_ps + wait, wait, now + wait + dur)
+                (self.idle_latency_ps + wait, wait, now + wait + dur, false)
             }
         };
         self.counters.queue_wait_ps += wait;
         self.booked = (self.booked.0.min(end - dur), self.booked.1.max(end));
-        latency
+        (latency, overtaken.then_some(wait))
     }
 
     /// Reads one line; returns its latency (the idle latency, or the row's
@@ -204,8 +214,13 @@ impl Dram {
             let ch = self.channel_of(addr);
             self.write_queues.as_mut().is_some_and(|q| q.holds(ch, addr >> LINE_SHIFT))
         };
-        let latency = if queued { self.controller_ps() } else { self.occupy(addr, now, false) };
-        self.counters.read_latency_ps[agent.index()] += latency;
+        let (latency, overtaken) = if queued { (self.controller_ps(), None) } else { self.occupy(addr, now, false) };
+        let c = &mut self.counters;
+        c.read_latency_ps[agent.index()] += latency;
+        if let Some(wait) = overtaken {
+            c.reads_overtaken[agent.index()] += 1;
+            c.overtaken_wait_ps[agent.index()] += wait;
+        }
         latency
     }
 
@@ -217,7 +232,7 @@ impl Dram {
             Agent::Engine => self.counters.bytes_written_engine += LINE_BYTES,
         }
         if self.write_queues.is_none() {
-            return self.occupy(addr, now, true);
+            return self.occupy(addr, now, true).0;
         }
         // Queued: the writer waits only for the controller; a drain the
         // write sets off is booked now, in the queue's order.
@@ -281,6 +296,12 @@ impl Dram {
             "read_latency_ps_core": c.read_latency_ps[Agent::Core.index()],
             "read_latency_ps_device": c.read_latency_ps[Agent::Device.index()],
             "read_latency_ps_engine": c.read_latency_ps[Agent::Engine.index()],
+            "reads_overtaken_core": c.reads_overtaken[Agent::Core.index()],
+            "reads_overtaken_device": c.reads_overtaken[Agent::Device.index()],
+            "reads_overtaken_engine": c.reads_overtaken[Agent::Engine.index()],
+            "overtaken_wait_ps_core": c.overtaken_wait_ps[Agent::Core.index()],
+            "overtaken_wait_ps_device": c.overtaken_wait_ps[Agent::Device.index()],
+            "overtaken_wait_ps_engine": c.overtaken_wait_ps[Agent::Engine.index()],
             "busy_ps": self.busy_ps(),
             "row_hits": self.bank_counters().row_hits,
             "row_misses": self.bank_counters().row_misses,
@@ -316,6 +337,15 @@ impl HasStats for Dram {
         s.add("read_latency_ps_core", core, "Picosecond", "Summed latency of DRAM reads for core misses, write-queue hits included");
         s.add("read_latency_ps_device", device, "Picosecond", "Summed latency of DRAM reads for device (DMA) reads, write-queue hits included");
         s.add("read_latency_ps_engine", engine, "Picosecond", "Summed latency of DRAM reads by the copy engine, write-queue hits included");
+        if self.banks.is_some() {
+            let (n, w) = (c.reads_overtaken.map(|v| v as f64), c.overtaken_wait_ps.map(|v| v as f64));
+            s.add("reads_overtaken_core", n[0], "Count", "Core-miss reads that an access requested after them, but booked before them, overtook at their bank");
+            s.add("reads_overtaken_device", n[1], "Count", "Device (DMA) reads that an access requested after them, but booked before them, overtook at their bank");
+            s.add("reads_overtaken_engine", n[2], "Count", "Copy-engine reads that an access requested after them, but booked before them, overtook at their bank");
+            s.add("overtaken_wait_ps_core", w[0], "Picosecond", "Summed wait (beyond the row case) of the overtaken core-miss reads");
+            s.add("overtaken_wait_ps_device", w[1], "Picosecond", "Summed wait (beyond the row case) of the overtaken device reads");
+            s.add("overtaken_wait_ps_engine", w[2], "Picosecond", "Summed wait (beyond the row case) of the overtaken copy-engine reads");
+        }
         s.add("busy_ps", self.busy_ps() as f64, "Picosecond", "Summed time channels spent transferring lines");
         if self.banks.is_some() {
             let b = self.bank_counters();

@@ -27,6 +27,7 @@
 //! twice the propagation delay, or until no event is left.
 
 pub mod sample;
+mod warnings;
 
 use std::time::Instant;
 
@@ -772,7 +773,8 @@ pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sa
             }
         }
     }
-    out_of_service_warnings(&mut out, cfg);
+    warnings::out_of_service(&mut out, cfg);
+    warnings::dram_order(&mut out);
     // A result that breaks an invariant says so, naming it.
     let broken = crate::check::violations(&out);
     if let Some(w) = out["warnings"].as_array_mut() {
@@ -781,71 +783,6 @@ pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sa
     Ok((out, sys.marks, sys.pre_mark))
 }
 
-
-/// A device that answered none of the generator's frames, or an
-/// application that counted frames that are not what it serves, says why.
-fn out_of_service_warnings(out: &mut Value, cfg: &SimConfig) {
-    let mut w = Vec::new();
-    let m = &out["accounting"]["measured"];
-    let n = |k: &str| m[k].as_u64().unwrap_or(0);
-    if n("sent") > 0 && n("returned") + n("consumed") == 0 {
-        let mut causes: Vec<(String, u64)> = m["drops"].as_object().into_iter().flatten().filter_map(|(k, v)| Some((k.clone(), v.as_u64()?))).filter(|c| c.1 > 0).collect();
-        causes.sort_by(|a, b| b.1.cmp(&a.1));
-        let ended: Vec<String> = causes.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        let mut why = String::new();
-        if causes.iter().any(|c| c.0 == Fate::NoSocket.name()) {
-            why = format!(
-                "; no socket listens on UDP/TCP port {} (loadgen.dst_port): udp-echo answers on host.app.echo_port, iperf on host.app.iperf_port",
-                cfg.loadgen.dst_port
-            );
-        }
-        w.push(format!("the device answered none of the {} frames sent in the measured window (they ended as: {}){why}", n("sent"), ended.join(", ")));
-    }
-    if let Some(k) = out["app"]["not_requests"].as_u64().filter(|&k| k > 0) {
-        w.push(format!(
-            "the application counted {k} frames that are not requests it serves (app.not_requests): for memcached, drive it with its client (loadgen.memcached) or a trace of requests"
-        ));
-    }
-    // A DRAM channel books each transfer into the first idle gap at or
-    // after its time (mem/dram.rs), so a mean wait of microseconds per line
-    // is an overload.
-    let d = &out["mem"]["dram"];
-    let bytes: u64 = d.as_object().into_iter().flatten().filter(|(k, _)| k.starts_with("bytes_")).filter_map(|(_, v)| v.as_u64()).sum();
-    if let Some(wait) = d["queue_wait_ps"].as_u64().filter(|_| bytes > 0) {
-        let per_line = wait as f64 / (bytes / 64).max(1) as f64;
-        let util = d["util"].as_f64().unwrap_or(1.0);
-        if per_line > DRAM_WAIT_WARN_PS as f64 && util >= DRAM_BUSY_UTIL {
-            w.push(format!(
-                "DRAM transfers waited {:.2} us each on average (mem.dram.queue_wait_ps) with the data buses {:.0} % busy: \
-                 the channels are overloaded (mem.dram.channels, mem.dram.channel_bandwidth_bytes_per_s)",
-                per_line / 1e6,
-                util * 100.0
-            ));
-        } else if per_line > DRAM_WAIT_WARN_PS as f64 {
-            // Bank timing (row conflicts, tRAS, refresh), or requests
-            // queued behind bank accesses booked before they came that
-            // they cannot fit in front of (mem/banks.rs).
-            w.push(format!(
-                "DRAM transfers waited {:.2} us each on average (mem.dram.queue_wait_ps) with the data buses only {:.1} % busy: \
-                 not a bandwidth overload but bank timing (row conflicts, refresh), or requests queued behind bank accesses booked before them; \
-                 latencies that include these waits are pessimistic",
-                per_line / 1e6,
-                util * 100.0
-            ));
-        }
-    }
-    if let Some(a) = out["warnings"].as_array_mut() {
-        a.extend(w.into_iter().map(Value::String));
-    }
-}
-
-/// Mean DRAM wait per line above which a result says so: 1 µs, over ten
-/// times an idle DRAM access (params.md §4).
-const DRAM_WAIT_WARN_PS: u64 = 1_000_000;
-/// Data-bus utilisation (`mem.dram.util`) from which long DRAM waits are
-/// put down to bandwidth: an M/D/1 queue at 0.5 waits half a transfer on
-/// average, so microseconds of wait below it are not the bus's.
-const DRAM_BUSY_UTIL: f64 = 0.5;
 
 /// [`run`], then [`crate::check::assert_holds`] on its result (it panics
 /// naming every broken invariant): what every system-level test calls.
