@@ -35,6 +35,7 @@ def test_the_dma_bound_state_is_waiting_behind_reads_booked_ahead_and_says_so():
     assert not any("booked before them" in w for w in keeps_up["warnings"])
     warned = [w for w in behind["warnings"] if "booked before them" in w]
     assert len(warned) == 1 and warned[0].startswith(f"{share_behind * 100:.0f} % of the DMA reads' DRAM time"), warned
+    assert f"the {behind['drops']['dma']} frames the receive FIFOs dropped (drops.dma)" in warned[0]
     # The core's reads, booked ahead, are seldom overtaken.
     d = behind["mem"]["dram"]
     assert d["reads_overtaken_core"] < 0.01 * d["bytes_read_core"] // 64

@@ -85,11 +85,15 @@ pub(super) fn dram_order(out: &mut Value) {
     if n < OVERTAKEN_MIN_READS || (wait as f64) < OVERTAKEN_SHARE * latency as f64 {
         return;
     }
+    let dropped = match out["drops"]["dma"].as_u64() {
+        Some(k) if k > 0 => format!("; the {k} frames the receive FIFOs dropped (drops.dma) may be the booking order's, not the hardware's"),
+        _ => String::new(),
+    };
     let w = format!(
         "{:.0} % of the DMA reads' DRAM time was waiting behind accesses requested after them but booked before them \
          (mem.dram.overtaken_wait_ps_device over read_latency_ps_device, the copy engine's added; {n} reads overtaken): \
          a core books a work unit's misses when it starts the unit, ahead of the devices, where a memory controller would \
-         serve the earlier requests first; the DMA path's latency is pessimistic here, and what it sustains a lower bound",
+         serve the earlier requests first; the DMA path's latency is pessimistic here, and what it sustains a lower bound{dropped}",
         wait as f64 * 100.0 / latency as f64
     );
     if let Some(a) = out["warnings"].as_array_mut() {
@@ -125,6 +129,13 @@ mod tests {
         let out = with(150, 50_000_000, 100_000_000);
         let w = out["warnings"][0].as_str().unwrap();
         assert!(w.starts_with("50 % of the DMA reads' DRAM time") && w.contains("150 reads overtaken"), "{w}");
+        assert!(!w.contains("drops.dma"), "{w}");
+        // Frames the DMA path dropped are named.
+        let mut lost = with(0, 0, 0);
+        lost["mem"] = with(150, 50_000_000, 100_000_000)["mem"].clone();
+        lost["drops"] = json!({"dma": 143});
+        dram_order(&mut lost);
+        assert!(lost["warnings"][0].as_str().unwrap().ends_with("the 143 frames the receive FIFOs dropped (drops.dma) may be the booking order's, not the hardware's"));
         // Under a third of the time, or too few reads: no warning.
         assert_eq!(with(150, 33_000_000, 100_000_000)["warnings"], json!([]));
         assert_eq!(with(99, 50_000_000, 100_000_000)["warnings"], json!([]));
