@@ -732,24 +732,34 @@ def _sim_totals(trials: List[Result]) -> Dict[str, Any]:
 def _merge_warnings(trials: List[Result], extra: List[str]) -> List[str]:
     """Every distinct warning once. A trial whose buffers grew says so in
     its own words; the test counts that growth as loss (``curve_point``),
-    so those become one line that counts them."""
+    so those become one line that counts them. So do the trials whose DMA
+    reads waited behind DRAM accesses booked out of time order."""
     # How the core starts the warnings that a trial's buffers grew
-    # (``system::FELL_BEHIND``) and that a fast trial warmed up until the
-    # application's tables stopped growing (``sample::TABLES_GREW``).
-    fell_behind, tables_grew = core().FELL_BEHIND, core().TABLES_GREW
+    # (``system::FELL_BEHIND``), that a fast trial warmed up until the
+    # application's tables stopped growing (``sample::TABLES_GREW``), and
+    # that its DMA reads were overtaken (``system::OVERTAKEN``).
+    fell_behind, tables_grew, overtaken = core().FELL_BEHIND, core().TABLES_GREW, core().OVERTAKEN
     seen: Dict[str, None] = {}
     for w in extra:
         seen.setdefault(w, None)
     behind = grew = 0
+    shares: List[float] = []
     for t in trials:
         behind += any(w.startswith(fell_behind) for w in t.warnings)
         grew += any(w.startswith(tables_grew) for w in t.warnings)
         for w in t.warnings:
-            if not w.startswith((fell_behind, tables_grew)):
+            if w.startswith(overtaken):
+                # "<OVERTAKEN>: <share> % of their DRAM time ..."
+                shares.append(float(w[len(overtaken) + 2:].split(" ", 1)[0]))
+            elif not w.startswith((fell_behind, tables_grew)):
                 seen.setdefault(w, None)
     if behind:
         seen.setdefault(f"msb: {behind} trials ended with the device's buffers still growing; their growth counts "
                         "as loss against the threshold (curve: backlog_growth_rate)", None)
+    if shares:
+        seen.setdefault(f"msb: {len(shares)} trials warned that {overtaken} (up to {max(shares):.0f} % of their DRAM time): "
+                        "their DMA path is pessimistic, and frames a trial lost at the receive FIFOs (drops.dma) may be the "
+                        "booking order's, not the hardware's (docs/reference/dram-pcie.md)", None)
     if grew:
         # The test asks for the steady state: a longer warm-up is what it needs.
         seen.setdefault(f"msb: {grew} fast trials warmed up until the application's tables stopped growing "

@@ -32,9 +32,10 @@ def test_the_dma_bound_state_is_waiting_behind_reads_booked_ahead_and_says_so():
     # ...but once behind, those reads wait for microseconds: most of the
     # device's DRAM time, against a tenth while it keeps up.
     assert share_up < 0.2 and share_behind > 0.4
-    assert not any("booked before them" in w for w in keeps_up["warnings"])
-    warned = [w for w in behind["warnings"] if "booked before them" in w]
-    assert len(warned) == 1 and warned[0].startswith(f"{share_behind * 100:.0f} % of the DMA reads' DRAM time"), warned
+    from hostsim._core import OVERTAKEN
+    assert not any(w.startswith(OVERTAKEN) for w in keeps_up["warnings"])
+    warned = [w for w in behind["warnings"] if w.startswith(OVERTAKEN)]
+    assert len(warned) == 1 and warned[0].startswith(f"{OVERTAKEN}: {share_behind * 100:.0f} % of their DRAM time"), warned
     assert f"the {behind['drops']['dma']} frames the receive FIFOs dropped (drops.dma)" in warned[0]
     # The core's reads, booked ahead, are seldom overtaken.
     d = behind["mem"]["dram"]

@@ -239,3 +239,25 @@ def test_a_slower_state_above_the_knee_is_found_from_the_delivered_rates():
     assert _two_states(curve([(2.0, 2.0), (2.5, 2.4), (3.0, 2.2), (4.0, 1.9)]), 0.01) is None
     # A trial below its knee (delivering what it was offered) is no lossy trial.
     assert _two_states(curve([(1.0, 1.0), (2.0, 2.0), (3.0, 2.1)]), 0.01) is None
+
+
+def test_trials_whose_dma_reads_were_overtaken_merge_into_one_warning():
+    from types import SimpleNamespace
+
+    from hostsim._core import FELL_BEHIND, OVERTAKEN
+    from hostsim.msb import _merge_warnings
+
+    def trial(*warnings):
+        return SimpleNamespace(warnings=list(warnings))
+
+    merged = _merge_warnings([
+        trial(f"{OVERTAKEN}: 48 % of their DRAM time was waiting (...; 3120 reads overtaken)", f"{FELL_BEHIND}: grew"),
+        trial(f"{OVERTAKEN}: 36 % of their DRAM time was waiting (...; 1055 reads overtaken)", "another"),
+        trial("another"),
+    ], ["extra"])
+    assert merged[:2] == ["extra", "another"]
+    assert not any(w.startswith(OVERTAKEN) for w in merged)
+    assert merged[2].startswith("msb: 1 trials ended with the device's buffers still growing")
+    assert merged[3] == f"msb: 2 trials warned that {OVERTAKEN} (up to 48 % of their DRAM time): their DMA path is " \
+                        "pessimistic, and frames a trial lost at the receive FIFOs (drops.dma) may be the booking " \
+                        "order's, not the hardware's (docs/reference/dram-pcie.md)"

@@ -28,6 +28,7 @@
 
 pub mod sample;
 mod warnings;
+pub use warnings::OVERTAKEN;
 
 use std::time::Instant;
 

@@ -90,7 +90,7 @@ pub(super) fn dram_order(out: &mut Value) {
         _ => String::new(),
     };
     let w = format!(
-        "{:.0} % of the DMA reads' DRAM time was waiting behind accesses requested after them but booked before them \
+        "{OVERTAKEN}: {:.0} % of their DRAM time was waiting behind accesses requested after them but booked before them \
          (mem.dram.overtaken_wait_ps_device over read_latency_ps_device, the copy engine's added; {n} reads overtaken): \
          a core books a work unit's misses when it starts the unit, ahead of the devices, where a memory controller would \
          serve the earlier requests first; the DMA path's latency is pessimistic here, and what it sustains a lower bound{dropped}",
@@ -100,6 +100,9 @@ pub(super) fn dram_order(out: &mut Value) {
         a.push(Value::String(w));
     }
 }
+
+/// How the warning starts that the DMA reads were overtaken at their banks.
+pub const OVERTAKEN: &str = "the DMA reads waited behind DRAM accesses booked out of time order";
 
 /// Share of the DMA reads' DRAM read time spent overtaken from which a
 /// result warns: a third (estimate: 12 % in a run that keeps up, 49 % in
@@ -128,7 +131,7 @@ mod tests {
     fn dma_reads_mostly_overtaken_warn_with_their_share() {
         let out = with(150, 50_000_000, 100_000_000);
         let w = out["warnings"][0].as_str().unwrap();
-        assert!(w.starts_with("50 % of the DMA reads' DRAM time") && w.contains("150 reads overtaken"), "{w}");
+        assert!(w.starts_with(&format!("{OVERTAKEN}: 50 % of their DRAM time")) && w.contains("150 reads overtaken"), "{w}");
         assert!(!w.contains("drops.dma"), "{w}");
         // Frames the DMA path dropped are named.
         let mut lost = with(0, 0, 0);
