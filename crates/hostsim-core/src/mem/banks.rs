@@ -733,9 +733,9 @@ mod tests {
         let waited = d.counters().queue_wait_ps;
         assert_eq!(d.read(2 * ROW * 64, 0, Agent::Device), idle - t.t_rp_ps);
         assert_eq!(d.counters().queue_wait_ps, waited);
+        assert_eq!(d.counters().reads_overtaken, [0, 0, 0], "nothing booked started between its request and its command");
         // At 990 ns its row would have to stay open (tRAS) past the core's
         // first ACTIVATE: it goes after both of the core's accesses.
-        assert_eq!(d.counters().reads_overtaken, [0, 0, 0], "nothing booked started between its request and its command");
         let (mut d, second_data) = setup();
         let late = d.read(2 * ROW * 64, 990_000, Agent::Device);
         assert!(data_start(&c, 990_000, late) > second_data, "{late}");

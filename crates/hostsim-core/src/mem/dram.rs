@@ -337,15 +337,6 @@ impl HasStats for Dram {
         s.add("read_latency_ps_core", core, "Picosecond", "Summed latency of DRAM reads for core misses, write-queue hits included");
         s.add("read_latency_ps_device", device, "Picosecond", "Summed latency of DRAM reads for device (DMA) reads, write-queue hits included");
         s.add("read_latency_ps_engine", engine, "Picosecond", "Summed latency of DRAM reads by the copy engine, write-queue hits included");
-        if self.banks.is_some() {
-            let (n, w) = (c.reads_overtaken.map(|v| v as f64), c.overtaken_wait_ps.map(|v| v as f64));
-            s.add("reads_overtaken_core", n[0], "Count", "Core-miss reads that an access requested after them, but booked before them, overtook at their bank");
-            s.add("reads_overtaken_device", n[1], "Count", "Device (DMA) reads that an access requested after them, but booked before them, overtook at their bank");
-            s.add("reads_overtaken_engine", n[2], "Count", "Copy-engine reads that an access requested after them, but booked before them, overtook at their bank");
-            s.add("overtaken_wait_ps_core", w[0], "Picosecond", "Summed wait (beyond the row case) of the overtaken core-miss reads");
-            s.add("overtaken_wait_ps_device", w[1], "Picosecond", "Summed wait (beyond the row case) of the overtaken device reads");
-            s.add("overtaken_wait_ps_engine", w[2], "Picosecond", "Summed wait (beyond the row case) of the overtaken copy-engine reads");
-        }
         s.add("busy_ps", self.busy_ps() as f64, "Picosecond", "Summed time channels spent transferring lines");
         if self.banks.is_some() {
             let b = self.bank_counters();
@@ -361,6 +352,13 @@ impl HasStats for Dram {
                 "Summed time a read/write turnaround of a rank (tWTR, tRTW) pushed requests' data",
             );
             s.add("rw_switches", b.rw_switches as f64, "Count", "Data bursts whose rank's previous burst went the other way (read/write switch)");
+            let (n, w) = (c.reads_overtaken.map(|v| v as f64), c.overtaken_wait_ps.map(|v| v as f64));
+            s.add("reads_overtaken_core", n[0], "Count", "Core-miss reads that an access requested after them, but booked before them, overtook at their bank");
+            s.add("reads_overtaken_device", n[1], "Count", "Device (DMA) reads that an access requested after them, but booked before them, overtook at their bank");
+            s.add("reads_overtaken_engine", n[2], "Count", "Copy-engine reads that an access requested after them, but booked before them, overtook at their bank");
+            s.add("overtaken_wait_ps_core", w[0], "Picosecond", "Summed wait (beyond the row case) of the overtaken core-miss reads");
+            s.add("overtaken_wait_ps_device", w[1], "Picosecond", "Summed wait (beyond the row case) of the overtaken device reads");
+            s.add("overtaken_wait_ps_engine", w[2], "Picosecond", "Summed wait (beyond the row case) of the overtaken copy-engine reads");
         }
         if let Some(q) = &self.write_queues {
             s.add("write_queue_drains", q.drains as f64, "Count", "Batches of queued writes the controller issued");

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::config::SimConfig;
 use crate::framebuf::Fate;
+
 /// A device that answered none of the generator's frames, or an
 /// application that counted frames that are not what it serves, says why.
 pub(super) fn out_of_service(out: &mut Value, cfg: &SimConfig) {
@@ -70,7 +71,6 @@ const DRAM_WAIT_WARN_PS: u64 = 1_000_000;
 /// put down to bandwidth: an M/D/1 queue at 0.5 waits half a transfer on
 /// average, so microseconds of wait below it are not the bus's.
 const DRAM_BUSY_UTIL: f64 = 0.5;
-
 
 /// DMA reads (a NIC's and the copy engine's) whose DRAM time was largely
 /// waiting behind accesses requested after them but booked before them
