@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
@@ -743,21 +744,26 @@ def _merge_warnings(trials: List[Result], extra: List[str]) -> List[str]:
     for w in extra:
         seen.setdefault(w, None)
     behind = grew = 0
+    overtaken_trials = 0
     shares: List[float] = []
     for t in trials:
         behind += any(w.startswith(fell_behind) for w in t.warnings)
         grew += any(w.startswith(tables_grew) for w in t.warnings)
         for w in t.warnings:
             if w.startswith(overtaken):
+                overtaken_trials += 1
                 # "<OVERTAKEN>: <share> % of their DRAM time ..."
-                shares.append(float(w[len(overtaken) + 2:].split(" ", 1)[0]))
+                share = re.match(r": (\d+(?:\.\d+)?) %", w[len(overtaken):])
+                if share:
+                    shares.append(float(share.group(1)))
             elif not w.startswith((fell_behind, tables_grew)):
                 seen.setdefault(w, None)
     if behind:
         seen.setdefault(f"msb: {behind} trials ended with the device's buffers still growing; their growth counts "
                         "as loss against the threshold (curve: backlog_growth_rate)", None)
-    if shares:
-        seen.setdefault(f"msb: {len(shares)} trials warned that {overtaken} (up to {max(shares):.0f} % of their DRAM time): "
+    if overtaken_trials:
+        most = f" (up to {max(shares):.0f} % of their DRAM time)" if shares else ""
+        seen.setdefault(f"msb: {overtaken_trials} trials warned that {overtaken}{most}: "
                         "their DMA path is pessimistic, and frames a trial lost at the receive FIFOs (drops.dma) may be the "
                         "booking order's, not the hardware's (docs/reference/dram-pcie.md)", None)
     if grew:

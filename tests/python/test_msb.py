@@ -254,10 +254,11 @@ def test_trials_whose_dma_reads_were_overtaken_merge_into_one_warning():
         trial(f"{OVERTAKEN}: 48 % of their DRAM time was waiting (...; 3120 reads overtaken)", f"{FELL_BEHIND}: grew"),
         trial(f"{OVERTAKEN}: 36 % of their DRAM time was waiting (...; 1055 reads overtaken)", "another"),
         trial("another"),
+        trial(f"{OVERTAKEN} (words the share cannot be read from)"),
     ], ["extra"])
     assert merged[:2] == ["extra", "another"]
     assert not any(w.startswith(OVERTAKEN) for w in merged)
     assert merged[2].startswith("msb: 1 trials ended with the device's buffers still growing")
-    assert merged[3] == f"msb: 2 trials warned that {OVERTAKEN} (up to 48 % of their DRAM time): their DMA path is " \
+    assert merged[3] == f"msb: 3 trials warned that {OVERTAKEN} (up to 48 % of their DRAM time): their DMA path is " \
                         "pessimistic, and frames a trial lost at the receive FIFOs (drops.dma) may be the booking " \
                         "order's, not the hardware's (docs/reference/dram-pcie.md)"
