@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import sys
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
@@ -730,6 +729,14 @@ def _sim_totals(trials: List[Result]) -> Dict[str, Any]:
     }
 
 
+def _overtaken_share(trial: Result) -> float:
+    """The share of a trial's DMA reads' DRAM time spent overtaken, from
+    its counters, as the core's warning computes it (``system/warnings.rs``)."""
+    d = trial["mem"]["dram"]
+    total = lambda k: sum(d[f"{k}_{a}"] for a in ("device", "engine"))
+    return total("overtaken_wait_ps") / max(1, total("read_latency_ps"))
+
+
 def _merge_warnings(trials: List[Result], extra: List[str]) -> List[str]:
     """Every distinct warning once. A trial whose buffers grew says so in
     its own words; the test counts that growth as loss (``curve_point``),
@@ -752,18 +759,15 @@ def _merge_warnings(trials: List[Result], extra: List[str]) -> List[str]:
         for w in t.warnings:
             if w.startswith(overtaken):
                 overtaken_trials += 1
-                # "<OVERTAKEN>: <share> % of their DRAM time ..."
-                share = re.match(r": (\d+(?:\.\d+)?) %", w[len(overtaken):])
-                if share:
-                    shares.append(float(share.group(1)))
+                shares.append(_overtaken_share(t))
             elif not w.startswith((fell_behind, tables_grew)):
                 seen.setdefault(w, None)
     if behind:
         seen.setdefault(f"msb: {behind} trials ended with the device's buffers still growing; their growth counts "
                         "as loss against the threshold (curve: backlog_growth_rate)", None)
     if overtaken_trials:
-        most = f" (up to {max(shares):.0f} % of their DRAM time)" if shares else ""
-        seen.setdefault(f"msb: {overtaken_trials} trials warned that {overtaken}{most}: "
+        seen.setdefault(f"msb: {overtaken_trials} trials warned that {overtaken} (up to {max(shares) * 100:.0f} % of "
+                        "their DRAM time): "
                         "their DMA path is pessimistic, and frames a trial lost at the receive FIFOs (drops.dma) may be the "
                         "booking order's, not the hardware's (docs/reference/dram-pcie.md)", None)
     if grew:

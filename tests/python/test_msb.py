@@ -242,23 +242,24 @@ def test_a_slower_state_above_the_knee_is_found_from_the_delivered_rates():
 
 
 def test_trials_whose_dma_reads_were_overtaken_merge_into_one_warning():
-    from types import SimpleNamespace
-
     from hostsim._core import FELL_BEHIND, OVERTAKEN
     from hostsim.msb import _merge_warnings
+    from hostsim.result import Result
 
-    def trial(*warnings):
-        return SimpleNamespace(warnings=list(warnings))
+    def trial(warnings, wait_ps=0, latency_ps=1, engine_wait_ps=0):
+        dram = {"overtaken_wait_ps_device": wait_ps, "read_latency_ps_device": latency_ps,
+                "overtaken_wait_ps_engine": engine_wait_ps, "read_latency_ps_engine": 0}
+        return Result({"warnings": warnings, "mem": {"dram": dram}})
 
+    # The share is the trials' own counters (the copy engine's added), not the warning's words.
     merged = _merge_warnings([
-        trial(f"{OVERTAKEN}: 48 % of their DRAM time was waiting (...; 3120 reads overtaken)", f"{FELL_BEHIND}: grew"),
-        trial(f"{OVERTAKEN}: 36 % of their DRAM time was waiting (...; 1055 reads overtaken)", "another"),
-        trial("another"),
-        trial(f"{OVERTAKEN} (words the share cannot be read from)"),
+        trial([f"{OVERTAKEN}: (words)", f"{FELL_BEHIND}: grew"], wait_ps=36, latency_ps=100, engine_wait_ps=12),
+        trial([f"{OVERTAKEN}: (words)", "another"], wait_ps=40, latency_ps=100),
+        trial(["another"]),
     ], ["extra"])
     assert merged[:2] == ["extra", "another"]
     assert not any(w.startswith(OVERTAKEN) for w in merged)
     assert merged[2].startswith("msb: 1 trials ended with the device's buffers still growing")
-    assert merged[3] == f"msb: 3 trials warned that {OVERTAKEN} (up to 48 % of their DRAM time): their DMA path is " \
+    assert merged[3] == f"msb: 2 trials warned that {OVERTAKEN} (up to 48 % of their DRAM time): their DMA path is " \
                         "pessimistic, and frames a trial lost at the receive FIFOs (drops.dma) may be the booking " \
                         "order's, not the hardware's (docs/reference/dram-pcie.md)"
