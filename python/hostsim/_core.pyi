@@ -8,7 +8,7 @@ FELL_BEHIND: str
 #: How the warning starts that a fast run warmed up until the application's tables stopped growing.
 TABLES_GREW: str
 #: How the warning starts that the DMA reads waited behind DRAM accesses booked out of time order (system/warnings.rs).
-OVERTAKEN: str
+PASSED: str
 
 def simulate(config_json: str) -> str:
     """Runs one simulation from the resolved config (JSON); returns the result as JSON.

@@ -729,47 +729,46 @@ def _sim_totals(trials: List[Result]) -> Dict[str, Any]:
     }
 
 
-def _overtaken_share(trial: Result) -> float:
-    """The share of a trial's DMA reads' DRAM time spent overtaken, from
-    its counters, as the core's warning computes it (``system/warnings.rs``)."""
+def _passed_share(trial: Result) -> float:
+    """The share of a trial's DRAM accesses that were row hits passed out
+    of booking order, from its counters, as the core's warning computes
+    it (``system/warnings.rs``)."""
     d = trial["mem"]["dram"]
-    total = lambda k: sum(d[f"{k}_{a}"] for a in ("device", "engine"))
-    return total("overtaken_wait_ps") / max(1, total("read_latency_ps"))
+    accesses = d["row_hits"] + d["row_misses"] + d["row_conflicts"]
+    return d["passed_hits"] / max(1, accesses)
 
 
 def _merge_warnings(trials: List[Result], extra: List[str]) -> List[str]:
     """Every distinct warning once. A trial whose buffers grew says so in
     its own words; the test counts that growth as loss (``curve_point``),
-    so those become one line that counts them. So do the trials whose DMA
-    reads waited behind DRAM accesses booked out of time order."""
+    so those become one line that counts them. So do the trials whose
+    DRAM row hits were passed out of booking order."""
     # How the core starts the warnings that a trial's buffers grew
     # (``system::FELL_BEHIND``), that a fast trial warmed up until the
     # application's tables stopped growing (``sample::TABLES_GREW``), and
-    # that its DMA reads were overtaken (``system::OVERTAKEN``).
-    fell_behind, tables_grew, overtaken = core().FELL_BEHIND, core().TABLES_GREW, core().OVERTAKEN
+    # that row hits were passed out of booking order (``system::PASSED``).
+    fell_behind, tables_grew, passed = core().FELL_BEHIND, core().TABLES_GREW, core().PASSED
     seen: Dict[str, None] = {}
     for w in extra:
         seen.setdefault(w, None)
     behind = grew = 0
-    overtaken_trials = 0
+    passed_trials = 0
     shares: List[float] = []
     for t in trials:
         behind += any(w.startswith(fell_behind) for w in t.warnings)
         grew += any(w.startswith(tables_grew) for w in t.warnings)
         for w in t.warnings:
-            if w.startswith(overtaken):
-                overtaken_trials += 1
-                shares.append(_overtaken_share(t))
+            if w.startswith(passed):
+                passed_trials += 1
+                shares.append(_passed_share(t))
             elif not w.startswith((fell_behind, tables_grew)):
                 seen.setdefault(w, None)
     if behind:
         seen.setdefault(f"msb: {behind} trials ended with the device's buffers still growing; their growth counts "
                         "as loss against the threshold (curve: backlog_growth_rate)", None)
-    if overtaken_trials:
-        seen.setdefault(f"msb: {overtaken_trials} trials warned that {overtaken} (up to {max(shares) * 100:.0f} % of "
-                        "their DRAM time): "
-                        "their DMA path is pessimistic, and frames a trial lost at the receive FIFOs (drops.dma) may be the "
-                        "booking order's, not the hardware's (docs/reference/dram-pcie.md)", None)
+    if passed_trials:
+        seen.setdefault(f"msb: {passed_trials} trials warned that {passed} (up to {max(shares) * 100:.1f} % of "
+                        "their DRAM accesses): their cores' DRAM latencies are optimistic (docs/reference/dram-pcie.md)", None)
     if grew:
         # The test asks for the steady state: a longer warm-up is what it needs.
         seen.setdefault(f"msb: {grew} fast trials warmed up until the application's tables stopped growing "

@@ -241,25 +241,23 @@ def test_a_slower_state_above_the_knee_is_found_from_the_delivered_rates():
     assert _two_states(curve([(1.0, 1.0), (2.0, 2.0), (3.0, 2.1)]), 0.01) is None
 
 
-def test_trials_whose_dma_reads_were_overtaken_merge_into_one_warning():
-    from hostsim._core import FELL_BEHIND, OVERTAKEN
+def test_trials_whose_row_hits_were_passed_merge_into_one_warning():
+    from hostsim._core import FELL_BEHIND, PASSED
     from hostsim.msb import _merge_warnings
     from hostsim.result import Result
 
-    def trial(warnings, wait_ps=0, latency_ps=1, engine_wait_ps=0):
-        dram = {"overtaken_wait_ps_device": wait_ps, "read_latency_ps_device": latency_ps,
-                "overtaken_wait_ps_engine": engine_wait_ps, "read_latency_ps_engine": 0}
+    def trial(warnings, passed=0, hits=0):
+        dram = {"passed_hits": passed, "row_hits": hits, "row_misses": 500, "row_conflicts": 500}
         return Result({"warnings": warnings, "mem": {"dram": dram}})
 
-    # The share is the trials' own counters (the copy engine's added), not the warning's words.
+    # The share is the trials' own counters, not the warning's words.
     merged = _merge_warnings([
-        trial([f"{OVERTAKEN}: (words)", f"{FELL_BEHIND}: grew"], wait_ps=36, latency_ps=100, engine_wait_ps=12),
-        trial([f"{OVERTAKEN}: (words)", "another"], wait_ps=40, latency_ps=100),
+        trial([f"{PASSED}: (words)", f"{FELL_BEHIND}: grew"], passed=75, hits=1_000),
+        trial([f"{PASSED}: (words)", "another"], passed=60, hits=1_000),
         trial(["another"]),
     ], ["extra"])
     assert merged[:2] == ["extra", "another"]
-    assert not any(w.startswith(OVERTAKEN) for w in merged)
+    assert not any(w.startswith(PASSED) for w in merged)
     assert merged[2].startswith("msb: 1 trials ended with the device's buffers still growing")
-    assert merged[3] == f"msb: 2 trials warned that {OVERTAKEN} (up to 48 % of their DRAM time): their DMA path is " \
-                        "pessimistic, and frames a trial lost at the receive FIFOs (drops.dma) may be the booking " \
-                        "order's, not the hardware's (docs/reference/dram-pcie.md)"
+    assert merged[3] == f"msb: 2 trials warned that {PASSED} (up to 3.8 % of their DRAM accesses): their cores' " \
+                        "DRAM latencies are optimistic (docs/reference/dram-pcie.md)"

@@ -143,6 +143,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SAMPLE_FRAMES", hostsim_core::system::sample::SAMPLE_FRAMES)?;
     m.add("FELL_BEHIND", hostsim_core::system::FELL_BEHIND)?;
     m.add("TABLES_GREW", hostsim_core::system::sample::TABLES_GREW)?;
-    m.add("OVERTAKEN", hostsim_core::system::OVERTAKEN)?;
+    m.add("PASSED", hostsim_core::system::PASSED)?;
     Ok(())
 }

@@ -39,16 +39,18 @@
 //! * a bank remembers its last [`BANK_HISTORY`] accesses by start time.
 //!   A request is served on the row and readiness its own time finds, in
 //!   the first stretch between two accesses where it is done with the bank
-//!   before the next one starts (or after the last), so a device request is
-//!   not held behind accesses a core booked ahead of it. The accesses
+//!   before the next one starts (or after the last). Accesses requested
+//!   after it do not hold it back, though they were booked first (a core
+//!   books a work unit's misses when it starts the unit, ahead of the
+//!   devices): the bank serves requests in request order. The accesses
 //!   after it keep the row case they were booked with: one from before
 //!   them that opens another row does not turn their hits into conflicts
-//!   (their latencies were returned). Before stop 33 a bank kept only the
-//!   state of the access booked last, and a device request behind a core's
-//!   bookings waited for them (0.3–0.6 µs a line in a 4-core l2fwd run
-//!   with the buses 0.5 % busy). A request that fits in no stretch before
-//!   accesses requested after it still goes after them: it was
-//!   overtaken, which [`Banks::access`] reports (`mem.dram.reads_overtaken_*`);
+//!   (their latencies were returned); such passed hits are counted
+//!   (`mem.dram.passed_hits`). The rank's activates, the bank group's
+//!   column commands and the data bus are still booked in booking order.
+//!   Before stop 33 a bank kept only the state of the access booked last;
+//!   before stop 47 a request that fitted in no stretch before accesses
+//!   requested after it went after them (docs/reference/dram-pcie.md);
 //! * writes are booked as they come when the controller's write queue
 //!   is off (`write_queue.rs`, on by default); no rank-to-rank
 //!   switch (tCS); tRRD_L is not
@@ -91,11 +93,13 @@ struct BankState {
     pre_ok: Ps,
     /// When the access that left this state was requested.
     req: Ps,
+    /// It was booked as a row hit.
+    hit: bool,
 }
 
 impl Default for BankState {
     fn default() -> Self {
-        BankState { open_row: CLOSED, epoch: 0, cas_ok: 0, pre_ok: 0, req: 0 }
+        BankState { open_row: CLOSED, epoch: 0, cas_ok: 0, pre_ok: 0, req: 0, hit: false }
     }
 }
 
@@ -147,6 +151,11 @@ pub struct BankCounters {
     pub turnaround_wait_ps: u64,
     /// Data bursts whose rank's previous burst went the other way.
     pub rw_switches: u64,
+    /// Accesses booked as row hits that an access requested before them,
+    /// but booked after them, went ahead of with another row: in request
+    /// order they would have been row conflicts; they keep the latency
+    /// they were given.
+    pub passed_hits: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -297,9 +306,9 @@ impl Banks {
     /// Serves one line at `now` whose burst takes `burst` ps on the data
     /// bus `bus` of its channel; books every resource it uses. Returns the
     /// end of its data on the bus, the time it waited beyond its unloaded
-    /// case (ps), and whether it was overtaken: an access to its bank that
-    /// was requested after it, but booked before it, starts between its
-    /// request and its own first command.
+    /// case (ps), and whether it went ahead of an access to its bank that
+    /// was requested after it but booked before it (it starts before it, or
+    /// did not wait for it).
     pub fn access(&mut self, line: u64, now: Ps, write: bool, bus: &mut Timeline, burst: Ps) -> (Ps, Ps, bool) {
         let p = self.place(line);
         let ri_us = p.channel * self.ranks as usize + p.rank;
@@ -316,11 +325,11 @@ impl Banks {
         // done with the bank (its precharge allowed again) before the next
         // access starts, or there is no next access.
         let mut k = self.bank[bi].after.partition_point(|e| e.0 <= now);
-        let first = k;
         let (f, base) = loop {
             let b = &self.bank[bi];
             let (from, state) = if k == 0 { (now, b.before) } else { (now.max(b.after[k - 1].0), b.after[k - 1].1) };
-            let next = b.after.get(k).map(|e| e.0);
+            // An access requested after this one does not hold it back.
+            let next = b.after.get(k).filter(|e| e.1.req <= now).map(|e| e.0);
             if let Some(next) = next {
                 // Skip a stretch too short for the request at best: a hit
                 // at once, or an activate held tRAS (a row a refresh closed).
@@ -364,13 +373,19 @@ impl Banks {
         debug_assert_eq!(d, c + cas_to_data);
         let release = self.release(case, act, c, write, burst);
         let st = match case {
-            RowCase::Hit => BankState { open_row: p.row, epoch, cas_ok: base.cas_ok, pre_ok: base.pre_ok.max(release), req: now },
-            _ => BankState { open_row: p.row, epoch, cas_ok: act + t_rcd, pre_ok: release, req: now },
+            RowCase::Hit => BankState { open_row: p.row, epoch, cas_ok: base.cas_ok, pre_ok: base.pre_ok.max(release), req: now, hit: true },
+            _ => BankState { open_row: p.row, epoch, cas_ok: act + t_rcd, pre_ok: release, req: now, hit: false },
         };
         let b = &mut self.bank[bi];
-        // The accesses it was put after that start after its request.
-        let overtaken = b.after.range(first..k).any(|e| e.1.req > now);
-        b.after.insert(k, (s, st));
+        // By start: it may start after accesses requested after it that it
+        // did not wait for (they were booked first).
+        let at = b.after.partition_point(|e| e.0 <= s);
+        let next = b.after.get(at).map(|e| e.1);
+        let passing = next.is_some_and(|n| n.req > now) || b.after.range(k..at).any(|e| e.1.req > now);
+        if next.is_some_and(|n| n.req > now && n.hit && n.open_row != p.row) {
+            self.counters.passed_hits += 1;
+        }
+        b.after.insert(at, (s, st));
         if b.after.len() > BANK_HISTORY {
             b.before = b.after.pop_front().unwrap().1;
         }
@@ -379,7 +394,7 @@ impl Banks {
             RowCase::Miss => self.counters.row_misses += 1,
             RowCase::Conflict => self.counters.row_conflicts += 1,
         }
-        (end, d - (now + pre + rcd + cas_to_data), overtaken)
+        (end, d - (now + pre + rcd + cas_to_data), passing)
     }
 
     /// When the bank may precharge after an access with its column command

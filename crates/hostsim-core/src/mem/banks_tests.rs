@@ -243,18 +243,36 @@ fn a_request_from_before_bookings_made_ahead_is_served_in_time_order() {
     let waited = d.counters().queue_wait_ps;
     assert_eq!(d.read(2 * ROW * 64, 0, Agent::Device), idle - t.t_rp_ps);
     assert_eq!(d.counters().queue_wait_ps, waited);
-    assert_eq!(d.counters().reads_overtaken, [0, 0, 0], "nothing booked started between its request and its command");
-    // At 990 ns its row would have to stay open (tRAS) past the core's
-    // first ACTIVATE: it goes after both of the core's accesses.
-    let (mut d, second_data) = setup();
-    let late = d.read(2 * ROW * 64, 990_000, Agent::Device);
-    assert!(data_start(&c, 990_000, late) > second_data, "{late}");
-    assert_eq!(d.bank_counters().row_conflicts, 2);
-    // Requested before them, it was overtaken (a conflict: its wait is
-    // what it took beyond the idle latency); the core's second access
-    // was requested with its first, so it was not.
-    assert_eq!(d.counters().reads_overtaken, [0, 1, 0]);
-    assert_eq!(d.counters().overtaken_wait_ps, [0, late - idle, 0]);
+    assert_eq!(d.counters().reads_passing, [0, 1, 0], "it went ahead of the core's bookings");
+    // At 990 ns, 10 ns before the core's requests, its row would have to
+    // stay open (tRAS) past the core's first ACTIVATE: in booking order it
+    // went after both of them. Requested first, it is served first now,
+    // on the bank as 990 ns finds it: closed, a miss at once.
+    let (mut d, _) = setup();
+    assert_eq!(d.read(2 * ROW * 64, 990_000, Agent::Device), idle - t.t_rp_ps);
+    assert_eq!(d.bank_counters().row_conflicts, 1, "the core's second access only");
+    assert_eq!(d.counters().reads_passing, [0, 1, 0]);
+    // The core's first access was a miss, so nothing it was given changed.
+    assert_eq!(d.bank_counters().passed_hits, 0);
+}
+
+#[test]
+fn a_request_that_passes_a_row_hit_booked_ahead_counts_it() {
+    let c = cfg(false);
+    let (idle, t) = (c.idle_latency_ps, c.timing.clone());
+    let mut d = Dram::new(&c);
+    // The core books row 0 of bank 0 at 1 µs (a miss) and again at 2 µs
+    // (a hit), both ahead of the device.
+    assert_eq!(d.read(0, 1_000_000, Agent::Core), idle - t.t_rp_ps);
+    assert_eq!(d.read(64, 2_000_000, Agent::Core), idle - t.t_rp_ps - t.t_rcd_ps);
+    // The device reads row 2 of bank 0 at 1.5 µs: a conflict served at
+    // once, ahead of the core's hit, which keeps the latency it was given.
+    assert_eq!(d.read(2 * ROW * 64, 1_500_000, Agent::Device), idle);
+    assert_eq!(d.counters().reads_passing, [0, 1, 0]);
+    assert_eq!(d.bank_counters().passed_hits, 1);
+    // A later request to row 0 at 2.5 µs finds the row the core's hit left open.
+    assert_eq!(d.read(128, 2_500_000, Agent::Device), idle - t.t_rp_ps - t.t_rcd_ps);
+    assert_eq!(d.bank_counters().passed_hits, 1);
 }
 
 #[test]

@@ -85,15 +85,12 @@ pub struct DramCounters {
     /// read / 64 it is the mean read latency (gem5's per-requestor
     /// `requestorReadTotalLat`).
     pub read_latency_ps: [u64; 3],
-    /// Reads by agent that were overtaken at their bank (`model = banks`):
-    /// an access requested after the read, but booked before it, started
-    /// between the read's request and its first command. A core books a
-    /// work unit's misses when it starts the unit, ahead of the devices,
-    /// so a device read can wait behind core reads a DRAM controller
-    /// would have received after it (docs/reference/dram-pcie.md).
-    pub reads_overtaken: [u64; 3],
-    /// The summed wait (beyond the unloaded row case) of those reads.
-    pub overtaken_wait_ps: [u64; 3],
+    /// Reads by agent that went ahead of an access at their bank that was
+    /// requested after them but booked before them (`model = banks`). A
+    /// core books a work unit's misses when it starts the unit, ahead of
+    /// the devices; the bank serves a read in request order all the same
+    /// (docs/reference/dram-pcie.md).
+    pub reads_passing: [u64; 3],
 }
 
 pub struct Dram {
@@ -173,8 +170,9 @@ impl Dram {
     }
 
     /// Books one line transfer at `now`; returns its latency (ps), and its
-    /// wait if it was overtaken at its bank (see [`DramCounters::reads_overtaken`]).
-    fn occupy(&mut self, addr: u64, now: Ps, write: bool) -> (Ps, Option<Ps>) {
+    /// and whether it went ahead of a later-requested access at its bank
+    /// (see [`DramCounters::reads_passing`]).
+    fn occupy(&mut self, addr: u64, now: Ps, write: bool) -> (Ps, bool) {
         let ch = self.channel_of(addr);
         let (bw, xfer_ps, xfer_rem) = (self.bandwidth, self.xfer_ps, self.xfer_rem);
         let c = &mut self.channels[ch];
@@ -186,10 +184,10 @@ impl Dram {
         let dur = xfer_ps + (sum >= bw) as Ps + (next > 0) as Ps - (c.rem > 0) as Ps;
         c.rem = next;
         c.busy_ps += dur;
-        let (latency, wait, end, overtaken) = match &mut self.banks {
+        let (latency, wait, end, passing) = match &mut self.banks {
             Some((banks, fixed)) => {
-                let (end, wait, overtaken) = banks.access(addr >> LINE_SHIFT, now, write, &mut c.busy, dur);
-                (end - now + *fixed, wait, end, overtaken)
+                let (end, wait, passing) = banks.access(addr >> LINE_SHIFT, now, write, &mut c.busy, dur);
+                (end - now + *fixed, wait, end, passing)
             }
             None => {
                 c.busy.advance(now);
@@ -199,7 +197,7 @@ impl Dram {
         };
         self.counters.queue_wait_ps += wait;
         self.booked = (self.booked.0.min(end - dur), self.booked.1.max(end));
-        (latency, overtaken.then_some(wait))
+        (latency, passing)
     }
 
     /// Reads one line; returns its latency (the idle latency, or the row's
@@ -214,13 +212,10 @@ impl Dram {
             let ch = self.channel_of(addr);
             self.write_queues.as_mut().is_some_and(|q| q.holds(ch, addr >> LINE_SHIFT))
         };
-        let (latency, overtaken) = if queued { (self.controller_ps(), None) } else { self.occupy(addr, now, false) };
+        let (latency, passing) = if queued { (self.controller_ps(), false) } else { self.occupy(addr, now, false) };
         let c = &mut self.counters;
         c.read_latency_ps[agent.index()] += latency;
-        if let Some(wait) = overtaken {
-            c.reads_overtaken[agent.index()] += 1;
-            c.overtaken_wait_ps[agent.index()] += wait;
-        }
+        c.reads_passing[agent.index()] += passing as u64;
         latency
     }
 
@@ -296,12 +291,10 @@ impl Dram {
             "read_latency_ps_core": c.read_latency_ps[Agent::Core.index()],
             "read_latency_ps_device": c.read_latency_ps[Agent::Device.index()],
             "read_latency_ps_engine": c.read_latency_ps[Agent::Engine.index()],
-            "reads_overtaken_core": c.reads_overtaken[Agent::Core.index()],
-            "reads_overtaken_device": c.reads_overtaken[Agent::Device.index()],
-            "reads_overtaken_engine": c.reads_overtaken[Agent::Engine.index()],
-            "overtaken_wait_ps_core": c.overtaken_wait_ps[Agent::Core.index()],
-            "overtaken_wait_ps_device": c.overtaken_wait_ps[Agent::Device.index()],
-            "overtaken_wait_ps_engine": c.overtaken_wait_ps[Agent::Engine.index()],
+            "reads_passing_core": c.reads_passing[Agent::Core.index()],
+            "reads_passing_device": c.reads_passing[Agent::Device.index()],
+            "reads_passing_engine": c.reads_passing[Agent::Engine.index()],
+            "passed_hits": self.bank_counters().passed_hits,
             "busy_ps": self.busy_ps(),
             "row_hits": self.bank_counters().row_hits,
             "row_misses": self.bank_counters().row_misses,
@@ -352,13 +345,11 @@ impl HasStats for Dram {
                 "Summed time a read/write turnaround of a rank (tWTR, tRTW) pushed requests' data",
             );
             s.add("rw_switches", b.rw_switches as f64, "Count", "Data bursts whose rank's previous burst went the other way (read/write switch)");
-            let (n, w) = (c.reads_overtaken.map(|v| v as f64), c.overtaken_wait_ps.map(|v| v as f64));
-            s.add("reads_overtaken_core", n[0], "Count", "Core-miss reads that an access requested after them, but booked before them, overtook at their bank");
-            s.add("reads_overtaken_device", n[1], "Count", "Device (DMA) reads that an access requested after them, but booked before them, overtook at their bank");
-            s.add("reads_overtaken_engine", n[2], "Count", "Copy-engine reads that an access requested after them, but booked before them, overtook at their bank");
-            s.add("overtaken_wait_ps_core", w[0], "Picosecond", "Summed wait (beyond the row case) of the overtaken core-miss reads");
-            s.add("overtaken_wait_ps_device", w[1], "Picosecond", "Summed wait (beyond the row case) of the overtaken device reads");
-            s.add("overtaken_wait_ps_engine", w[2], "Picosecond", "Summed wait (beyond the row case) of the overtaken copy-engine reads");
+            let n = c.reads_passing.map(|v| v as f64);
+            s.add("reads_passing_core", n[0], "Count", "Core-miss reads served ahead of an access requested after them but booked before them, at their bank");
+            s.add("reads_passing_device", n[1], "Count", "Device (DMA) reads served ahead of an access requested after them but booked before them, at their bank");
+            s.add("reads_passing_engine", n[2], "Count", "Copy-engine reads served ahead of an access requested after them but booked before them, at their bank");
+            s.add("passed_hits", b.passed_hits as f64, "Count", "Row hits passed by an earlier-requested access to another row: conflicts in request order, kept as booked");
         }
         if let Some(q) = &self.write_queues {
             s.add("write_queue_drains", q.drains as f64, "Count", "Batches of queued writes the controller issued");
