@@ -323,32 +323,35 @@ impl Banks {
 
         // The stretch `now` falls in, then later ones, until the request is
         // done with the bank (its precharge allowed again) before the next
-        // access starts, or there is no next access.
+        // access starts, or there is no next access. Accesses requested
+        // after it do not hold it back, so a stretch runs from one access
+        // requested no later than it to the next such one. (An access that
+        // starts before `now` was requested before it.)
         let mut k = self.bank[bi].after.partition_point(|e| e.0 <= now);
         let (f, base) = loop {
             let b = &self.bank[bi];
             let (from, state) = if k == 0 { (now, b.before) } else { (now.max(b.after[k - 1].0), b.after[k - 1].1) };
-            // An access requested after this one does not hold it back.
-            let next = b.after.get(k).filter(|e| e.1.req <= now).map(|e| e.0);
-            if let Some(next) = next {
+            let j = (k..b.after.len()).find(|&i| b.after[i].1.req <= now);
+            let next = j.map(|i| b.after[i].0);
+            if let (Some(next), Some(j)) = (next, j) {
                 // Skip a stretch too short for the request at best: a hit
                 // at once, or an activate held tRAS (a row a refresh closed).
                 let hit = from.max(state.cas_ok) + if write { cas_to_data + burst + t_wr } else { t_rtp };
                 let open = from + t_ras;
                 let best = if state.open_row == p.row { hit.min(open) } else { open };
                 if best > next {
-                    k += 1;
+                    k = j + 1;
                     continue;
                 }
             }
             let kept = self.counters;
             let f = self.fit(state, from, &r, bus);
-            let Some(next) = next else { break (f, state) };
+            let (Some(next), Some(j)) = (next, j) else { break (f, state) };
             if self.release(f.case, f.s + f.pre, f.s + f.pre + f.rcd, write, burst) <= next {
                 break (f, state);
             }
             self.counters = kept;
-            k += 1;
+            k = j + 1;
         };
         let Fit { s, case, pre, rcd, epoch } = f;
 
