@@ -31,8 +31,9 @@
 //! request pays. So a row hit costs tRP + tRCD less than the idle latency.
 //!
 //! Simplified, as the model stands:
-//! * no scheduler: requests are served in the order they are booked
-//!   (first come, first served into the gaps), not FR-FCFS, which would
+//! * no scheduler: requests are served first come, first served into the
+//!   gaps (at the bank in request order, below; on the shared activate,
+//!   column and bus timelines in booking order), not FR-FCFS, which would
 //!   let a row hit that arrives later pass a queued conflict; a booking
 //!   model cannot do that faithfully (docs/reference/dram-pcie.md, "Why
 //!   no FR-FCFS"): the conflict's latency was returned when it was booked;

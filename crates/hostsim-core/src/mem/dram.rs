@@ -169,9 +169,9 @@ impl Dram {
         ((addr >> LINE_SHIFT) % self.channels.len() as u64) as usize
     }
 
-    /// Books one line transfer at `now`; returns its latency (ps), and its
-    /// and whether it went ahead of a later-requested access at its bank
-    /// (see [`DramCounters::reads_passing`]).
+    /// Books one line transfer at `now`; returns its latency (ps) and
+    /// whether it went ahead of a later-requested access at its bank (see
+    /// [`DramCounters::reads_passing`]).
     fn occupy(&mut self, addr: u64, now: Ps, write: bool) -> (Ps, bool) {
         let ch = self.channel_of(addr);
         let (bw, xfer_ps, xfer_rem) = (self.bandwidth, self.xfer_ps, self.xfer_rem);
