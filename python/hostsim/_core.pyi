@@ -7,7 +7,7 @@ SAMPLE_FRAMES: int
 FELL_BEHIND: str
 #: How the warning starts that a fast run warmed up until the application's tables stopped growing.
 TABLES_GREW: str
-#: How the warning starts that the DMA reads waited behind DRAM accesses booked out of time order (system/warnings.rs).
+#: How the warning starts that DRAM row hits were passed by earlier requests booked after them (system/warnings.rs).
 PASSED: str
 
 def simulate(config_json: str) -> str:

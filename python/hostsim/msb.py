@@ -768,7 +768,7 @@ def _merge_warnings(trials: List[Result], extra: List[str]) -> List[str]:
                         "as loss against the threshold (curve: backlog_growth_rate)", None)
     if passed_trials:
         seen.setdefault(f"msb: {passed_trials} trials warned that {passed} (up to {max(shares) * 100:.1f} % of "
-                        "their DRAM accesses): their cores' DRAM latencies are optimistic (docs/reference/dram-pcie.md)", None)
+                        "their DRAM accesses): the latencies of the hits passed (mostly cores') are optimistic (docs/reference/dram-pcie.md)", None)
     if grew:
         # The test asks for the steady state: a longer warm-up is what it needs.
         seen.setdefault(f"msb: {grew} fast trials warmed up until the application's tables stopped growing "

@@ -47,8 +47,15 @@
 //!   after it keep the row case they were booked with: one from before
 //!   them that opens another row does not turn their hits into conflicts
 //!   (their latencies were returned); such passed hits are counted
-//!   (`mem.dram.passed_hits`). The rank's activates, the bank group's
-//!   column commands and the data bus are still booked in booking order.
+//!   (`mem.dram.passed_hits`, each once; a passed miss, which in request
+//!   order would also have been a conflict, is not counted). A request
+//!   that starts after later-requested accesses it did not wait for is
+//!   served on the state before them, and the accesses after it see its
+//!   state, not theirs. An access older than the history is known only by
+//!   the state it left: a request from before it still waits for that
+//!   state, even if the access was requested after the request. The
+//!   rank's activates, the bank group's column commands and the data bus
+//!   are still booked in booking order.
 //!   Before stop 33 a bank kept only the state of the access booked last;
 //!   before stop 47 a request that fitted in no stretch before accesses
 //!   requested after it went after them (docs/reference/dram-pcie.md);
@@ -94,7 +101,8 @@ struct BankState {
     pre_ok: Ps,
     /// When the access that left this state was requested.
     req: Ps,
-    /// It was booked as a row hit.
+    /// It was booked as a row hit, and no request has been counted passing
+    /// it with another row (`passed_hits`).
     hit: bool,
 }
 
@@ -130,8 +138,8 @@ struct Fit {
 /// A bank's accesses by start time: the state after each of the last
 /// [`BANK_HISTORY`] to start, and the state before the first of them. A
 /// request is served on the state its time finds, in the first stretch
-/// between two accesses it fits into (done with the bank before the next
-/// one starts), or after the last.
+/// between two accesses requested no later than it that it fits into
+/// (done with the bank before the next one starts), or after the last.
 #[derive(Debug, Clone, Default)]
 struct Bank {
     before: BankState,
@@ -387,7 +395,9 @@ impl Banks {
         let next = b.after.get(at).map(|e| e.1);
         let passing = next.is_some_and(|n| n.req > now) || b.after.range(k..at).any(|e| e.1.req > now);
         if next.is_some_and(|n| n.req > now && n.hit && n.open_row != p.row) {
+            // Counted once: a later request that passes it again changes nothing more.
             self.counters.passed_hits += 1;
+            b.after[at].1.hit = false;
         }
         b.after.insert(at, (s, st));
         if b.after.len() > BANK_HISTORY {

@@ -252,7 +252,8 @@ fn a_request_from_before_bookings_made_ahead_is_served_in_time_order() {
     assert_eq!(d.read(2 * ROW * 64, 990_000, Agent::Device), idle - t.t_rp_ps);
     assert_eq!(d.bank_counters().row_conflicts, 1, "the core's second access only");
     assert_eq!(d.counters().reads_passing, [0, 1, 0]);
-    // The core's first access was a miss, so nothing it was given changed.
+    // The core's first access was booked as a miss: passed misses are not
+    // counted (in request order it would have been a conflict too).
     assert_eq!(d.bank_counters().passed_hits, 0);
 }
 
@@ -269,6 +270,11 @@ fn a_request_that_passes_a_row_hit_booked_ahead_counts_it() {
     // once, ahead of the core's hit, which keeps the latency it was given.
     assert_eq!(d.read(2 * ROW * 64, 1_500_000, Agent::Device), idle);
     assert_eq!(d.counters().reads_passing, [0, 1, 0]);
+    assert_eq!(d.bank_counters().passed_hits, 1);
+    // A second device read of row 3 at 1.6 µs lands before the same hit:
+    // it is not counted again.
+    d.read(3 * ROW * 64, 1_600_000, Agent::Device);
+    assert_eq!(d.counters().reads_passing, [0, 2, 0]);
     assert_eq!(d.bank_counters().passed_hits, 1);
     // A later request to row 0 at 2.5 µs finds the row the core's hit left open.
     assert_eq!(d.read(128, 2_500_000, Agent::Device), idle - t.t_rp_ps - t.t_rcd_ps);

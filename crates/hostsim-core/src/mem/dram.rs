@@ -85,8 +85,8 @@ pub struct DramCounters {
     /// read / 64 it is the mean read latency (gem5's per-requestor
     /// `requestorReadTotalLat`).
     pub read_latency_ps: [u64; 3],
-    /// Reads by agent that went ahead of an access at their bank that was
-    /// requested after them but booked before them (`model = banks`). A
+    /// Reads by agent that an access at their bank, requested after them
+    /// but booked before them, did not hold back (`model = banks`). A
     /// core books a work unit's misses when it starts the unit, ahead of
     /// the devices; the bank serves a read in request order all the same
     /// (docs/reference/dram-pcie.md).
@@ -346,9 +346,9 @@ impl HasStats for Dram {
             );
             s.add("rw_switches", b.rw_switches as f64, "Count", "Data bursts whose rank's previous burst went the other way (read/write switch)");
             let n = c.reads_passing.map(|v| v as f64);
-            s.add("reads_passing_core", n[0], "Count", "Core-miss reads served ahead of an access requested after them but booked before them, at their bank");
-            s.add("reads_passing_device", n[1], "Count", "Device (DMA) reads served ahead of an access requested after them but booked before them, at their bank");
-            s.add("reads_passing_engine", n[2], "Count", "Copy-engine reads served ahead of an access requested after them but booked before them, at their bank");
+            s.add("reads_passing_core", n[0], "Count", "Core-miss reads not held back at their bank by an access requested after them but booked before them");
+            s.add("reads_passing_device", n[1], "Count", "Device (DMA) reads not held back at their bank by an access requested after them but booked before them");
+            s.add("reads_passing_engine", n[2], "Count", "Copy-engine reads not held back at their bank by an access requested after them but booked before them");
             s.add("passed_hits", b.passed_hits as f64, "Count", "Row hits passed by an earlier-requested access to another row: conflicts in request order, kept as booked");
         }
         if let Some(q) = &self.write_queues {

@@ -48,11 +48,11 @@ pub(super) fn out_of_service(out: &mut Value, cfg: &SimConfig) {
             ));
         } else if per_line > DRAM_WAIT_WARN_PS as f64 {
             // Bank timing (row conflicts, tRAS, refresh), or requests
-            // queued behind bank accesses booked before they came that
-            // they cannot fit in front of (mem/banks.rs).
+            // queued behind bank accesses requested before them that they
+            // cannot fit in front of (mem/banks.rs).
             w.push(format!(
                 "DRAM transfers waited {:.2} us each on average (mem.dram.queue_wait_ps) with the data buses only {:.1} % busy: \
-                 not a bandwidth overload but bank timing (row conflicts, refresh), or requests queued behind bank accesses booked before them; \
+                 not a bandwidth overload but bank timing (row conflicts, refresh), or requests queued behind bank accesses requested before them; \
                  latencies that include these waits are pessimistic",
                 per_line / 1e6,
                 util * 100.0
@@ -88,7 +88,7 @@ pub(super) fn dram_order(out: &mut Value) {
     let w = format!(
         "{PASSED}: {passed} row hits, {:.1} % of the DRAM accesses, were passed by an access to another row requested before them \
          but booked after them (mem.dram.passed_hits): a core books a work unit's misses when it starts the unit, ahead of the \
-         devices; in request order those hits were row conflicts (tRP + tRCD later), so the cores' DRAM latencies are optimistic here",
+         devices; in request order those hits were row conflicts (at least tRP + tRCD later), so the latencies they were given (mostly cores') are optimistic here",
         passed as f64 * 100.0 / accesses as f64
     );
     if let Some(a) = out["warnings"].as_array_mut() {
@@ -103,7 +103,7 @@ pub const PASSED: &str = "DRAM row hits were passed out of booking order";
 /// Share of the DRAM accesses from which passed hits are warned of
 /// (estimate: at 5 % the mean access on `a72-quad`'s DDR4-3200 is short
 /// by 5 % of tRP + tRCD, 1.4 ns, about 2 % of a core's 62 ns; the runs of
-/// docs/reference/dram-pcie.md that keep up have 0.7–1.3 %).
+/// docs/reference/dram-pcie.md have at most 0.81 %).
 const PASSED_SHARE: f64 = 0.05;
 /// Passed hits below which a result does not warn (estimate: fewer are
 /// too few for a share to mean anything).
