@@ -282,6 +282,30 @@ fn a_request_that_passes_a_row_hit_booked_ahead_counts_it() {
 }
 
 #[test]
+fn an_access_requested_earlier_bounds_a_request_past_a_later_requested_one() {
+    let c = cfg(false);
+    let (idle, t) = (c.idle_latency_ps, c.timing.clone());
+    let mut d = Dram::new(&c);
+    // Requested at 1 µs: row 0 of bank 0 (a miss, ACTIVATE at 1 µs), then
+    // row 1 (a conflict: PRECHARGE once row 0 has been open tRAS).
+    assert_eq!(d.read(0, 1_000_000, Agent::Core), idle - t.t_rp_ps);
+    assert_eq!(d.read(ROW * 64, 1_000_000, Agent::Core), t.t_ras_ps + idle);
+    // Requested at 1.01 µs: a hit on row 0, done before row 1's precharge,
+    // so it is booked between the two.
+    let hit = d.read(64, 1_010_000, Agent::Core);
+    assert!(data_start(&c, 1_010_000, hit) < data_start(&c, 1_000_000, t.t_ras_ps + idle));
+    // A device read of row 2 requested at 1.005 µs: the hit (requested
+    // after it) does not hold it back, but row 1's access (requested
+    // before it) does, although the hit starts between them. Row 2 is
+    // opened after row 1 has been open tRAS: PRECHARGE at
+    // 1 µs + tRAS + tRP + tRAS. Bounded by nothing past the hit (the
+    // first version of request order), it took row 0's state and
+    // precharged together with row 1's access, 41 ns earlier.
+    let x = d.read(2 * ROW * 64, 1_005_000, Agent::Device);
+    assert_eq!(x, 1_000_000 + 2 * t.t_ras_ps + t.t_rp_ps - 1_005_000 + idle);
+}
+
+#[test]
 fn ranks_turn_around_independently() {
     let c = DramConfig { ranks: 2, ..cfg(false) };
     let mut d = Dram::new(&c);
