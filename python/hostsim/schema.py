@@ -1523,6 +1523,12 @@ class SimTiming(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
+    core_horizon: Annotated[
+        bool,
+        Field(
+            description="Hold a poll-mode core's application work unit to the event loop:\neach of its accesses is made only once every event before its issue\ntime has run, so the devices' memory requests and the core's reach\nthe memory system in time order (`cpu/core.rs`, `Core::exec_until`).\nOff, a core makes a whole unit's accesses when it starts the unit,\nahead of the devices. Slower; the receive, mempool and transmit\nunits, and other stacks, still run at once."
+        ),
+    ] = False
     drain_ps: Annotated[
         int,
         Field(
@@ -3336,6 +3342,7 @@ class SimConfig(BaseModel):
         ),
     ] = 1
     sim: Annotated[SimTiming, Field(validate_default=True)] = {
+        "core_horizon": False,
         "drain_ps": 1000000000,
         "duration_ps": 1000000000,
         "fidelity": "full",

@@ -69,6 +69,14 @@ pub struct SimTiming {
     /// The bandwidth test's trials turn it off: their verdict needs only
     /// the first sample.
     pub overflow_sample: bool,
+    /// Hold a poll-mode core's application work unit to the event loop:
+    /// each of its accesses is made only once every event before its issue
+    /// time has run, so the devices' memory requests and the core's reach
+    /// the memory system in time order (`cpu/core.rs`, `Core::exec_until`).
+    /// Off, a core makes a whole unit's accesses when it starts the unit,
+    /// ahead of the devices. Slower; the receive, mempool and transmit
+    /// units, and other stacks, still run at once.
+    pub core_horizon: bool,
 }
 
 /// How much of a run is simulated in detail.
@@ -91,7 +99,7 @@ impl Default for SimTiming {
     /// to wait for replies: the users' default trial (estimates; a bandwidth
     /// test sets its own warm-up).
     fn default() -> Self {
-        SimTiming { duration_ps: 1_000_000_000, warmup_ps: 100_000_000, drain_ps: 1_000_000_000, fidelity: Fidelity::Full, settle: false, overflow_sample: true }
+        SimTiming { duration_ps: 1_000_000_000, warmup_ps: 100_000_000, drain_ps: 1_000_000_000, fidelity: Fidelity::Full, settle: false, overflow_sample: true, core_horizon: false }
     }
 }
 
@@ -104,7 +112,7 @@ impl Default for SimConfig {
             seed: 1,
             app: "reflector".into(),
             stack: Stack::Pmd,
-            sim: SimTiming { duration_ps: 1_000_000_000, warmup_ps: 0, drain_ps: 1_000_000_000, fidelity: Fidelity::Full, settle: false, overflow_sample: true },
+            sim: SimTiming { duration_ps: 1_000_000_000, warmup_ps: 0, drain_ps: 1_000_000_000, fidelity: Fidelity::Full, settle: false, overflow_sample: true, core_horizon: false },
             link: LinkConfig { rate_bps: 100_000_000_000, propagation_ps: 1_000_000 },
             loadgen: LoadgenConfig::default(),
             reflector: ReflectorConfig::default(),

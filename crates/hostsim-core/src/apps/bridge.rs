@@ -241,7 +241,7 @@ impl App for Bridge {
             return Forwarding::Drop;
         };
         let (dst, src, ipv4) = (eth.dst(), eth.src(), eth.ethertype() == ethernet::ETHERTYPE_IPV4);
-        let now = cx.core.now();
+        let now = cx.now();
         // The port's state (br_port_get_rcu, p->state, p->br) and the bridge's path.
         cx.work.reset(Category::App).instr(c.handle_instr as u64).read(PORTS_BASE + cx.rx_port as u64 * 64);
         if src.0[0] & 1 != 0 {
@@ -363,7 +363,7 @@ mod tests {
     /// frame after it and the accesses of the last work unit.
     fn run_at(b: &mut Bridge, f: Vec<u8>, at: Ps) -> (Forwarding, Vec<u8>, usize) {
         let (out, v, n) = super::super::tests::with_cx(f, |cx, s| {
-            cx.core.idle_until(at);
+            cx.idle_until(at);
             b.forward(cx, s.frame, s.buf_addr)
         });
         (v, out, n)

@@ -230,6 +230,7 @@ mod tests {
             kernel_app_instr: 0,
             scratch: &mut scratch,
             touched: &mut touched,
+            horizon: crate::engine::time::Ps::MAX,
         };
         let verdict = f(&mut cx, Slot { mbuf: 0, frame: id, buf_addr: 0x2000_0000 });
         let accesses = work.accesses().len();

@@ -34,7 +34,7 @@ impl App for RxpTx {
             ProcPer::Burst => u64::from(!pkts.is_empty()),
             ProcPer::Packet => pkts.len() as u64,
         };
-        cx.core.spin_ps(self.proc_time_ps * intervals);
+        cx.spin_ps(self.proc_time_ps * intervals);
         Verdict::Forward
     }
 }

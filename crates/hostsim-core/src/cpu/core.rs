@@ -67,6 +67,15 @@
 //! the other (Eyerman et al.'s interval model charges an I-cache miss its
 //! latency; no instruction prefetch here, so this is an upper bound).
 //!
+//! A unit may stop part-way ([`Core::exec_until`], `sim.core_horizon`):
+//! before an access whose issue time lies past a horizon (the earliest
+//! time anything else may touch memory), the walk keeps its state and the
+//! accesses left, and [`Core::resume`] goes on from there once the event
+//! loop has caught up. Every access then sees the memory system as events
+//! up to its issue time left it; the unit's time and charges are the same
+//! as if it had run at once on that memory system. Nothing else may run on
+//! the core while a unit is pending.
+//!
 //! Every picosecond is charged to the work's [`Category`] in the core's
 //! [`CycleAccount`]; idle time and spinning are charged too, so the account
 //! sums to the core's elapsed time.
@@ -94,6 +103,28 @@ use crate::error::Result;
 
 /// Picoseconds per milli-cycle numerator: ps = milli_cycles × 10⁹ / f.
 const PS_NUM_PER_MILLI_CYCLE: u64 = 1_000_000_000;
+
+/// Where a unit's walk over its accesses stands: the stall so far and the
+/// open miss window (its size, first miss position and slowest latency).
+#[derive(Debug, Clone, Copy, Default)]
+struct Walk {
+    stall: Ps,
+    win_n: u32,
+    win_first: u64,
+    win_max: Ps,
+}
+
+/// A unit stopped before an access whose issue time lay past the horizon.
+#[derive(Debug, Clone)]
+struct Pending {
+    category: Category,
+    instructions: u64,
+    start: Ps,
+    walk: Walk,
+    /// The stopped access's issue time, and the accesses from it on.
+    at: Ps,
+    rest: Vec<Access>,
+}
 
 #[derive(Debug, Clone)]
 pub struct Core {
@@ -126,6 +157,10 @@ pub struct Core {
     sb_full: u64,
     sb_full_ps: Ps,
     fetch_stall_ps: Ps,
+    pending: Option<Pending>,
+    /// Units that stopped at a horizon, and the stops.
+    suspended_units: u64,
+    suspensions: u64,
 }
 
 impl Core {
@@ -160,6 +195,9 @@ impl Core {
             sb_full: 0,
             sb_full_ps: 0,
             fetch_stall_ps: 0,
+            pending: None,
+            suspended_units: 0,
+            suspensions: 0,
         })
     }
 
@@ -222,9 +260,16 @@ impl Core {
     /// Executes `work` from the core's current time; returns the new time.
     #[inline]
     pub fn exec<M: MemPort>(&mut self, work: &Work, mem: &mut M) -> Ps {
+        self.fetch(work, mem);
+        self.run(work.category(), work.instructions(), work.accesses(), mem)
+    }
+
+    /// The front end waits for each missing instruction line of the unit's
+    /// code before its instructions issue (no instruction prefetch).
+    #[inline]
+    fn fetch<M: MemPort>(&mut self, work: &Work, mem: &mut M) {
+        debug_assert!(self.pending.is_none(), "core {}: a unit is pending", self.id);
         if let Some(code) = work.code_region() {
-            // The front end waits for each missing instruction line before
-            // the unit's instructions issue (no instruction prefetch).
             let fe = mem.fetch_code(self.id, code, self.now);
             if fe > 0 {
                 self.now += fe;
@@ -232,14 +277,69 @@ impl Core {
                 self.fetch_stall_ps += fe;
             }
         }
-        self.run(work.category(), work.instructions(), work.accesses(), mem)
+    }
+
+    /// [`exec`](Self::exec), stopping before the first access whose issue
+    /// time is past `horizon`. Returns true if the unit ran to its end;
+    /// otherwise it is pending ([`pending_at`](Self::pending_at)) until
+    /// [`resume`](Self::resume) finishes it.
+    pub fn exec_until<M: MemPort>(&mut self, work: &Work, mem: &mut M, horizon: Ps) -> bool {
+        self.fetch(work, mem);
+        let (category, instructions, accesses) = (work.category(), work.instructions(), work.accesses());
+        let start = self.now;
+        let mut w = Walk::default();
+        match self.walk::<M, true>(start, &mut w, accesses, mem, horizon) {
+            None => {
+                self.finish(category, instructions, start, w.stall);
+                true
+            }
+            Some((i, at)) => {
+                self.suspended_units += 1;
+                self.suspensions += 1;
+                self.pending = Some(Pending { category, instructions, start, walk: w, at, rest: accesses[i..].to_vec() });
+                false
+            }
+        }
+    }
+
+    /// Goes on with the pending unit up to `horizon`; true once it has
+    /// ended (or if none was pending).
+    pub fn resume<M: MemPort>(&mut self, mem: &mut M, horizon: Ps) -> bool {
+        let Some(mut p) = self.pending.take() else { return true };
+        match self.walk::<M, true>(p.start, &mut p.walk, &p.rest, mem, horizon) {
+            None => {
+                self.finish(p.category, p.instructions, p.start, p.walk.stall);
+                true
+            }
+            Some((i, at)) => {
+                self.suspensions += 1;
+                p.rest.drain(..i);
+                p.at = at;
+                self.pending = Some(p);
+                false
+            }
+        }
+    }
+
+    /// The issue time of the pending unit's next access, if a unit is pending.
+    #[inline]
+    pub fn pending_at(&self) -> Option<Ps> {
+        self.pending.as_ref().map(|p| p.at)
     }
 
     /// Executes `instructions` instructions making `accesses` (positions as in
     /// [`Work`]), charged to `category`; returns the new time.
     pub fn run<M: MemPort>(&mut self, category: Category, instructions: u64, accesses: &[Access], mem: &mut M) -> Ps {
+        debug_assert!(self.pending.is_none(), "core {}: a unit is pending", self.id);
         let start = self.now;
-        let stall = self.stall_ps(start, accesses, mem);
+        let mut w = Walk::default();
+        self.walk::<M, false>(start, &mut w, accesses, mem, Ps::MAX);
+        self.finish(category, instructions, start, w.stall)
+    }
+
+    /// A unit's end: compute time on top of its stall, charged to `category`.
+    #[inline]
+    fn finish(&mut self, category: Category, instructions: u64, start: Ps, stall: Ps) -> Ps {
         let compute = self.compute_ps(instructions.saturating_mul(self.cpi_milli));
         let elapsed = compute + stall;
         self.now = start + elapsed;
@@ -249,14 +349,15 @@ impl Core {
         self.now
     }
 
-    /// Issues the accesses and returns the memory stall (see the module header).
+    /// Issues the accesses (see the module header), adding to the walk's
+    /// stall and closing its last window at the end. With `HORIZON`, stops
+    /// before an access whose issue time is past `horizon`: returns its
+    /// index and issue time, the walk kept as it stands before it.
     #[inline]
-    fn stall_ps<M: MemPort>(&mut self, start: Ps, accesses: &[Access], mem: &mut M) -> Ps {
-        let mut stall: Ps = 0;
-        let mut win_n: u32 = 0;
-        let mut win_first: u64 = 0;
-        let mut win_max: Ps = 0;
-        for a in accesses {
+    fn walk<M: MemPort, const HORIZON: bool>(&mut self, start: Ps, w: &mut Walk, accesses: &[Access], mem: &mut M, horizon: Ps) -> Option<(usize, Ps)> {
+        let Walk { mut stall, mut win_n, mut win_first, mut win_max } = *w;
+        let mut it = accesses.iter();
+        while let Some(a) = it.next() {
             if a.atomic {
                 // A locked instruction: the misses before it complete first,
                 // then the core waits for the line itself.
@@ -267,6 +368,10 @@ impl Core {
                     win_max = 0;
                 }
                 let t = start + stall + self.issue_offset_ps(a.at_instr);
+                if HORIZON && t > horizon {
+                    *w = Walk { stall, win_n, win_first, win_max };
+                    return Some((accesses.len() - it.len() - 1, t));
+                }
                 let cost = mem.access(self.id, a.addr, true, t);
                 if !cost.l1_hit {
                     self.store_misses += 1;
@@ -282,6 +387,10 @@ impl Core {
                 win_max = 0;
             }
             let t = start + stall + self.issue_offset_ps(a.at_instr);
+            if HORIZON && t > horizon {
+                *w = Walk { stall, win_n, win_first, win_max };
+                return Some((accesses.len() - it.len() - 1, t));
+            }
             let cost = mem.access(self.id, a.addr, a.write, t);
             if a.write {
                 if cost.l1_hit && self.sb_last <= t {
@@ -319,7 +428,8 @@ impl Core {
             stall += win_max;
             self.miss_windows += 1;
         }
-        stall
+        *w = Walk { stall, win_n: 0, win_first, win_max: 0 };
+        None
     }
 
     /// When the store buffer's `k`-th most recent store (1 = the last) drains; 0 if none.
@@ -410,6 +520,8 @@ impl Core {
             "store_buffer_full": self.sb_full,
             "store_buffer_full_ps": self.sb_full_ps,
             "fetch_stall_ps": self.fetch_stall_ps,
+            "suspended_units": self.suspended_units,
+            "suspensions": self.suspensions,
         })
     }
 }
@@ -425,6 +537,8 @@ impl HasStats for Core {
         s.count("store_buffer_full", self.sb_full, "Stores that found the store buffer full");
         s.add("store_buffer_full_ps", self.sb_full_ps as f64, "Picosecond", "Time stalled on a full store buffer");
         s.add("fetch_stall_ps", self.fetch_stall_ps as f64, "Picosecond", "Time the front end stalled on instruction (L1I) misses");
+        s.count("suspended_units", self.suspended_units, "Work units that stopped at a horizon (sim.core_horizon)");
+        s.count("suspensions", self.suspensions, "Stops of work units at a horizon, resumed later");
     }
 
     fn reset_stats(&mut self) {
@@ -437,6 +551,8 @@ impl HasStats for Core {
         self.sb_full = 0;
         self.sb_full_ps = 0;
         self.fetch_stall_ps = 0;
+        self.suspended_units = 0;
+        self.suspensions = 0;
     }
 }
 

@@ -391,3 +391,84 @@ fn code_misses_stall_before_the_instructions_and_land_in_the_units_category() {
     assert_eq!(mem.asked.len(), 1);
     assert_eq!(core.now(), 70 * PS_PER_NS);
 }
+
+/// Answers misses (at or above `MISS_BASE`) with a latency that depends on
+/// the address and on how many accesses came before, and logs every access
+/// with its issue time: a memory system whose answers change over time.
+#[derive(Default)]
+struct LoggingMemory {
+    log: Vec<(u64, bool, Ps)>,
+}
+
+impl MemPort for LoggingMemory {
+    fn access(&mut self, _core: usize, addr: u64, write: bool, now: Ps) -> AccessCost {
+        self.log.push((addr, write, now));
+        if addr < MISS_BASE {
+            return AccessCost { latency_ps: 1_000, l1_hit: true };
+        }
+        AccessCost::miss(40_000 + (addr / 64 % 7) * 9_000 + self.log.len() as Ps * 500)
+    }
+}
+
+/// Hits, misses, stores that fill the store buffer, a dependent load and an atomic.
+fn mixed_unit() -> Work {
+    let mut w = Work::new(Category::App);
+    for i in 0..48u64 {
+        w.instr(3 + i % 5);
+        match i % 8 {
+            0..=3 => w.read(MISS_BASE + i * 64),
+            4 => w.write(MISS_BASE + 0x10_0000 + i * 64),
+            5 => w.read(i * 64),
+            6 => w.read_after(MISS_BASE + 0x20_0000 + i * 64),
+            _ => w.atomic(MISS_BASE + 0x30_0000 + i * 64),
+        };
+    }
+    w.instr(25);
+    w
+}
+
+#[test]
+fn a_unit_stopped_at_horizons_and_resumed_runs_as_at_once() {
+    for out_of_order in [true, false] {
+        let cfg = CoreConfig { sq_entries: 4, ..simple(out_of_order, 12, 3) };
+        let (w, start) = (mixed_unit(), 7_000);
+        let mut once = Core::new(0, &cfg).unwrap();
+        once.idle_until(start);
+        let mut mem = LoggingMemory::default();
+        let end = once.exec(&w, &mut mem);
+        let times: Vec<Ps> = mem.log.iter().map(|e| e.2).collect();
+        // Stop before each access in turn, then go on one access at a time:
+        // the same accesses at the same times, the same end and charges.
+        for first in 0..times.len() {
+            let mut core = Core::new(0, &cfg).unwrap();
+            core.idle_until(start);
+            let mut m = LoggingMemory::default();
+            let mut horizon = times[first] - 1;
+            let mut done = core.exec_until(&w, &mut m, horizon);
+            let mut stops = 0;
+            while !done {
+                let at = core.pending_at().unwrap();
+                assert!(at > horizon, "it stopped before an access past its horizon");
+                assert_eq!(at, times[m.log.len()], "at the next access's issue time");
+                assert_eq!(core.now(), start, "the core's clock waits for the unit");
+                horizon = at;
+                done = core.resume(&mut m, horizon);
+                stops += 1;
+            }
+            assert_eq!(m.log, mem.log, "out_of_order {out_of_order}, first stop before access {first}");
+            assert_eq!(core.now(), end);
+            assert!(core.pending_at().is_none());
+            assert_eq!(core.account().time_ps(Category::App), once.account().time_ps(Category::App));
+            assert_eq!(core.result_json()["stall_ps"], once.result_json()["stall_ps"]);
+            assert_eq!(core.result_json()["miss_windows"], once.result_json()["miss_windows"]);
+            assert_eq!(core.result_json()["store_buffer_full_ps"], once.result_json()["store_buffer_full_ps"]);
+            assert_eq!(core.result_json()["suspended_units"], 1);
+            assert_eq!(core.result_json()["suspensions"], stops);
+        }
+        // A horizon past the whole unit: it runs to its end at once.
+        let mut core = Core::new(0, &cfg).unwrap();
+        core.idle_until(start);
+        assert!(core.exec_until(&w, &mut LoggingMemory::default(), Ps::MAX - 1));
+        assert_eq!((core.now(), core.result_json()["suspended_units"].clone()), (end, 0.into()));
+    }
+}

@@ -95,6 +95,11 @@ impl<E> EventQueue<E> {
         Some((time, e.event))
     }
 
+    /// Folds `f` over every pending event (time, event), in no set order.
+    pub fn fold<A>(&self, init: A, mut f: impl FnMut(A, Ps, &E) -> A) -> A {
+        self.heap.iter().fold(init, |a, e| f(a, e.time(), &e.event))
+    }
+
     pub fn len(&self) -> usize {
         self.heap.len()
     }

@@ -415,7 +415,8 @@ impl Host {
         self.app.table_entries()
     }
 
-    pub fn handle(&mut self, now: Ps, ev: Event, frames: &mut FramePool) {
+    /// Handles `ev` at `now`; `horizon` is [`StackCx::horizon`] for a core's step.
+    pub fn handle(&mut self, now: Ps, ev: Event, frames: &mut FramePool, horizon: Ps) {
         match ev {
             Event::Nic(ev) => {
                 let mut sink = Sink { out: &mut self.out, stacks: &mut self.stacks, cores: &mut self.cores, rx_owner: &self.rx_owner, tx_owner: &self.tx_owner, queues: self.queues, tx_queues: self.tx_queues, rx_all: self.rx_all };
@@ -433,6 +434,7 @@ impl Host {
                     mbufs: &mut self.mbufs,
                     frames,
                     out: &mut self.out,
+                    horizon,
                 };
                 self.stacks[c].run(now, &mut cx, &mut *self.app);
                 // Ring entries another core may now see: it wakes if it sleeps.

@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::mempool::Mempool;
 use super::pmd::config::PmdCosts;
 use crate::cpu::{Core, Work};
+use crate::engine::time::Ps;
 use crate::framebuf::{FrameId, FramePool};
 use crate::mem::MemSystem;
 use crate::nic::Slot;
@@ -116,13 +117,49 @@ pub struct AppCx<'a> {
     pub kernel_app_instr: u64,
     pub(crate) scratch: &'a mut Vec<u32>,
     pub(crate) touched: &'a mut Vec<u64>,
+    /// Poll-mode driver with `sim.core_horizon`: [`AppCx::exec`] may leave
+    /// its unit pending at this time, for the driver to resume (`Ps::MAX`:
+    /// it runs to its end). An application reaches the core after an
+    /// `exec` only through `AppCx`'s methods, which finish such a unit first.
+    pub horizon: Ps,
 }
 
 impl AppCx<'_> {
     /// Runs the work unit on the core.
     #[inline]
     pub fn exec(&mut self) {
-        self.core.exec(self.work, self.mem);
+        if self.horizon == Ps::MAX {
+            self.core.exec(self.work, self.mem);
+        } else {
+            self.settle();
+            self.core.exec_until(self.work, self.mem, self.horizon);
+        }
+    }
+
+    /// Finishes a unit [`exec`](Self::exec) left pending.
+    #[inline]
+    fn settle(&mut self) {
+        if self.core.pending_at().is_some() {
+            self.core.resume(self.mem, Ps::MAX);
+        }
+    }
+
+    /// The core's clock, its last unit finished.
+    pub fn now(&mut self) -> Ps {
+        self.settle();
+        self.core.now()
+    }
+
+    /// [`Core::spin_ps`], its last unit finished.
+    pub fn spin_ps(&mut self, d: Ps) -> Ps {
+        self.settle();
+        self.core.spin_ps(d)
+    }
+
+    /// [`Core::idle_until`], its last unit finished.
+    pub fn idle_until(&mut self, t: Ps) -> Ps {
+        self.settle();
+        self.core.idle_until(t)
     }
 
     /// One more mbuf (a reply longer than one datagram): its mempool work

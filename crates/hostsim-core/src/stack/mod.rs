@@ -95,6 +95,10 @@ pub struct StackCx<'a> {
     pub mbufs: &'a mut Mempool,
     pub frames: &'a mut FramePool,
     pub out: &'a mut Out,
+    /// The earliest time anything else may touch memory (`sim.core_horizon`;
+    /// `Ps::MAX` without it): a poll-mode core's application unit stops
+    /// before an access past it, and resumes when the event loop gets there.
+    pub horizon: Ps,
 }
 
 impl StackCx<'_> {

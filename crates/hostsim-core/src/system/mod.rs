@@ -401,8 +401,9 @@ impl System {
                 }
             }
             Event::Host(ev) => {
+                let horizon = if self.cfg.sim.core_horizon { self.horizon() } else { Ps::MAX };
                 if let Dut::Host(h) = &mut self.dut {
-                    h.handle(now, ev, &mut self.pool);
+                    h.handle(now, ev, &mut self.pool, horizon);
                     self.drain_host();
                 }
             }
@@ -448,6 +449,22 @@ impl System {
             self.gens[p].gen_pending = true;
             self.q.schedule(now, Event::GenDeparture(p as u16));
         }
+    }
+
+    /// The earliest time a pending event may touch the host's memory
+    /// (`sim.core_horizon`): a host event's or a frame's arrival at the
+    /// device at its time; any other (a departure, a frame back at a
+    /// generator, a mark) one propagation delay later, the soonest a frame
+    /// it sends can arrive.
+    fn horizon(&self) -> Ps {
+        let prop = self.cfg.link.propagation_ps;
+        self.q.fold(Ps::MAX, |h, t, ev| {
+            h.min(match ev {
+                Event::Host(_) => t,
+                Event::LinkArrival(_, dir) if *dir as usize == TO_DUT => t,
+                _ => t.saturating_add(prop),
+            })
+        })
     }
 
     /// Queues what the host produced: its events, frames for the wire, frames it consumed.

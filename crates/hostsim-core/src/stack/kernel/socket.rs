@@ -160,6 +160,7 @@ impl Kernel {
             kernel_app_instr: self.cfg.costs.app_instr as u64,
             scratch: &mut self.scratch,
             touched: &mut self.touched,
+            horizon: crate::engine::time::Ps::MAX,
         }
     }
 

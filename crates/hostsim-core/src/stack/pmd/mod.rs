@@ -65,10 +65,25 @@ struct Counters {
     tx_drain_flushes: u64,
 }
 
-/// Why a stream's poll ended the iteration early.
+/// How a stream's poll ended.
 enum Polled {
     Packets,
+    /// No mbuf to refill with: the iteration ends early.
     NoMbuf,
+    /// The application's work unit is pending at the horizon
+    /// (`sim.core_horizon`): the rest of the iteration waits for it.
+    Suspended(Verdict, TxBuffering),
+}
+
+/// What is left of an iteration suspended in the application's work unit
+/// on stream `stream`: the application's verdict, then the rest of the poll
+/// and the streams after it.
+#[derive(Debug, Clone, Copy)]
+struct Resume {
+    stream: usize,
+    start: Ps,
+    verdict: Verdict,
+    buffering: TxBuffering,
 }
 
 pub struct Pmd {
@@ -98,6 +113,8 @@ pub struct Pmd {
     /// A ConnectX-style queue: which of the host's shared queues this core polls (`shared.rs`).
     shared: Option<usize>,
     positions: Vec<u64>,
+    /// An iteration suspended in the application's work unit.
+    resume: Option<Resume>,
     /// The core's part in sharing its queue (`parent`, `worker`, `claimant`, …), if it shares one.
     share_role: Option<&'static str>,
     /// Each port's TX buffer (by port), and the stream that last filled it.
@@ -135,6 +152,7 @@ impl Pmd {
             entries: Vec::with_capacity(cfg.burst as usize),
             shared: None,
             positions: Vec::with_capacity(cfg.rxd as usize),
+            resume: None,
             share_role: None,
             tx_buffers: Vec::new(),
             last_drain: 0,
@@ -195,8 +213,13 @@ impl Pmd {
             return self.shared_iteration(now, cx, app);
         }
         let start = cx.core.now();
-        let mut busy = false;
-        for i in 0..self.streams.len() {
+        self.streams_from(0, now, start, false, cx, app);
+    }
+
+    /// The iteration's polls from stream `from` on (it began at `start`;
+    /// `busy`: an earlier poll found packets).
+    fn streams_from(&mut self, from: usize, now: Ps, start: Ps, mut busy: bool, cx: &mut StackCx, app: &mut dyn App) {
+        for i in from..self.streams.len() {
             let s = self.streams[i];
             let t = if i == 0 { now } else { cx.core.now() };
             cx.nic.ports[s.rx_port].rxq[s.rx_queue].see_writebacks(t);
@@ -213,6 +236,12 @@ impl Pmd {
                 Polled::Packets => busy = true,
                 Polled::NoMbuf => {
                     self.retry_poll(s, cx);
+                    return;
+                }
+                Polled::Suspended(verdict, buffering) => {
+                    self.resume = Some(Resume { stream: i, start, verdict, buffering });
+                    let at = cx.core.pending_at().unwrap_or(now);
+                    self.schedule_loop(cx, at);
                     return;
                 }
             }
@@ -263,21 +292,35 @@ impl Pmd {
         self.burst_hist[n] += 1;
         cx.core.account_mut().add_packets(n as u64);
         if self.feeds.is_empty() {
-            self.run_app(s, cx, app);
+            // What the core's own earlier steps of this call scheduled
+            // (another stream's doorbells) bounds its horizon too.
+            let horizon = match cx.horizon {
+                Ps::MAX => Ps::MAX,
+                h => cx.out.events.iter().fold(h, |h, e| h.min(e.0)),
+            };
+            if let Some((verdict, buffering)) = self.run_app(s, cx, app, horizon) {
+                return Polled::Suspended(verdict, buffering);
+            }
         } else {
             self.hand_off(s, cx);
         }
+        self.poll_tail(s, cx);
+        Polled::Packets
+    }
+
+    /// The end of a stream's poll: the RX tail doorbell, every
+    /// `rx_free_thresh` refills.
+    fn poll_tail(&mut self, s: Stream, cx: &mut StackCx) {
         let rx = &mut cx.nic.ports[s.rx_port].rxq[s.rx_queue].ring;
         if rx.hold > self.cfg.rx_free_thresh {
             rx.hold = 0;
             let tail = rx.tail();
             cx.rx_doorbell(&mut self.work, Category::Rx, s.rx_port, s.rx_queue, tail);
         }
-        Polled::Packets
     }
 
     /// The context the application runs in, for packets of stream `s`.
-    fn app_cx<'a>(&'a mut self, cx: &'a mut StackCx, s: Stream) -> AppCx<'a> {
+    fn app_cx<'a>(&'a mut self, cx: &'a mut StackCx, s: Stream, horizon: Ps) -> AppCx<'a> {
         let port = &cx.nic.ports[s.tx_port];
         let (port_mac, peer_mac, port_ip, peer_ip) = (port.mac, port.peer, port.ip, port.peer_ip);
         let rx_port_mac = cx.nic.ports[s.rx_port].mac;
@@ -303,17 +346,32 @@ impl Pmd {
             kernel_app_instr: 0,
             scratch: &mut self.mbufs,
             touched: &mut self.touched,
+            horizon,
         }
     }
 
     /// The application on the received batch, then the mbufs it frees go
-    /// back and what it sends goes to tx_burst.
-    fn run_app(&mut self, s: Stream, cx: &mut StackCx, app: &mut dyn App) {
+    /// back and what it sends goes to tx_burst. With a `horizon` (not
+    /// `Ps::MAX`), the application's last work unit may still be pending
+    /// when it returns: then its verdict is returned, for
+    /// [`after_app`](Self::after_app) once the unit ends.
+    fn run_app(&mut self, s: Stream, cx: &mut StackCx, app: &mut dyn App, horizon: Ps) -> Option<(Verdict, TxBuffering)> {
         self.tx.clear();
         self.free.clear();
         let batch = std::mem::take(&mut self.batch);
-        let verdict = app.burst(&mut self.app_cx(cx, s), &batch);
+        let verdict = app.burst(&mut self.app_cx(cx, s, horizon), &batch);
         let buffering = app.tx_buffering();
+        self.batch = batch;
+        if cx.core.pending_at().is_some() {
+            return Some((verdict, buffering));
+        }
+        self.after_app(s, verdict, buffering, cx);
+        None
+    }
+
+    /// What becomes of the batch once the application has said.
+    fn after_app(&mut self, s: Stream, verdict: Verdict, buffering: TxBuffering, cx: &mut StackCx) {
+        let batch = std::mem::take(&mut self.batch);
         match verdict {
             Verdict::Forward => self.send(s, &batch, cx, buffering),
             Verdict::Consume => {
@@ -505,7 +563,7 @@ impl Pmd {
             let bufs = std::mem::take(&mut self.bufs);
             let mut out = std::mem::take(&mut self.batch);
             out.clear();
-            app.generate(&mut self.app_cx(cx, s), &bufs, &mut out);
+            app.generate(&mut self.app_cx(cx, s, Ps::MAX), &bufs, &mut out);
             debug_assert_eq!(out.len(), bufs.len(), "an application builds a packet in every mbuf it is given");
             self.bufs = bufs;
             cx.core.account_mut().add_packets(out.len() as u64);
@@ -564,7 +622,7 @@ impl Pmd {
             self.batch.clear();
             self.batch.extend(run.iter().map(|e| e.slot));
             let s = Stream { rx_port: port, rx_queue: self.tx_queue, tx_port: port, tx_queue: self.tx_queue };
-            self.run_app(s, cx, app);
+            self.run_app(s, cx, app, Ps::MAX);
         }
         self.entries = entries;
         self.schedule_loop(cx, cx.core.now());
@@ -633,6 +691,19 @@ impl super::Stack for Pmd {
         if let Some(i) = self.moot_wakes.iter().position(|&t| t == now) {
             self.moot_wakes.swap_remove(i);
             return;
+        }
+        if let Some(r) = self.resume {
+            // The application's unit, pending at the horizon, goes on; the
+            // iteration after it once it ends.
+            if !cx.core.resume(cx.mem, cx.horizon) {
+                let at = cx.core.pending_at().unwrap_or(now);
+                return self.schedule_loop(cx, at);
+            }
+            self.resume = None;
+            let s = self.streams[r.stream];
+            self.after_app(s, r.verdict, r.buffering, cx);
+            self.poll_tail(s, cx);
+            return self.streams_from(r.stream + 1, now, r.start, true, cx, app);
         }
         if self.drain_wake.take() == Some(now) {
             // Woken by the drain timer: it polled until now.

@@ -468,7 +468,7 @@ impl Pmd {
             self.burst_hist[n as usize] += 1;
         }
         cx.core.account_mut().add_packets(n);
-        self.run_app(self.streams[0], cx, app);
+        self.run_app(self.streams[0], cx, app, Ps::MAX);
     }
 }
 
