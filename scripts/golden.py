@@ -63,6 +63,9 @@ RUNS: Dict[str, Tuple[Dict[str, Any], Dict[str, Any]]] = {
                       "loadgen": {"size": 1518, "rate": "30Gbps", "protocol": "tcp", "dst_port": 5201}}, {}),
     "touchfwd-inorder": ({"app": "touchfwd", "preset": "a72-quad", "loadgen": {"size": 1518, "rate": "2Mpps"}},
                          {"host.cpu.out_of_order": False}),
+    # The core's application unit held to the event loop (stop 48).
+    "touchfwd-horizon": ({"app": "touchfwd", "preset": "a72-quad", "loadgen": {"size": 1518, "rate": "2.1Mpps"}},
+                         {"sim.core_horizon": True}),
 }
 
 TIMING = {"duration": "4ms", "warmup": "1ms", "seed": 7, "propagation": "1us"}
