@@ -1526,7 +1526,7 @@ class SimTiming(BaseModel):
     core_horizon: Annotated[
         bool,
         Field(
-            description="Hold a poll-mode core's application work unit to the event loop:\neach of its accesses is made only once every event before its issue\ntime has run, so the devices' memory requests and the core's reach\nthe memory system in time order (`cpu/core.rs`, `Core::exec_until`).\nOff, a core makes a whole unit's accesses when it starts the unit,\nahead of the devices. Slower; the receive, mempool and transmit\nunits, and other stacks, still run at once."
+            description="Hold a poll-mode core's application work unit (the application's\nlast `exec` of a burst) to the event loop: each of its data accesses\nis made only once every event before its issue time has run\n(`cpu/core.rs`, `Core::exec_until`). Off, a core makes a whole\nunit's accesses when it starts the unit, ahead of the devices'\nevents. The devices still make theirs at their events, for later\ntimes (the I/O path's latency), so the core then waits behind their\nearly bookings as the devices waited behind its. The unit's code\nfetch, the application's earlier units, the receive, mempool and\ntransmit units, and the kernel stack still run at once. Slower."
         ),
     ] = False
     drain_ps: Annotated[

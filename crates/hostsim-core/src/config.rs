@@ -69,13 +69,16 @@ pub struct SimTiming {
     /// The bandwidth test's trials turn it off: their verdict needs only
     /// the first sample.
     pub overflow_sample: bool,
-    /// Hold a poll-mode core's application work unit to the event loop:
-    /// each of its accesses is made only once every event before its issue
-    /// time has run, so the devices' memory requests and the core's reach
-    /// the memory system in time order (`cpu/core.rs`, `Core::exec_until`).
-    /// Off, a core makes a whole unit's accesses when it starts the unit,
-    /// ahead of the devices. Slower; the receive, mempool and transmit
-    /// units, and other stacks, still run at once.
+    /// Hold a poll-mode core's application work unit (the application's
+    /// last `exec` of a burst) to the event loop: each of its data accesses
+    /// is made only once every event before its issue time has run
+    /// (`cpu/core.rs`, `Core::exec_until`). Off, a core makes a whole
+    /// unit's accesses when it starts the unit, ahead of the devices'
+    /// events. The devices still make theirs at their events, for later
+    /// times (the I/O path's latency), so the core then waits behind their
+    /// early bookings as the devices waited behind its. The unit's code
+    /// fetch, the application's earlier units, the receive, mempool and
+    /// transmit units, and the kernel stack still run at once. Slower.
     pub core_horizon: bool,
 }
 

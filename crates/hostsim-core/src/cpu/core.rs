@@ -158,7 +158,8 @@ pub struct Core {
     sb_full_ps: Ps,
     fetch_stall_ps: Ps,
     pending: Option<Pending>,
-    /// Units that stopped at a horizon, and the stops.
+    /// Units that stopped at a horizon, and the stops (a unit that
+    /// stopped before a statistics reset counts its later stops only).
     suspended_units: u64,
     suspensions: u64,
 }
@@ -538,7 +539,7 @@ impl HasStats for Core {
         s.add("store_buffer_full_ps", self.sb_full_ps as f64, "Picosecond", "Time stalled on a full store buffer");
         s.add("fetch_stall_ps", self.fetch_stall_ps as f64, "Picosecond", "Time the front end stalled on instruction (L1I) misses");
         s.count("suspended_units", self.suspended_units, "Work units that stopped at a horizon (sim.core_horizon)");
-        s.count("suspensions", self.suspensions, "Stops of work units at a horizon, resumed later");
+        s.count("suspensions", self.suspensions, "Stops of work units at a horizon (sim.core_horizon)");
     }
 
     fn reset_stats(&mut self) {

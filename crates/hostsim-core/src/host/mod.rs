@@ -410,6 +410,16 @@ impl Host {
         self.nic.frame_arrival(port, id, now, frames, &mut self.mem, &mut sink);
     }
 
+    /// The run is over: a work unit still pending at a horizon
+    /// (`sim.core_horizon`) makes the rest of its accesses and is charged,
+    /// as it would have been had it run at once; what the core would do
+    /// after it is not run (its frames stay in flight).
+    pub fn finish_units(&mut self) {
+        for c in &mut self.cores {
+            c.resume(&mut self.mem, Ps::MAX);
+        }
+    }
+
     /// Entries of the application's tables (`App::table_entries`).
     pub fn table_entries(&self) -> u64 {
         self.app.table_entries()

@@ -254,6 +254,9 @@ impl System {
         while let Some((now, ev)) = self.q.pop_until(self.limit) {
             self.dispatch(now, ev);
         }
+        if let Dut::Host(h) = &mut self.dut {
+            h.finish_units();
+        }
         self.in_flight = self.pool.in_flight(self.gens.len());
         for (g, n) in self.gens.iter_mut().zip(&self.in_flight) {
             g.lg.set_in_flight(n[Ledger::MEASURED_ROW]);
@@ -401,7 +404,8 @@ impl System {
                 }
             }
             Event::Host(ev) => {
-                let horizon = if self.cfg.sim.core_horizon { self.horizon() } else { Ps::MAX };
+                // Only a core's step runs against the horizon.
+                let horizon = if self.cfg.sim.core_horizon && matches!(ev, HostEvent::Core(_)) { self.horizon() } else { Ps::MAX };
                 if let Dut::Host(h) = &mut self.dut {
                     h.handle(now, ev, &mut self.pool, horizon);
                     self.drain_host();
@@ -456,6 +460,7 @@ impl System {
     /// device at its time; any other (a departure, a frame back at a
     /// generator, a mark) one propagation delay later, the soonest a frame
     /// it sends can arrive.
+    #[inline(never)]
     fn horizon(&self) -> Ps {
         let prop = self.cfg.link.propagation_ps;
         self.q.fold(Ps::MAX, |h, t, ev| {

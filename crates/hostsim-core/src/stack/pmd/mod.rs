@@ -77,11 +77,11 @@ enum Polled {
 
 /// What is left of an iteration suspended in the application's work unit
 /// on stream `stream`: the application's verdict, then the rest of the poll
-/// and the streams after it.
+/// and the streams after it. `at`: the time of the step that resumes it.
 #[derive(Debug, Clone, Copy)]
 struct Resume {
     stream: usize,
-    start: Ps,
+    at: Ps,
     verdict: Verdict,
     buffering: TxBuffering,
 }
@@ -239,8 +239,8 @@ impl Pmd {
                     return;
                 }
                 Polled::Suspended(verdict, buffering) => {
-                    self.resume = Some(Resume { stream: i, start, verdict, buffering });
                     let at = cx.core.pending_at().unwrap_or(now);
+                    self.resume = Some(Resume { stream: i, at, verdict, buffering });
                     self.schedule_loop(cx, at);
                     return;
                 }
@@ -694,16 +694,22 @@ impl super::Stack for Pmd {
         }
         if let Some(r) = self.resume {
             // The application's unit, pending at the horizon, goes on; the
-            // iteration after it once it ends.
+            // iteration after it once it ends. Only the step scheduled for
+            // that resumes it: any other is moot (none is scheduled today).
+            if now != r.at {
+                return;
+            }
             if !cx.core.resume(cx.mem, cx.horizon) {
                 let at = cx.core.pending_at().unwrap_or(now);
+                self.resume = Some(Resume { at, ..r });
                 return self.schedule_loop(cx, at);
             }
             self.resume = None;
             let s = self.streams[r.stream];
             self.after_app(s, r.verdict, r.buffering, cx);
             self.poll_tail(s, cx);
-            return self.streams_from(r.stream + 1, now, r.start, true, cx, app);
+            // A poll found packets, so the iteration's start is not needed (no idle skip).
+            return self.streams_from(r.stream + 1, now, now, true, cx, app);
         }
         if self.drain_wake.take() == Some(now) {
             // Woken by the drain timer: it polled until now.
