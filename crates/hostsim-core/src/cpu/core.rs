@@ -71,10 +71,11 @@
 //! before an access whose issue time lies past a horizon (the earliest
 //! time anything else may touch memory), the walk keeps its state and the
 //! accesses left, and [`Core::resume`] goes on from there once the event
-//! loop has caught up. Every access then sees the memory system as events
-//! up to its issue time left it; the unit's time and charges are the same
-//! as if it had run at once on that memory system. Nothing else may run on
-//! the core while a unit is pending.
+//! loop has caught up. Every access is then made after the events before
+//! its issue time (a device may still have booked memory for later times
+//! at its event); the unit's time and charges are the same as if it had
+//! run at once on the memory system as it finds it. Nothing else may run
+//! on the core while a unit is pending.
 //!
 //! Every picosecond is charged to the work's [`Category`] in the core's
 //! [`CycleAccount`]; idle time and spinning are charged too, so the account
@@ -158,6 +159,8 @@ pub struct Core {
     sb_full_ps: Ps,
     fetch_stall_ps: Ps,
     pending: Option<Pending>,
+    /// A pending unit's buffer of accesses, kept for the next one.
+    spare: Vec<Access>,
     /// Units that stopped at a horizon, and the stops (a unit that
     /// stopped before a statistics reset counts its later stops only).
     suspended_units: u64,
@@ -197,6 +200,7 @@ impl Core {
             sb_full_ps: 0,
             fetch_stall_ps: 0,
             pending: None,
+            spare: Vec::new(),
             suspended_units: 0,
             suspensions: 0,
         })
@@ -297,7 +301,10 @@ impl Core {
             Some((i, at)) => {
                 self.suspended_units += 1;
                 self.suspensions += 1;
-                self.pending = Some(Pending { category, instructions, start, walk: w, at, rest: accesses[i..].to_vec() });
+                let mut rest = std::mem::take(&mut self.spare);
+                rest.clear();
+                rest.extend_from_slice(&accesses[i..]);
+                self.pending = Some(Pending { category, instructions, start, walk: w, at, rest });
                 false
             }
         }
@@ -310,6 +317,7 @@ impl Core {
         match self.walk::<M, true>(p.start, &mut p.walk, &p.rest, mem, horizon) {
             None => {
                 self.finish(p.category, p.instructions, p.start, p.walk.stall);
+                self.spare = p.rest;
                 true
             }
             Some((i, at)) => {

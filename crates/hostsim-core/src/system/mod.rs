@@ -455,11 +455,11 @@ impl System {
         }
     }
 
-    /// The earliest time a pending event may touch the host's memory
-    /// (`sim.core_horizon`): a host event's or a frame's arrival at the
-    /// device at its time; any other (a departure, a frame back at a
-    /// generator, a mark) one propagation delay later, the soonest a frame
-    /// it sends can arrive.
+    /// The earliest time at which a pending event may act on the host,
+    /// whose memory requests come then or later (`sim.core_horizon`): a
+    /// host event's or a frame's arrival at the device at its time; any
+    /// other (a departure, a frame back at a generator, a mark) one
+    /// propagation delay later, the soonest a frame it sends can arrive.
     #[inline(never)]
     fn horizon(&self) -> Ps {
         let prop = self.cfg.link.propagation_ps;
