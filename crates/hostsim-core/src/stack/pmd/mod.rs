@@ -77,11 +77,11 @@ enum Polled {
 
 /// What is left of an iteration suspended in the application's work unit
 /// on stream `stream`: the application's verdict, then the rest of the poll
-/// and the streams after it. `at`: the time of the step that resumes it.
+/// and the streams after it. The step that resumes it is at the core's
+/// `pending_at()`.
 #[derive(Debug, Clone, Copy)]
 struct Resume {
     stream: usize,
-    at: Ps,
     verdict: Verdict,
     buffering: TxBuffering,
 }
@@ -239,9 +239,8 @@ impl Pmd {
                     return;
                 }
                 Polled::Suspended(verdict, buffering) => {
-                    let at = cx.core.pending_at().unwrap_or(now);
-                    self.resume = Some(Resume { stream: i, at, verdict, buffering });
-                    self.schedule_loop(cx, at);
+                    self.resume = Some(Resume { stream: i, verdict, buffering });
+                    self.schedule_loop(cx, cx.core.pending_at().unwrap_or(now));
                     return;
                 }
             }
@@ -696,13 +695,11 @@ impl super::Stack for Pmd {
             // The application's unit, pending at the horizon, goes on; the
             // iteration after it once it ends. Only the step scheduled for
             // that resumes it: any other is moot (none is scheduled today).
-            if now != r.at {
+            if cx.core.pending_at() != Some(now) {
                 return;
             }
             if !cx.core.resume(cx.mem, cx.horizon) {
-                let at = cx.core.pending_at().unwrap_or(now);
-                self.resume = Some(Resume { at, ..r });
-                return self.schedule_loop(cx, at);
+                return self.schedule_loop(cx, cx.core.pending_at().unwrap_or(now));
             }
             self.resume = None;
             let s = self.streams[r.stream];
