@@ -1529,6 +1529,12 @@ class SimTiming(BaseModel):
             description="Hold a poll-mode core's application work unit (the application's\nlast `exec` of a burst) to the event loop: each of its data accesses\nis made only once every event before its issue time has run\n(`cpu/core.rs`, `Core::exec_until`). Off, a core makes a whole\nunit's accesses when it starts the unit, ahead of the devices'\nevents. The devices still make theirs at their events, for later\ntimes (the I/O path's latency), so the core then waits behind their\nearly bookings as the devices waited behind its. The unit's code\nfetch, the application's earlier units, the receive, mempool and\ntransmit units, and the kernel stack still run at once. Slower."
         ),
     ] = False
+    dma_at_memory_time: Annotated[
+        bool,
+        Field(
+            description="Make a NIC's payload reads from host memory for transmission at the\ntime they reach the memory side, as an event one request latency\nafter the TX engine issues them (`nic/port.rs`), not at the issue:\nthe memory system then sees them in simulated-time order with the\nother requests made at events (and, with `core_horizon`, with a held\ncore's). The FIFO's room and the read's slot are still taken at the\nissue. The read's request packets are booked at the event too, from\nthe issue time, so on a busy link they may wait behind transfers\nbooked in between. Descriptor fetches, write-backs, received data,\nand payloads split from their headers or in the card's memory are\nstill made when the NIC acts, for later times."
+        ),
+    ] = False
     drain_ps: Annotated[
         int,
         Field(
@@ -3343,6 +3349,7 @@ class SimConfig(BaseModel):
     ] = 1
     sim: Annotated[SimTiming, Field(validate_default=True)] = {
         "core_horizon": False,
+        "dma_at_memory_time": False,
         "drain_ps": 1000000000,
         "duration_ps": 1000000000,
         "fidelity": "full",

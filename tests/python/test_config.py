@@ -39,7 +39,8 @@ def test_defaults_resolve_to_the_documented_values():
     assert set(r) == CONTRACT_KEYS
     assert r["seed"] == 1 and r["app"] == "reflector" and r["stack"] == "pmd"
     assert r["sim"] == {"duration_ps": 10**9, "warmup_ps": 10**8, "drain_ps": 10**9, "fidelity": "full",
-                        "settle": False, "overflow_sample": True, "core_horizon": False}
+                        "settle": False, "overflow_sample": True, "core_horizon": False,
+                        "dma_at_memory_time": False}
     # The default preset is altra: 100 Gbps, 200 us one-way.
     assert r["link"] == {"rate_bps": 100 * 10**9, "propagation_ps": 200 * 10**6}
     lg = r["loadgen"]
@@ -227,7 +228,7 @@ BAD = [
     ({"reflector": {"sevice_time": 1}}, "reflector.sevice_time", "did you mean 'reflector.service_time'"),
     ({"loadgen": {"rat": "1Gbps"}}, "loadgen.rat", "unknown field"),
     ({"machine": {"cores": 4}}, "machine", "unknown field"),
-    ({"sim": "1ms"}, "sim", "a table of core_horizon, drain, duration, fidelity, overflow_sample, settle, warmup"),
+    ({"sim": "1ms"}, "sim", "a table of core_horizon, dma_at_memory_time, drain, duration, fidelity, overflow_sample, settle, warmup"),
 ]
 
 

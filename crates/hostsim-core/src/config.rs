@@ -80,6 +80,18 @@ pub struct SimTiming {
     /// fetch, the application's earlier units, the receive, mempool and
     /// transmit units, and the kernel stack still run at once. Slower.
     pub core_horizon: bool,
+    /// Make a NIC's payload reads from host memory for transmission at the
+    /// time they reach the memory side, as an event one request latency
+    /// after the TX engine issues them (`nic/port.rs`), not at the issue:
+    /// the memory system then sees them in simulated-time order with the
+    /// other requests made at events (and, with `core_horizon`, with a held
+    /// core's). The FIFO's room and the read's slot are still taken at the
+    /// issue. The read's request packets are booked at the event too, from
+    /// the issue time, so on a busy link they may wait behind transfers
+    /// booked in between. Descriptor fetches, write-backs, received data,
+    /// and payloads split from their headers or in the card's memory are
+    /// still made when the NIC acts, for later times.
+    pub dma_at_memory_time: bool,
 }
 
 /// How much of a run is simulated in detail.
@@ -102,7 +114,7 @@ impl Default for SimTiming {
     /// to wait for replies: the users' default trial (estimates; a bandwidth
     /// test sets its own warm-up).
     fn default() -> Self {
-        SimTiming { duration_ps: 1_000_000_000, warmup_ps: 100_000_000, drain_ps: 1_000_000_000, fidelity: Fidelity::Full, settle: false, overflow_sample: true, core_horizon: false }
+        SimTiming { duration_ps: 1_000_000_000, warmup_ps: 100_000_000, drain_ps: 1_000_000_000, fidelity: Fidelity::Full, settle: false, overflow_sample: true, core_horizon: false, dma_at_memory_time: false }
     }
 }
 
@@ -115,7 +127,7 @@ impl Default for SimConfig {
             seed: 1,
             app: "reflector".into(),
             stack: Stack::Pmd,
-            sim: SimTiming { duration_ps: 1_000_000_000, warmup_ps: 0, drain_ps: 1_000_000_000, fidelity: Fidelity::Full, settle: false, overflow_sample: true, core_horizon: false },
+            sim: SimTiming { duration_ps: 1_000_000_000, warmup_ps: 0, drain_ps: 1_000_000_000, fidelity: Fidelity::Full, settle: false, overflow_sample: true, core_horizon: false, dma_at_memory_time: false },
             link: LinkConfig { rate_bps: 100_000_000_000, propagation_ps: 1_000_000 },
             loadgen: LoadgenConfig::default(),
             reflector: ReflectorConfig::default(),

@@ -90,6 +90,8 @@ pub struct HostEnv<'a> {
     /// Port 0's addresses and its peer's; port p's are these plus p × 256
     /// (`wire::port_mac`, `wire::port_ip`), as the load generator's ports.
     pub base: PortAddrs,
+    /// `sim.dma_at_memory_time`: the NICs make their payload reads at the memory side's time.
+    pub dma_at_memory_time: bool,
 }
 
 pub struct Host {
@@ -356,6 +358,7 @@ impl Host {
             tx_reads_in_flight: n.tx_reads_in_flight as usize,
             pcie_latency_ps: cfg.io_request_latency_ps(),
             wire_rate_bps: env.link_rate_bps,
+            tx_reads_at_memory: env.dma_at_memory_time,
         };
         let key = rss::parse_key(&n.rss_key).ok_or_else(|| field_err("host.nic.rss_key", &n.rss_key, "40 bytes as 80 hex digits"))?;
         let tx_rs = if kernel { 1 } else { p.tx_rs_thresh as u64 };

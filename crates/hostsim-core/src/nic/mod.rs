@@ -69,6 +69,9 @@ pub enum NicEvent {
     /// A payload read of the port's TX engine is done: with
     /// `nic.tx_reads_in_flight`, the engine may start another.
     TxReadDone { port: u8 },
+    /// The port's oldest payload read issued with `sim.dma_at_memory_time`
+    /// reaches the memory side.
+    TxReadAtMemory { port: u8 },
 }
 
 /// The full ring position whose low 32 bits are `low`, nearest to `near`
@@ -144,7 +147,8 @@ impl Nic {
             | NicEvent::TxDoorbell { port, .. }
             | NicEvent::TxDescFetched { port, .. }
             | NicEvent::TxFifoSpace { port }
-            | NicEvent::TxReadDone { port } => port as usize,
+            | NicEvent::TxReadDone { port }
+            | NicEvent::TxReadAtMemory { port } => port as usize,
         };
         let p = &mut self.ports[port];
         let e = &mut Env { dev: &mut self.devs[p.dev], mem, out };
@@ -167,6 +171,7 @@ impl Nic {
             }
             NicEvent::TxFifoSpace { .. } => p.tx_resume(false, now, frames, e),
             NicEvent::TxReadDone { .. } => p.tx_resume(true, now, frames, e),
+            NicEvent::TxReadAtMemory { .. } => p.tx_read_at_memory(now, frames, e),
         }
     }
 

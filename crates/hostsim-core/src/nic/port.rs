@@ -55,6 +55,22 @@ pub struct PortParams {
     /// One-way PCIe latency of the port's link.
     pub pcie_latency_ps: Ps,
     pub wire_rate_bps: u64,
+    /// `sim.dma_at_memory_time`: a payload read from host memory is made
+    /// (I/O path and memory) at an event when it reaches the memory side,
+    /// one request latency after the engine issues it, not at the issue.
+    pub tx_reads_at_memory: bool,
+}
+
+/// A payload read issued, waiting for its event at the memory side
+/// (`PortParams::tx_reads_at_memory`).
+#[derive(Debug, Clone, Copy)]
+struct TxRead {
+    q: u16,
+    pos: u64,
+    frame: FrameId,
+    bytes: u32,
+    addr: u64,
+    issued: Ps,
 }
 
 /// A port's addresses and its peer's.
@@ -104,6 +120,9 @@ pub struct Port {
     /// and whether a `TxReadDone` is scheduled.
     tx_reads: Vec<Ps>,
     tx_read_pending: bool,
+    /// Payload reads issued and not yet at the memory side, oldest first
+    /// (their slots in `tx_reads` are `Ps::MAX` until then).
+    tx_at_memory: VecDeque<TxRead>,
     /// When the last frame read for transmission is in the TX FIFO (frames leave in order).
     tx_last_ready: Ps,
     /// When the wire is free after the frames already queued.
@@ -139,6 +158,7 @@ impl Port {
             tx_space_pending: false,
             tx_reads: Vec::new(),
             tx_read_pending: false,
+            tx_at_memory: VecDeque::new(),
             tx_last_ready: 0,
             wire_free_at: 0,
             tx_turn: 0,
@@ -372,9 +392,10 @@ impl Port {
         if self.tx_reads.len() < limit {
             return true;
         }
-        if !self.tx_read_pending {
+        let first = self.tx_reads.iter().copied().min().unwrap_or(now);
+        // A read not yet at the memory side has no end yet: its event goes on.
+        if !self.tx_read_pending && first != Ps::MAX {
             self.tx_read_pending = true;
-            let first = self.tx_reads.iter().copied().min().unwrap_or(now);
             e.out.schedule(first, NicEvent::TxReadDone { port: self.id as u8 });
         }
         false
@@ -430,6 +451,17 @@ impl Port {
             }
             let len = bytes - FCS_LEN as u32;
             let at = now + self.params.pcie_latency_ps;
+            if split == 0 && self.params.tx_reads_at_memory {
+                // The FIFO's room and the read's slot are taken now, the read made at its event.
+                if limited {
+                    self.tx_reads.push(Ps::MAX);
+                }
+                self.tx_fifo_used += bytes as u64;
+                self.tx_at_memory.push_back(TxRead { q: q as u16, pos, frame: s.frame, bytes, addr: s.buf_addr, issued: now });
+                e.out.schedule(at, NicEvent::TxReadAtMemory { port: self.id as u8 });
+                self.txq[q].sent += 1;
+                continue;
+            }
             // Headers from the buffer, the payload from where it lives.
             let h = (crate::wire::TCP_HEADERS as u32).min(len);
             let done = if split == 0 {
@@ -451,30 +483,54 @@ impl Port {
             if limited {
                 self.tx_reads.push(done);
             }
-            let ready = done.max(self.tx_last_ready).max(e.dev.tx_next);
-            if e.dev.frame_interval_ps > 0 {
-                e.dev.tx_next = ready + e.dev.frame_interval_ps;
-            }
-            self.tx_last_ready = ready;
-            // The frame leaves the FIFO once it is on the wire (same arithmetic as the link).
-            let start = ready.max(self.wire_free_at);
-            self.wire_free_at = start + bits_to_ps((bytes as u64 + crate::link::WIRE_OVERHEAD_BYTES as u64) * 8, self.params.wire_rate_bps);
-            self.tx_fifo.push_back((self.wire_free_at, bytes));
             self.tx_fifo_used += bytes as u64;
-            e.out.to_wire(ready, self.id as usize, s.frame);
-            self.counters.tx_packets += 1;
-            self.counters.tx_bytes += bytes as u64;
-            let tq = &mut self.txq[q];
-            tq.counters.packets += 1;
-            tq.counters.bytes += bytes as u64;
-            if tq.rs.rem(pos + 1) == 0 {
-                let (mem, addr) = (&mut *e.mem, tq.ring.ring.desc_addr(pos));
-                let visible = e.dev.io.dma_write_to(ready, DESC_BYTES as u32, Kind::Descriptor, |at| mem.device_write(addr, DESC_BYTES as u32, at));
-                let t = tq.wb_pending.push(visible, pos + 1);
-                e.out.tx_writeback(t, self.id as usize, q);
-            }
-            tq.sent += 1;
+            self.tx_queue_frame(q, pos, s.frame, bytes, done, e);
+            self.txq[q].sent += 1;
         }
+    }
+
+    /// A frame whose payload read is done at `done` (its FIFO room taken)
+    /// goes into the TX FIFO in order and onto the wire; every `rs`
+    /// descriptors a completion is written back.
+    #[inline]
+    fn tx_queue_frame<O: NicOut>(&mut self, q: usize, pos: u64, frame: FrameId, bytes: u32, done: Ps, e: &mut Env<'_, O>) {
+        let ready = done.max(self.tx_last_ready).max(e.dev.tx_next);
+        if e.dev.frame_interval_ps > 0 {
+            e.dev.tx_next = ready + e.dev.frame_interval_ps;
+        }
+        self.tx_last_ready = ready;
+        // The frame leaves the FIFO once it is on the wire (same arithmetic as the link).
+        let start = ready.max(self.wire_free_at);
+        self.wire_free_at = start + bits_to_ps((bytes as u64 + crate::link::WIRE_OVERHEAD_BYTES as u64) * 8, self.params.wire_rate_bps);
+        self.tx_fifo.push_back((self.wire_free_at, bytes));
+        e.out.to_wire(ready, self.id as usize, frame);
+        self.counters.tx_packets += 1;
+        self.counters.tx_bytes += bytes as u64;
+        let tq = &mut self.txq[q];
+        tq.counters.packets += 1;
+        tq.counters.bytes += bytes as u64;
+        if tq.rs.rem(pos + 1) == 0 {
+            let (mem, addr) = (&mut *e.mem, tq.ring.ring.desc_addr(pos));
+            let visible = e.dev.io.dma_write_to(ready, DESC_BYTES as u32, Kind::Descriptor, |at| mem.device_write(addr, DESC_BYTES as u32, at));
+            let t = tq.wb_pending.push(visible, pos + 1);
+            e.out.tx_writeback(t, self.id as usize, q);
+        }
+    }
+
+    /// The oldest payload read issued with `tx_reads_at_memory` reaches the
+    /// memory side at `now`: the I/O path and the memory system take it
+    /// now (from its issue time, as if made then), its frame goes into the
+    /// FIFO when it is done, and the engine goes on.
+    pub(super) fn tx_read_at_memory<O: NicOut>(&mut self, now: Ps, frames: &FramePool, e: &mut Env<'_, O>) {
+        let Some(r) = self.tx_at_memory.pop_front() else { return };
+        let mem = &mut *e.mem;
+        let len = r.bytes - FCS_LEN as u32;
+        let done = e.dev.io.dma_read_from(r.issued, len, Kind::Payload, &mut |off, n, t| mem.device_read(r.addr + off as u64, n, t));
+        if let Some(slot) = self.tx_reads.iter_mut().find(|d| **d == Ps::MAX) {
+            *slot = done;
+        }
+        self.tx_queue_frame(r.q as usize, r.pos, r.frame, r.bytes, done, e);
+        self.tx_read_payloads(now, frames, e);
     }
 
     /// Bytes in the RX FIFO at most (statistics).
