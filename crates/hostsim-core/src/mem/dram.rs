@@ -110,7 +110,7 @@ pub struct Dram {
     /// The controller's write queues (`write_queue.entries` > 0), and the
     /// lines a drain issues (reused).
     write_queues: Option<WriteQueues>,
-    drain: Vec<u64>,
+    drain: Vec<(u64, Ps)>,
 }
 
 impl Dram {
@@ -210,7 +210,7 @@ impl Dram {
         }
         let queued = self.write_queues.is_some() && {
             let ch = self.channel_of(addr);
-            self.write_queues.as_mut().is_some_and(|q| q.holds(ch, addr >> LINE_SHIFT))
+            self.write_queues.as_mut().is_some_and(|q| q.holds(ch, addr >> LINE_SHIFT, now))
         };
         let (latency, passing) = if queued { (self.controller_ps(), false) } else { self.occupy(addr, now, false) };
         let c = &mut self.counters;
@@ -237,10 +237,13 @@ impl Dram {
         let reads_wait = self.channels[ch].busy.idle_from() > now;
         let mut drain = std::mem::take(&mut self.drain);
         if let Some(q) = &mut self.write_queues {
-            q.push(ch, line, row, reads_wait, &mut drain);
+            q.push(ch, line, row, now, reads_wait, &mut drain);
         }
-        for &l in &drain {
-            self.occupy(l << LINE_SHIFT, now, true);
+        for &(l, arrived) in &drain {
+            let done = now + self.occupy(l << LINE_SHIFT, now, true).0;
+            if let Some(q) = &mut self.write_queues {
+                q.issued(ch, l, arrived, done);
+            }
         }
         drain.clear();
         self.drain = drain;
@@ -544,5 +547,30 @@ mod tests {
         let miss = d.read(1 << 20, 1_000, Agent::Device);
         assert!(miss > hit);
         assert_eq!(d.counters().read_latency_ps, [hit, miss, 0]);
+    }
+
+    /// A core books its reads ahead of the devices' events and the devices
+    /// book theirs ahead of their events, so a read may be booked after
+    /// the drain that issued a write it came before, or before a write that
+    /// arrives after it. The queue answers for the read's own time.
+    #[test]
+    fn a_read_is_served_from_the_write_queue_as_the_queue_was_at_its_time() {
+        use crate::mem::config::{MemConfig, WriteQueueConfig};
+        let mut cfg = MemConfig::altra().dram;
+        cfg.channels = 1;
+        cfg.write_queue = WriteQueueConfig { entries: 8, ..WriteQueueConfig::default() }; // high 6: the 6th write drains
+        let mut d = Dram::new(&cfg);
+        let fixed = d.controller_ps();
+        d.write(0, 10_000, Agent::Device);
+        assert!(d.read(0, 9_999, Agent::Core) > fixed, "booked after the write, timed before it arrived");
+        assert_eq!(d.read(0, 10_000, Agent::Core), fixed);
+        // Five more writes at 20 ns: the channel is idle, so all six go at 20 ns.
+        for line in 1..6u64 {
+            d.write(line * 64, 20_000, Agent::Device);
+        }
+        assert_eq!(d.write_queues.as_ref().unwrap().queued(), 0, "drained");
+        assert_eq!(d.read(0, 15_000, Agent::Core), fixed, "booked after the drain, timed before it");
+        assert!(d.read(0, 200_000, Agent::Core) > fixed, "after the write went to DRAM");
+        assert_eq!(d.write_queues.as_ref().unwrap().read_hits, 2);
     }
 }

@@ -24,18 +24,33 @@
 //!   batch, and a read is "waiting" when the channel is booked past that
 //!   time (bookings, not a queue: cores book reads ahead of the devices,
 //!   and a channel idle then may get a read a moment later);
-//! * reads are still served in the order they are booked; a read of a
-//!   queued line is served from the queue;
+//! * reads are still served in the order they are booked; a read is
+//!   served from the queue when, at the read's own time, a write of its
+//!   line had arrived and had not yet been issued: each queued write keeps
+//!   its arrival time, and the last write of a line issued keeps both
+//!   times in a table of [`ISSUED_LINES`] lines per channel (direct-mapped:
+//!   a read far behind the drains may miss a hit). Callers book out of
+//!   time order (cores ahead of the devices, the devices ahead of their
+//!   events), so what the queue holds when a read is booked is not what it
+//!   held at the read's time;
 //! * writes still queued when the run ends are never issued (their bytes
 //!   are counted; their bus time is not).
 
 use super::config::WriteQueueConfig;
+use crate::engine::time::Ps;
+
+/// Lines per channel whose last issued write a read can still find
+/// (a power of two; an estimate of enough: 16 drains of gem5's 64 entries).
+pub(super) const ISSUED_LINES: usize = 1024;
 
 /// One channel's queued writes.
 #[derive(Debug, Clone, Default)]
 struct Queue {
-    /// (line number, row key), oldest first.
-    lines: Vec<(u64, u64)>,
+    /// (line number, row key, arrival time), oldest first.
+    lines: Vec<(u64, u64, Ps)>,
+    /// By line number modulo [`ISSUED_LINES`]: (line, arrival, issue time)
+    /// of the last write of the line that left the queue.
+    issued: Vec<(u64, Ps, Ps)>,
 }
 
 /// Every channel's write queue.
@@ -65,7 +80,7 @@ impl WriteQueues {
         let high = (n * cfg.high_percent as usize / 100).clamp(1, n);
         let low = (n * cfg.low_percent as usize / 100).min(high - 1);
         Some(WriteQueues {
-            queues: vec![Queue::default(); channels],
+            queues: vec![Queue { lines: Vec::new(), issued: vec![(u64::MAX, 0, 0); ISSUED_LINES] }; channels],
             high,
             low,
             min_writes: cfg.min_writes as usize,
@@ -77,16 +92,20 @@ impl WriteQueues {
     }
 
     /// Queues a write of line `line` (row key `row`: its rank, bank and row)
-    /// on `channel`; `reads_wait`: the channel has a read to serve (is
-    /// booked past the write's time). When the channel turns to writes, the writes
-    /// of the drain are appended to `out`, in the order to issue.
-    pub(super) fn push(&mut self, channel: usize, line: u64, row: u64, reads_wait: bool, out: &mut Vec<u64>) {
+    /// arriving at `now` on `channel`; `reads_wait`: the channel has a read
+    /// to serve (is booked past the write's time). When the channel turns
+    /// to writes, the writes of the drain are appended to `out` as (line,
+    /// arrival), in the order to issue; the caller gives each one's issue
+    /// time to [`issued`](Self::issued).
+    pub(super) fn push(&mut self, channel: usize, line: u64, row: u64, now: Ps, reads_wait: bool, out: &mut Vec<(u64, Ps)>) {
         let q = &mut self.queues[channel];
-        if q.lines.iter().any(|&(l, _)| l == line) {
+        if let Some(w) = q.lines.iter_mut().find(|w| w.0 == line) {
+            // Merged: the line is queued from the earlier of the two arrivals.
+            w.2 = w.2.min(now);
             self.merged += 1;
             return;
         }
-        q.lines.push((line, row));
+        q.lines.push((line, row, now));
         let n = q.lines.len();
         if n < self.high && (reads_wait || n <= self.low) {
             return;
@@ -100,7 +119,7 @@ impl WriteQueues {
         // by arrival (a stable sort on the row's first position).
         let mut first: Vec<(u64, usize)> = Vec::new();
         let mut order: Vec<(usize, usize)> = Vec::with_capacity(q.lines.len());
-        for (i, &(_, row)) in q.lines.iter().enumerate() {
+        for (i, &(_, row, _)) in q.lines.iter().enumerate() {
             let rank = match first.iter().position(|&(r, _)| r == row) {
                 Some(k) => first[k].1,
                 None => {
@@ -112,7 +131,7 @@ impl WriteQueues {
         }
         order.sort_unstable();
         let mut issued: Vec<usize> = order[..count].iter().map(|&(_, i)| i).collect();
-        out.extend(issued.iter().map(|&i| q.lines[i].0));
+        out.extend(issued.iter().map(|&i| (q.lines[i].0, q.lines[i].2)));
         issued.sort_unstable();
         for &i in issued.iter().rev() {
             q.lines.remove(i);
@@ -121,9 +140,19 @@ impl WriteQueues {
         self.drained += count as u64;
     }
 
-    /// Is line `line` queued on `channel`? (A read of it is served from the queue.)
-    pub(super) fn holds(&mut self, channel: usize, line: u64) -> bool {
-        let hit = self.queues[channel].lines.iter().any(|&(l, _)| l == line);
+    /// A write of `line` that arrived at `arrived` left `channel`'s queue
+    /// for DRAM at `at`.
+    pub(super) fn issued(&mut self, channel: usize, line: u64, arrived: Ps, at: Ps) {
+        self.queues[channel].issued[line as usize & (ISSUED_LINES - 1)] = (line, arrived, at);
+    }
+
+    /// Did `channel`'s queue hold line `line` at `now`: a write of it
+    /// arrived by then and not issued before? (A read of it is served from
+    /// the queue.)
+    pub(super) fn holds(&mut self, channel: usize, line: u64, now: Ps) -> bool {
+        let q = &self.queues[channel];
+        let (l, arrived, left) = q.issued[line as usize & (ISSUED_LINES - 1)];
+        let hit = q.lines.iter().any(|&(l, _, t)| l == line && t <= now) || (l == line && arrived <= now && now < left);
         self.read_hits += hit as u64;
         hit
     }
@@ -142,6 +171,10 @@ impl WriteQueues {
 mod tests {
     use super::*;
 
+    fn lines(out: &[(u64, Ps)]) -> Vec<u64> {
+        out.iter().map(|w| w.0).collect()
+    }
+
     fn queues(entries: u32, min_writes: u32) -> WriteQueues {
         WriteQueues::new(&WriteQueueConfig { entries, high_percent: 85, low_percent: 50, min_writes }, 1).unwrap()
     }
@@ -159,17 +192,17 @@ mod tests {
         let mut q = queues(64, 16);
         let mut out = Vec::new();
         for line in 0..53 {
-            q.push(0, line, line, true, &mut out);
+            q.push(0, line, line, 0, true, &mut out);
         }
         assert!(out.is_empty());
-        q.push(0, 53, 53, true, &mut out);
-        assert_eq!(out, (0..16).collect::<Vec<_>>(), "all rows differ: oldest first");
+        q.push(0, 53, 53, 0, true, &mut out);
+        assert_eq!(lines(&out), (0..16).collect::<Vec<_>>(), "all rows differ: oldest first");
         assert_eq!((q.queued(), q.drains, q.drained), (38, 1, 16));
         for line in 54..69 {
-            q.push(0, line, line, true, &mut out);
+            q.push(0, line, line, 0, true, &mut out);
         }
         assert_eq!((q.queued(), q.drains), (53, 1));
-        q.push(0, 69, 69, true, &mut out);
+        q.push(0, 69, 69, 0, true, &mut out);
         assert_eq!((q.queued(), q.drains, q.drained), (38, 2, 32));
     }
 
@@ -180,17 +213,17 @@ mod tests {
         let mut q = queues(64, 16);
         let mut out = Vec::new();
         for line in 0..32 {
-            q.push(0, line, line, false, &mut out);
+            q.push(0, line, line, 0, false, &mut out);
         }
         assert!(out.is_empty(), "at 50 % exactly: no drain");
-        q.push(0, 32, 32, false, &mut out);
-        assert_eq!(out, (0..18).collect::<Vec<_>>());
+        q.push(0, 32, 32, 0, false, &mut out);
+        assert_eq!(lines(&out), (0..18).collect::<Vec<_>>());
         assert_eq!((q.queued(), q.drains, q.drained), (15, 1, 18));
         // min_writes above the low mark: an idle drain empties the queue.
         let mut q = queues(20, 16); // high 17, low 10
         out.clear();
         for line in 0..11 {
-            q.push(0, line, 0, false, &mut out);
+            q.push(0, line, 0, 0, false, &mut out);
         }
         assert_eq!((out.len(), q.queued()), (11, 0));
     }
@@ -202,9 +235,9 @@ mod tests {
         let mut q = queues(20, 7); // high 17, low 10: reads waiting, a drain of 7 at the 17th write
         let mut out = Vec::new();
         for line in 0..17u64 {
-            q.push(0, line, line % 3, true, &mut out);
+            q.push(0, line, line % 3, 0, true, &mut out);
         }
-        assert_eq!(out, vec![0, 3, 6, 9, 12, 15, 1]);
+        assert_eq!(lines(&out), vec![0, 3, 6, 9, 12, 15, 1]);
         assert_eq!(q.queued(), 10);
     }
 
@@ -214,15 +247,40 @@ mod tests {
     fn small_queues_merges_and_read_hits() {
         let mut q = queues(8, 16); // high 6, low 4: min_writes (16) caps at the 6 queued
         let mut out = Vec::new();
-        q.push(0, 7, 0, true, &mut out);
-        q.push(0, 7, 0, true, &mut out);
+        q.push(0, 7, 0, 0, true, &mut out);
+        q.push(0, 7, 0, 0, true, &mut out);
         assert_eq!((q.merged, q.queued()), (1, 1));
-        assert!(q.holds(0, 7) && !q.holds(0, 8));
+        assert!(q.holds(0, 7, 0) && !q.holds(0, 8, 0));
         assert_eq!(q.read_hits, 1);
         for line in 0..5 {
-            q.push(0, line, 1, true, &mut out);
+            q.push(0, line, 1, 0, true, &mut out);
         }
-        assert_eq!(out, vec![7, 0, 1, 2, 3, 4]);
+        assert_eq!(lines(&out), vec![7, 0, 1, 2, 3, 4]);
         assert_eq!(q.queued(), 0);
+    }
+
+    /// A write is in the queue from its arrival to its issue, whenever
+    /// either was booked: a read is served from it only in between. A
+    /// rewrite keeps the earlier arrival; a line a table slot further on
+    /// takes the slot.
+    #[test]
+    fn a_read_finds_a_write_only_between_its_arrival_and_its_issue() {
+        let mut q = queues(8, 16); // high 6
+        let mut out = Vec::new();
+        q.push(0, 7, 0, 1_000, true, &mut out);
+        q.push(0, 7, 0, 800, true, &mut out);
+        assert!(!q.holds(0, 7, 799) && q.holds(0, 7, 800));
+        for line in 0..5 {
+            q.push(0, line, 1, 2_000, true, &mut out);
+        }
+        assert_eq!(out, vec![(7, 800), (0, 2_000), (1, 2_000), (2, 2_000), (3, 2_000), (4, 2_000)]);
+        for &(l, arrived) in &out {
+            q.issued(0, l, arrived, 5_000);
+        }
+        assert!(q.holds(0, 7, 4_999) && q.holds(0, 4, 2_000));
+        assert!(!q.holds(0, 7, 5_000) && !q.holds(0, 7, 799) && !q.holds(0, 4, 1_999));
+        q.issued(0, 7 + ISSUED_LINES as u64, 6_000, 7_000);
+        assert!(!q.holds(0, 7, 4_999), "its slot taken by another line");
+        assert_eq!(q.read_hits, 3);
     }
 }
