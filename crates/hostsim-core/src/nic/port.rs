@@ -492,7 +492,7 @@ impl Port {
     /// A frame whose payload read is done at `done` (its FIFO room taken)
     /// goes into the TX FIFO in order and onto the wire; every `rs`
     /// descriptors a completion is written back.
-    #[inline]
+    #[inline(always)]
     fn tx_queue_frame<O: NicOut>(&mut self, q: usize, pos: u64, frame: FrameId, bytes: u32, done: Ps, e: &mut Env<'_, O>) {
         let ready = done.max(self.tx_last_ready).max(e.dev.tx_next);
         if e.dev.frame_interval_ps > 0 {
