@@ -157,3 +157,17 @@ fn bad_schemes_and_send_buffers_name_their_fields() {
     let e = run(&c).unwrap_err().to_string();
     assert!(e.contains("host.kernel.tcp.sndbuf_bytes") && e.contains("mempool"), "{e}");
 }
+
+/// With `sim.dma_at_memory_time`, a whole payload in host memory (`copy`,
+/// `ioat`) is read at the memory side's time and a split one (`nicmem`,
+/// `zerocopy`) at once, as before: every scheme still delivers every byte
+/// once and in order.
+#[test]
+fn payload_reads_made_at_the_memory_side_keep_every_scheme_in_order() {
+    for scheme in ["copy", "ioat", "nicmem", "zerocopy"] {
+        let mut c = cfg(scheme, 3, 0.0, 10);
+        c.sim.dma_at_memory_time = true;
+        let r = run(&c).unwrap();
+        delivered_in_order(&r, 3);
+    }
+}

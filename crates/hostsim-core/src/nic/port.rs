@@ -462,6 +462,11 @@ impl Port {
                 self.txq[q].sent += 1;
                 continue;
             }
+            if !self.tx_at_memory.is_empty() {
+                // A read made at once would overtake those waiting for their events: frames leave in order.
+                self.tx_turn = q;
+                break;
+            }
             // Headers from the buffer, the payload from where it lives.
             let h = (crate::wire::TCP_HEADERS as u32).min(len);
             let done = if split == 0 {
