@@ -80,17 +80,20 @@ pub struct SimTiming {
     /// fetch, the application's earlier units, the receive, mempool and
     /// transmit units, and the kernel stack still run at once. Slower.
     pub core_horizon: bool,
-    /// Make a NIC's payload reads from host memory for transmission at the
-    /// time they reach the memory side, as an event one request latency
-    /// after the TX engine issues them (`nic/port.rs`), not at the issue:
-    /// the memory system then sees them in simulated-time order with the
-    /// other requests made at events (and, with `core_horizon`, with a held
-    /// core's). The FIFO's room and the read's slot are still taken at the
-    /// issue. The read's request packets are booked at the event too, from
+    /// Make a NIC's main memory requests at the time they reach the memory
+    /// side, as events (`nic/port.rs`), not when the NIC acts: payload
+    /// reads for transmission one request latency after the TX engine
+    /// issues them, and the writes of received data and of RX write-backs
+    /// when they arrive (the I/O path is booked when they are sent). The
+    /// memory system then sees them in simulated-time order with the other
+    /// requests made at events (and, with `core_horizon`, with a held
+    /// core's). The FIFO's room and a read's slot are still taken at the
+    /// issue, and a read's request packets are booked at its event, from
     /// the issue time, so on a busy link they may wait behind transfers
-    /// booked in between. Descriptor fetches, write-backs, received data,
-    /// and payloads split from their headers or in the card's memory are
-    /// still made when the NIC acts, for later times.
+    /// booked in between. Still made when the NIC acts, for later times:
+    /// descriptor fetches, TX completion write-backs, payloads split from
+    /// their headers or in the card's memory, and every write on a PCIe
+    /// link with finite posted credits (their return waits for the memory).
     pub dma_at_memory_time: bool,
 }
 

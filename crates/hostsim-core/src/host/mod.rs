@@ -358,7 +358,7 @@ impl Host {
             tx_reads_in_flight: n.tx_reads_in_flight as usize,
             pcie_latency_ps: cfg.io_request_latency_ps(),
             wire_rate_bps: env.link_rate_bps,
-            tx_reads_at_memory: env.dma_at_memory_time,
+            at_memory: env.dma_at_memory_time,
         };
         let key = rss::parse_key(&n.rss_key).ok_or_else(|| field_err("host.nic.rss_key", &n.rss_key, "40 bytes as 80 hex digits"))?;
         let tx_rs = if kernel { 1 } else { p.tx_rs_thresh as u64 };

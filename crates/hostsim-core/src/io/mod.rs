@@ -48,6 +48,16 @@ impl IoPath {
         })
     }
 
+    /// Whether a posted write's credits wait for the memory system to have
+    /// it: then the write must reach the memory system when it is sent.
+    #[inline]
+    pub fn posted_credits_finite(&self) -> bool {
+        match self {
+            IoPath::Pcie(l) => l.credits_finite(),
+            IoPath::Gem5(_) => false,
+        }
+    }
+
     /// The device writes `bytes` to host memory at `now`; returns when the
     /// write has reached the host side (the memory system's time comes on top).
     #[inline]

@@ -72,6 +72,9 @@ pub enum NicEvent {
     /// The port's oldest payload read issued with `sim.dma_at_memory_time`
     /// reaches the memory side.
     TxReadAtMemory { port: u8 },
+    /// The port's oldest write of received data or RX write-back sent with
+    /// `sim.dma_at_memory_time` reaches the memory side.
+    RxWriteAtMemory { port: u8 },
 }
 
 /// The full ring position whose low 32 bits are `low`, nearest to `near`
@@ -148,7 +151,8 @@ impl Nic {
             | NicEvent::TxDescFetched { port, .. }
             | NicEvent::TxFifoSpace { port }
             | NicEvent::TxReadDone { port }
-            | NicEvent::TxReadAtMemory { port } => port as usize,
+            | NicEvent::TxReadAtMemory { port }
+            | NicEvent::RxWriteAtMemory { port } => port as usize,
         };
         let p = &mut self.ports[port];
         let e = &mut Env { dev: &mut self.devs[p.dev], mem, out };
@@ -172,6 +176,7 @@ impl Nic {
             NicEvent::TxFifoSpace { .. } => p.tx_resume(false, now, frames, e),
             NicEvent::TxReadDone { .. } => p.tx_resume(true, now, frames, e),
             NicEvent::TxReadAtMemory { .. } => p.tx_read_at_memory(now, frames, e),
+            NicEvent::RxWriteAtMemory { .. } => p.rx_write_at_memory(now, e),
         }
     }
 

@@ -57,8 +57,21 @@ pub struct PortParams {
     pub wire_rate_bps: u64,
     /// `sim.dma_at_memory_time`: a payload read from host memory is made
     /// (I/O path and memory) at an event when it reaches the memory side,
-    /// one request latency after the engine issues it, not at the issue.
-    pub tx_reads_at_memory: bool,
+    /// one request latency after the engine issues it, not at the issue;
+    /// and, where posted credits do not wait for the memory, the memory
+    /// system takes received data and RX write-backs at an event when they
+    /// arrive, not when they are sent.
+    pub at_memory: bool,
+}
+
+/// A write sent with `PortParams::at_memory`, waiting for its event at the
+/// memory side.
+#[derive(Debug, Clone, Copy)]
+enum RxWrite {
+    /// A received frame's data.
+    Data { addr: u64, len: u32 },
+    /// The write-back of queue `q`'s descriptors `first..first + n`.
+    WriteBack { q: u16, first: u64, n: u64 },
 }
 
 /// A payload read issued, waiting for its event at the memory side
@@ -123,6 +136,13 @@ pub struct Port {
     /// Payload reads issued and not yet at the memory side, oldest first
     /// (their slots in `tx_reads` are `Ps::MAX` until then).
     tx_at_memory: VecDeque<TxRead>,
+    /// Writes sent and not yet at the memory side, in the order sent (the
+    /// order they arrive in: posted writes do not pass one another).
+    rx_at_memory: VecDeque<RxWrite>,
+    /// When the last of them arrives, and when the data the memory system
+    /// has taken so far is all visible.
+    rx_at_memory_last: Ps,
+    rx_data_visible: Ps,
     /// When the last frame read for transmission is in the TX FIFO (frames leave in order).
     tx_last_ready: Ps,
     /// When the wire is free after the frames already queued.
@@ -159,6 +179,9 @@ impl Port {
             tx_reads: Vec::new(),
             tx_read_pending: false,
             tx_at_memory: VecDeque::new(),
+            rx_at_memory: VecDeque::new(),
+            rx_at_memory_last: 0,
+            rx_data_visible: 0,
             tx_last_ready: 0,
             wire_free_at: 0,
             tx_turn: 0,
@@ -236,10 +259,17 @@ impl Port {
         let len = bytes - self.params.rx_strip_bytes;
         let addr = rq.ring.ring.slots[slot].buf_addr;
         let (mem, mut arrive) = (&mut *e.mem, now);
-        let visible = e.dev.io.dma_write_to(now, len, Kind::Payload, |at| {
-            arrive = at;
-            mem.device_write(addr, len, at)
-        });
+        let at_memory = self.params.at_memory && !e.dev.io.posted_credits_finite();
+        let visible = if at_memory {
+            arrive = e.dev.io.dma_write(now, len, Kind::Payload);
+            write_later(&mut self.rx_at_memory, &mut self.rx_at_memory_last, self.id as u8, arrive, RxWrite::Data { addr, len }, e.out);
+            now
+        } else {
+            e.dev.io.dma_write_to(now, len, Kind::Payload, |at| {
+                arrive = at;
+                mem.device_write(addr, len, at)
+            })
+        };
         self.dma_free_at = arrive.saturating_sub(self.params.pcie_latency_ps).max(now);
         if e.dev.frame_interval_ps > 0 {
             e.dev.rx_next = now + e.dev.frame_interval_ps;
@@ -276,8 +306,43 @@ impl Port {
         e.out.schedule(done, NicEvent::RxDescFetched { port: self.id as u8, queue: q as u16, n: n as u32 });
     }
 
+    /// The oldest write sent with `at_memory` reaches the memory side at
+    /// `now`: the memory system takes it. A write-back is visible once it
+    /// and every frame's data taken before it are.
+    pub(super) fn rx_write_at_memory<O: NicOut>(&mut self, now: Ps, e: &mut Env<'_, O>) {
+        let Some(w) = self.rx_at_memory.pop_front() else { return };
+        match w {
+            RxWrite::Data { addr, len } => {
+                let v = e.mem.device_write(addr, len, now);
+                self.rx_data_visible = self.rx_data_visible.max(v);
+            }
+            RxWrite::WriteBack { q, first, n } => {
+                let q = q as usize;
+                let rq = &mut self.rxq[q];
+                let mut visible = self.rx_data_visible;
+                if let Some(cq) = rq.cq {
+                    for pos in first..first + n {
+                        visible = visible.max(e.mem.device_write(rq.completion_addr(pos), cq.entry_bytes as u32, now));
+                    }
+                } else {
+                    let ring = &rq.ring.ring;
+                    let head = (ring.size() - ring.modulus().rem(first)).min(n);
+                    visible = visible.max(e.mem.device_write(ring.desc_addr(first), (head * DESC_BYTES) as u32, now));
+                    if n > head {
+                        visible = visible.max(e.mem.device_write(ring.desc_addr(first + head), ((n - head) * DESC_BYTES) as u32, now));
+                    }
+                }
+                let t = rq.wb_pending.push(visible, first + n);
+                e.out.rx_writeback(t, self.id as usize, q);
+            }
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn write_back_rx<O: NicOut>(&mut self, q: usize, now: Ps, first: u64, n: u64, data_visible: Ps, e: &mut Env<'_, O>) {
+        if self.params.at_memory && !e.dev.io.posted_credits_finite() {
+            return self.write_back_rx_later(q, now, first, n, e);
+        }
         let rq = &mut self.rxq[q];
         if let Some(cq) = rq.cq {
             // One completion entry per frame, each its own line(s).
@@ -303,6 +368,22 @@ impl Port {
         });
         let t = rq.wb_pending.push(visible.max(data_visible), first + n);
         e.out.rx_writeback(t, self.id as usize, q);
+    }
+
+    /// [`write_back_rx`](Self::write_back_rx) with `at_memory`: the link
+    /// now, the memory system when the write-back arrives.
+    #[inline(never)]
+    fn write_back_rx_later<O: NicOut>(&mut self, q: usize, now: Ps, first: u64, n: u64, e: &mut Env<'_, O>) {
+        let mut arrive = now;
+        match self.rxq[q].cq {
+            Some(cq) => {
+                for _ in 0..n {
+                    arrive = arrive.max(e.dev.io.dma_write(now, cq.entry_bytes as u32, Kind::Descriptor));
+                }
+            }
+            None => arrive = e.dev.io.dma_write(now, (n * DESC_BYTES) as u32, Kind::Descriptor),
+        }
+        write_later(&mut self.rx_at_memory, &mut self.rx_at_memory_last, self.id as u8, arrive, RxWrite::WriteBack { q: q as u16, first, n }, e.out);
     }
 
     pub(super) fn rx_wb_timer<O: NicOut>(&mut self, q: usize, now: Ps, e: &mut Env<'_, O>) {
@@ -451,7 +532,7 @@ impl Port {
             }
             let len = bytes - FCS_LEN as u32;
             let at = now + self.params.pcie_latency_ps;
-            if split == 0 && self.params.tx_reads_at_memory {
+            if split == 0 && self.params.at_memory {
                 // The FIFO's room and the read's slot are taken now, the read made at its event.
                 if limited {
                     self.tx_reads.push(Ps::MAX);
@@ -559,6 +640,15 @@ impl Port {
 /// Time the host needs to answer a device read of `n` descriptors from
 /// position `pos` of a ring at `base` with `size` slots (two pieces if it
 /// wraps), reaching it at `at`.
+/// Queues a write sent with `at_memory` that arrives at `arrive`: its event
+/// comes no earlier than those of the writes sent before it (`last`).
+#[inline(never)]
+fn write_later<O: NicOut>(queue: &mut VecDeque<RxWrite>, last: &mut Ps, port: u8, arrive: Ps, w: RxWrite, out: &mut O) {
+    *last = (*last).max(arrive);
+    queue.push_back(w);
+    out.schedule(*last, NicEvent::RxWriteAtMemory { port });
+}
+
 fn ring_read_time(mem: &mut MemSystem, base: u64, size: Modulus, pos: u64, n: u64, at: Ps) -> Ps {
     let addr = |p: u64| base + size.rem(p) * DESC_BYTES;
     let first = (size.get() - size.rem(pos)).min(n);

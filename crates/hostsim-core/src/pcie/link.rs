@@ -303,8 +303,10 @@ impl PcieLink {
         visible
     }
 
+    /// Whether the root port's posted credits are finite (then a write's
+    /// credits wait for the memory to have it).
     #[inline(always)]
-    fn credits_finite(&self) -> bool {
+    pub fn credits_finite(&self) -> bool {
         self.cfg.posted_header_credits != 0 || self.cfg.posted_data_credits != 0
     }
 
