@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
 from . import host as _host
@@ -252,9 +253,29 @@ def _parse_count(text: str, field: str) -> int:
 # ---------------------------------------------------------------- commands
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Files the command will write, checked before it simulates: a
+    search of minutes must not end in an error that loses its result."""
+    for dest, option in (("json", "--json"), ("stats", "--stats"), ("plot", "--plot"),
+                         ("capture_tx", "--capture-tx"), ("capture_rx", "--capture-rx")):
+        path = getattr(args, dest, None)
+        if not path:
+            continue
+        parent = Path(path).expanduser().resolve().parent
+        if not parent.is_dir() or not os.access(parent, os.W_OK):
+            raise ConfigError.invalid(option, path, f"a file in an existing, writable directory ({parent} is not one)")
+        if dest == "plot":
+            from matplotlib.backend_bases import FigureCanvasBase
+
+            kinds = FigureCanvasBase.get_supported_filetypes()
+            if Path(path).suffix.lstrip(".").lower() not in kinds:
+                raise ConfigError.invalid(option, path, "a file name ending in " + ", ".join(f".{k}" for k in sorted(kinds)))
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from .runner import simulate
 
+    _check_outputs(args)
     cfg = config_from_args(args)
     result = simulate(cfg)
     _write_outputs(result, args)
@@ -273,6 +294,7 @@ def cmd_msb(args: argparse.Namespace) -> int:
     from .executor import check_jobs
     from .msb import msb
 
+    _check_outputs(args)
     cfg = config_from_args(args)
     threshold = parse_fraction(args.threshold, "threshold")
     resolution = parse_fraction(args.resolution, "resolution")

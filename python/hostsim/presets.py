@@ -162,7 +162,7 @@ _PRESETS: List[Preset] = [
     Preset(
         "xeon-6226r-fpga",
         "2.9 GHz 16-core Xeon Gold 6226R, 384 GiB DDR4, 100 GbE NIC with 4 x 16 GiB on-board DDR4 "
-        "(not modelled) on PCIe 3.0 x16",
+        "(host.nic.memory, for the nicmem transmit scheme) on PCIe 3.0 x16",
         _link("100Gbps", "1us"),
         {
             "core": _m("Intel Xeon Gold 6226R (Cascade Lake-SP)", PQC + " §7"),

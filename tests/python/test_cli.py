@@ -145,6 +145,11 @@ BAD = [
     (["msb", "--resolution", "0"], "resolution"),
     (["inspect", "--set", "loadgen.size=uniform:64-99999"], "loadgen.size"),
     (["run", "--config", "missing.toml"], "missing.toml"),
+    # Output files are checked before anything is simulated (a search must not lose its result).
+    (["msb", "--json", "no-such-dir/x.json"], "--json"),
+    (["msb", "--stats", "no-such-dir/s.txt"], "--stats"),
+    (["msb", "--plot", "curve.xyz"], "--plot"),
+    (["run", "--capture-rx", "no-such-dir/rx.pcap"], "--capture-rx"),
 ]
 
 
@@ -167,7 +172,7 @@ def test_unwritable_capture_is_a_clean_error(cli):
     proc = cli("run", *FAST, "--capture-tx", "no-such-dir/tx.pcap")
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
-    assert "no-such-dir/tx.pcap" in proc.stderr
+    assert "no-such-dir/tx.pcap" in proc.stderr and "--capture-tx" in proc.stderr
 
 
 def test_usage_errors_exit_nonzero(cli):

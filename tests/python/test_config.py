@@ -306,3 +306,12 @@ def test_size_knobs_are_bounded_before_anything_is_allocated(field, value, words
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 3, proc.stderr[-2000:]
     assert field in proc.stdout and words in proc.stdout, proc.stdout
+
+
+def test_size_weights_whose_sum_overflows_are_refused():
+    # Each weight is finite, their sum is not: the sampler would draw only the
+    # last size and the mean frame size would be 0.
+    with pytest.raises(ConfigError) as e:
+        hostsim.simulate({"loadgen": {"size": {"kind": "list", "bytes": [64, 128], "weights": [1e308, 1e308]}},
+                          "sim": {"duration": "10us", "warmup": "0ns"}})
+    assert str(e.value).startswith("loadgen.size.weights: ") and "a finite sum" in str(e.value), str(e.value)

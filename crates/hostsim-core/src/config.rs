@@ -11,6 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::time::show_ps;
 use crate::error::{ConfigError, Result};
 
 pub use crate::dev::reflector::{ReflectorConfig, ServiceDist};
@@ -237,7 +238,7 @@ impl SimConfig {
         }
         let s = &self.sim;
         check(s.duration_ps > 0, "sim.duration", format!("{} ps", s.duration_ps), "> 0")?;
-        check(s.warmup_ps < s.duration_ps, "sim.warmup", format!("{} ps", s.warmup_ps), &format!("less than sim.duration ({} ps)", s.duration_ps))?;
+        check(s.warmup_ps < s.duration_ps, "sim.warmup", show_ps(s.warmup_ps), &format!("less than sim.duration ({})", show_ps(s.duration_ps)))?;
         check(self.link.rate_bps > 0 && self.link.rate_bps <= MAX_LINK_RATE_BPS, "link.rate", self.link.rate_bps, "> 0 and <= 1.6 Tbps (1.6e12 bps)")?;
         check(self.link.propagation_ps <= 10_000_000_000_000, "link.propagation", self.link.propagation_ps, "<= 10 s")?;
         // Every frame on a link's delay line holds a buffer: bounded before anything is allocated.

@@ -102,5 +102,8 @@ fn requests_made_at_the_memory_side_keep_the_engines_going_and_every_frame_accou
         let (ahead, held) = (at_memory(&c, false), at_memory(&c, true));
         let (a, h) = (u(&ahead["loadgen"]["rx_packets"]), u(&held["loadgen"]["rx_packets"]));
         assert!(h * 2 > a && a * 2 > h, "{preset}, {reads} reads in flight, {mpps} Mpps: {h} against {a}");
+        if preset == "a72-quad" && mpps > 10.0 {
+            assert_ne!(h, a, "the option reaches the NIC: where DRAM binds, the result moves");
+        }
     }
 }

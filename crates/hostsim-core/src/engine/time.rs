@@ -20,6 +20,17 @@ pub fn bits_to_ps(bits: u64, rate_bps: u64) -> Ps {
 }
 
 /// Picoseconds as seconds (for reporting only).
+/// A duration for a message: in the largest unit it reaches (s, ms, us,
+/// ns or ps), as a unit string the config accepts (`2 ms`, `1.024 ms`).
+pub fn show_ps(t: Ps) -> String {
+    let (div, unit) = [(PS_PER_S, "s"), (PS_PER_MS, "ms"), (PS_PER_US, "us"), (PS_PER_NS, "ns")]
+        .into_iter()
+        .find(|&(d, _)| t >= d)
+        .unwrap_or((1, "ps"));
+    let v = format!("{:.6}", t as f64 / div as f64);
+    format!("{} {unit}", v.trim_end_matches('0').trim_end_matches('.'))
+}
+
 pub fn ps_to_s(t: Ps) -> f64 {
     t as f64 / PS_PER_S as f64
 }
@@ -37,5 +48,16 @@ mod tests {
         // 1 bit at 3 b/s is 333.33… ms: rounds to nearest.
         assert_eq!(bits_to_ps(1, 3), 333_333_333_333);
         assert_eq!(bits_to_ps(2, 3), 666_666_666_667);
+    }
+
+    #[test]
+    fn a_duration_is_shown_in_the_largest_unit_it_reaches() {
+        assert_eq!(show_ps(2 * PS_PER_MS), "2 ms");
+        assert_eq!(show_ps(1_024_000_000), "1.024 ms");
+        assert_eq!(show_ps(400 * PS_PER_US), "400 us");
+        assert_eq!(show_ps(6_720), "6.72 ns");
+        assert_eq!(show_ps(999), "999 ps");
+        assert_eq!(show_ps(0), "0 ps");
+        assert_eq!(show_ps(3 * PS_PER_S + 1), "3 s");
     }
 }

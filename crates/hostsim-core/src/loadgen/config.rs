@@ -601,7 +601,9 @@ impl LoadgenConfig {
                 for w in weights {
                     check(w.is_finite() && *w >= 0.0, "loadgen.size.weights", w, ">= 0")?;
                 }
-                check(weights.is_empty() || weights.iter().sum::<f64>() > 0.0, "loadgen.size.weights", "all zero", "a positive sum")
+                let sum = weights.iter().sum::<f64>();
+                check(weights.is_empty() || sum > 0.0, "loadgen.size.weights", "all zero", "a positive sum")?;
+                check(sum.is_finite(), "loadgen.size.weights", format!("{weights:?}"), "a finite sum (weights are relative: scale them down)")
             }
             SizeDist::Uniform { min, max } => {
                 check(ok(*min), "loadgen.size.min", min, &range)?;

@@ -172,7 +172,7 @@ impl Dram {
     /// Books one line transfer at `now`; returns its latency (ps) and
     /// whether it went ahead of a later-requested access at its bank (see
     /// [`DramCounters::reads_passing`]).
-    fn occupy(&mut self, addr: u64, now: Ps, write: bool) -> (Ps, bool) {
+    fn occupy(&mut self, addr: u64, now: Ps, write: bool) -> (Ps, bool, Ps) {
         let ch = self.channel_of(addr);
         let (bw, xfer_ps, xfer_rem) = (self.bandwidth, self.xfer_ps, self.xfer_rem);
         let c = &mut self.channels[ch];
@@ -197,7 +197,7 @@ impl Dram {
         };
         self.counters.queue_wait_ps += wait;
         self.booked = (self.booked.0.min(end - dur), self.booked.1.max(end));
-        (latency, passing)
+        (latency, passing, end - dur)
     }
 
     /// Reads one line; returns its latency (the idle latency, or the row's
@@ -212,7 +212,7 @@ impl Dram {
             let ch = self.channel_of(addr);
             self.write_queues.as_mut().is_some_and(|q| q.holds(ch, addr >> LINE_SHIFT, now))
         };
-        let (latency, passing) = if queued { (self.controller_ps(), false) } else { self.occupy(addr, now, false) };
+        let (latency, passing) = if queued { (self.controller_ps(), false) } else { let (l, p, _) = self.occupy(addr, now, false); (l, p) };
         let c = &mut self.counters;
         c.read_latency_ps[agent.index()] += latency;
         c.reads_passing[agent.index()] += passing as u64;
@@ -240,9 +240,10 @@ impl Dram {
             q.push(ch, line, row, now, reads_wait, &mut drain);
         }
         for &(l, arrived) in &drain {
-            let done = now + self.occupy(l << LINE_SHIFT, now, true).0;
+            // A write booked ahead of its arrival (callers book ahead) goes no earlier than it arrives.
+            let (_, _, start) = self.occupy(l << LINE_SHIFT, now.max(arrived), true);
             if let Some(q) = &mut self.write_queues {
-                q.issued(ch, l, arrived, done);
+                q.issued(ch, l, arrived, start);
             }
         }
         drain.clear();
@@ -564,7 +565,8 @@ mod tests {
         d.write(0, 10_000, Agent::Device);
         assert!(d.read(0, 9_999, Agent::Core) > fixed, "booked after the write, timed before it arrived");
         assert_eq!(d.read(0, 10_000, Agent::Core), fixed);
-        // Five more writes at 20 ns: the channel is idle, so all six go at 20 ns.
+        // Five more writes at 20 ns: the 6th reaches the high mark, and a
+        // drain takes min_writes (16), so all six go from 20 ns.
         for line in 1..6u64 {
             d.write(line * 64, 20_000, Agent::Device);
         }

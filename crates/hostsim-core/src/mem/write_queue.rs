@@ -141,9 +141,18 @@ impl WriteQueues {
     }
 
     /// A write of `line` that arrived at `arrived` left `channel`'s queue
-    /// for DRAM at `at`.
+    /// for DRAM at `at` (its data burst's start).
     pub(super) fn issued(&mut self, channel: usize, line: u64, arrived: Ps, at: Ps) {
-        self.queues[channel].issued[line as usize & (ISSUED_LINES - 1)] = (line, arrived, at);
+        let slot = self.slot(line);
+        self.queues[channel].issued[slot] = (line, arrived, at);
+    }
+
+    /// A line's slot in its channel's table: channels interleave lines, so
+    /// the line number over the channel count spreads a channel's lines over
+    /// every slot.
+    #[inline]
+    fn slot(&self, line: u64) -> usize {
+        (line / self.queues.len() as u64) as usize & (ISSUED_LINES - 1)
     }
 
     /// Did `channel`'s queue hold line `line` at `now`: a write of it
@@ -151,7 +160,7 @@ impl WriteQueues {
     /// the queue.)
     pub(super) fn holds(&mut self, channel: usize, line: u64, now: Ps) -> bool {
         let q = &self.queues[channel];
-        let (l, arrived, left) = q.issued[line as usize & (ISSUED_LINES - 1)];
+        let (l, arrived, left) = q.issued[self.slot(line)];
         let hit = q.lines.iter().any(|&(l, _, t)| l == line && t <= now) || (l == line && arrived <= now && now < left);
         self.read_hits += hit as u64;
         hit

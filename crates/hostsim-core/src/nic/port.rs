@@ -20,7 +20,9 @@
 //! when the frame has left for the wire; with several TX queues the engine
 //! takes one frame from each queue that has one, in turn; RX descriptor
 //! prefetches may complete out of order; a write-back on the timer does not
-//! wait for every pending frame's data. A chip's packet rate
+//! wait for every pending frame's data (with `sim.dma_at_memory_time` every
+//! write-back waits for all the data the port sent before it, of any queue:
+//! posted writes do not pass one another). A chip's packet rate
 //! (`max_pps`, [`NicDev`]) spaces the frames of all its ports, in each
 //! direction, at least 1/max_pps apart.
 
@@ -75,7 +77,7 @@ enum RxWrite {
 }
 
 /// A payload read issued, waiting for its event at the memory side
-/// (`PortParams::tx_reads_at_memory`).
+/// (`PortParams::at_memory`).
 #[derive(Debug, Clone, Copy)]
 struct TxRead {
     q: u16,
@@ -603,7 +605,7 @@ impl Port {
         }
     }
 
-    /// The oldest payload read issued with `tx_reads_at_memory` reaches the
+    /// The oldest payload read issued with `at_memory` reaches the
     /// memory side at `now`: the I/O path and the memory system take it
     /// now (from its issue time, as if made then), its frame goes into the
     /// FIFO when it is done, and the engine goes on.
@@ -616,7 +618,11 @@ impl Port {
             *slot = done;
         }
         self.tx_queue_frame(r.q as usize, r.pos, r.frame, r.bytes, done, e);
+        // As `tx_resume`: the engine goes on, and the descriptor cache may have room.
         self.tx_read_payloads(now, frames, e);
+        for q in 0..self.txq.len() {
+            self.fetch_tx_descs(q, now, e);
+        }
     }
 
     /// Bytes in the RX FIFO at most (statistics).
@@ -637,9 +643,6 @@ impl Port {
     }
 }
 
-/// Time the host needs to answer a device read of `n` descriptors from
-/// position `pos` of a ring at `base` with `size` slots (two pieces if it
-/// wraps), reaching it at `at`.
 /// Queues a write sent with `at_memory` that arrives at `arrive`: its event
 /// comes no earlier than those of the writes sent before it (`last`).
 #[inline(never)]
@@ -649,6 +652,9 @@ fn write_later<O: NicOut>(queue: &mut VecDeque<RxWrite>, last: &mut Ps, port: u8
     out.schedule(*last, NicEvent::RxWriteAtMemory { port });
 }
 
+/// Time the host needs to answer a device read of `n` descriptors from
+/// position `pos` of a ring at `base` with `size` slots (two pieces if it
+/// wraps), reaching it at `at`.
 fn ring_read_time(mem: &mut MemSystem, base: u64, size: Modulus, pos: u64, n: u64, at: Ps) -> Ps {
     let addr = |p: u64| base + size.rem(p) * DESC_BYTES;
     let first = (size.get() - size.rem(pos)).min(n);

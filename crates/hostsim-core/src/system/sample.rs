@@ -60,7 +60,7 @@ use serde_json::{json, Value};
 use super::Mark;
 use crate::framebuf::{Fate, N_FATES};
 use crate::config::{Fidelity, SimConfig};
-use crate::engine::time::Ps;
+use crate::engine::time::{show_ps, Ps};
 use crate::error::Result;
 
 /// Frames of the measured window a sample simulates: the fewest in which
@@ -126,8 +126,10 @@ pub fn plan(cfg: &SimConfig, offered_pps: f64, warmup_frames: u64) -> Plan {
     let window_ps = cfg.sim.duration_ps.saturating_sub(cfg.sim.warmup_ps).min(time(SAMPLE_FRAMES));
     if warmup_ps.saturating_add(window_ps) > cfg.sim.duration_ps {
         return Plan::Full(format!(
-            "a sample ({warmup_ps} ps of warm-up, {window_ps} ps of window) is longer than the run ({} ps)",
-            cfg.sim.duration_ps
+            "a sample ({} of warm-up, {} of window) is longer than the run ({})",
+            show_ps(warmup_ps),
+            show_ps(window_ps),
+            show_ps(cfg.sim.duration_ps)
         ));
     }
     Plan::Sample { warmup_ps, window_ps }
@@ -459,8 +461,11 @@ pub fn run(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Value> {
                 not(format!("a sample past the fill ({frames} frames) would be longer than OVERFLOW_SAMPLE_FRAMES ({OVERFLOW_SAMPLE_FRAMES})"))
             } else if cost_ps > cfg.sim.duration_ps {
                 not(format!(
-                    "with a sample past the fill ({warmup_ps} ps of warm-up, {longer} ps of window) the fast run would simulate more than the run ({cost_ps} ps against {} ps)",
-                    cfg.sim.duration_ps
+                    "with a sample past the fill ({} of warm-up, {} of window) the fast run would simulate more than the run ({} against {})",
+                    show_ps(warmup_ps),
+                    show_ps(longer),
+                    show_ps(cost_ps),
+                    show_ps(cfg.sim.duration_ps)
                 ))
             } else {
                 let (o, mut c) = take_sample(cfg, registry, warmup_ps, longer, buffer_frames)?;

@@ -16,7 +16,10 @@ pub(super) fn out_of_service(out: &mut Value, cfg: &SimConfig) {
     if n("sent") > 0 && n("returned") + n("consumed") == 0 {
         let mut causes: Vec<(String, u64)> = m["drops"].as_object().into_iter().flatten().filter_map(|(k, v)| Some((k.clone(), v.as_u64()?))).filter(|c| c.1 > 0).collect();
         causes.sort_by(|a, b| b.1.cmp(&a.1));
-        let ended: Vec<String> = causes.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let mut ended: Vec<String> = causes.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        if n("in_flight") > 0 {
+            ended.push(format!("still in flight {}", n("in_flight")));
+        }
         let mut why = String::new();
         if causes.iter().any(|c| c.0 == Fate::NoSocket.name()) {
             why = format!(
