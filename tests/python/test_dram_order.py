@@ -24,10 +24,12 @@ def _device_read_ns(r) -> float:
 def test_device_reads_requested_first_are_served_first_and_the_dma_path_keeps_up():
     early, late = _touchfwd(20), _touchfwd(39.1)
     assert early["drops"]["dma"] == 0 and late["drops"]["dma"] == 0
-    # The device's reads take as long in both (94.9 and 93.0 ns, against
+    # The device's reads take as long in both: 115.0 and 116.0 ns since
+    # stop 49, whose write queue no longer serves a read from a line its
+    # drains issued before the read's time (94.9 and 93.0 ns at stop 47;
     # 189.9 and 98.3 ns at stop 46, when they waited behind the core's
-    # bookings).
-    assert _device_read_ns(late) < 1.1 * _device_read_ns(early) < 110
+    # bookings). A regression bound, not derived.
+    assert _device_read_ns(late) < 1.1 * _device_read_ns(early) < 130
     for r in (early, late):
         d = r["mem"]["dram"]
         # Some of them went ahead of core accesses booked before them...
