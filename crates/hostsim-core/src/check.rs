@@ -77,9 +77,8 @@ pub fn violations(r: &Value) -> Vec<String> {
     // inter-frame gap: no generator port can put more than its link's rate.
     let window_s = f(lg, &["measured_window_ps"]).unwrap_or(0.0) / 1e12;
     if let (Some(link), true) = (f(lg, &["link_rate_bps"]), window_s > 0.0) {
-        // A frame that starts inside the window counts whole: one largest frame of slack.
-        let frame_bits = (f(lg, &["max_frame_bytes"]).unwrap_or(0.0) + crate::link::WIRE_OVERHEAD_BYTES as f64) * 8.0;
-        let most = link * (1.0 + EPS) + frame_bits / window_s;
+        // The window holds the whole wire slot of every frame counted in it.
+        let most = link * (1.0 + EPS);
         for (p, row) in lg.get("ports").and_then(Value::as_array).into_iter().flatten().enumerate() {
             let (bytes, frames) = (f(row, &["tx_bytes"]).unwrap_or(0.0), f(row, &["tx_packets"]).unwrap_or(0.0));
             let wire_bps = (bytes + crate::link::WIRE_OVERHEAD_BYTES as f64 * frames) * 8.0 / window_s;

@@ -280,3 +280,27 @@ fn rxptx_spends_one_processing_interval_per_burst_or_per_packet() {
         }
     }
 }
+
+/// A `host.app` setting of another application is said to be ignored; the
+/// application's own settings and defaults are not.
+#[test]
+fn settings_of_another_application_are_said_to_be_ignored() {
+    let ignored = |r: &Value| -> Vec<String> {
+        r["warnings"].as_array().unwrap().iter().filter_map(|w| w.as_str()).filter(|w| w.contains("not read by --app")).map(String::from).collect()
+    };
+    let mut c = host_cfg("testpmd", 64, 1.0);
+    c.sim.duration_ps = 50 * US;
+    assert!(ignored(&run(&c).unwrap()).is_empty(), "defaults are read by nobody in particular");
+    let app = &mut c.host.as_mut().unwrap().app;
+    app.proc_time_ps = 2 * US;
+    app.echo_port = 7;
+    app.forward_mode = ForwardMode::Io;
+    let w = ignored(&run(&c).unwrap());
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("host.app.proc_time,") || w[0].contains("host.app.proc_time "), "{}", w[0]);
+    assert!(w[0].contains("host.app.echo_port") && w[0].contains("--app testpmd"), "{}", w[0]);
+    assert!(!w[0].contains("forward_mode"), "testpmd reads its forwarding mode: {}", w[0]);
+    c.app = "rxptx".into();
+    let w = ignored(&run(&c).unwrap());
+    assert!(w.len() == 1 && w[0].contains("forward_mode") && !w[0].contains("proc_time"), "{w:?}");
+}

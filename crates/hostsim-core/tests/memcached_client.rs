@@ -86,3 +86,15 @@ fn closed_loop_replaces_requests_that_time_out() {
     assert!(to >= req - 8, "{m}");
 }
 
+
+/// The client sizes each request from its key and value: a frame size set
+/// for the generator is said to be ignored, not silently dropped.
+#[test]
+fn a_frame_size_beside_the_client_is_said_to_be_ignored() {
+    let said = |r: &Value| r["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().starts_with("loadgen.size is ignored: with the memcached client"));
+    let mut c = cfg(100, 1e5);
+    c.sim.duration_ps = 200 * US;
+    assert!(!said(&run(&c).unwrap()));
+    c.loadgen.size = SizeDist::Fixed { bytes: 1518 };
+    assert!(said(&run(&c).unwrap()));
+}

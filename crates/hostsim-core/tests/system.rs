@@ -43,6 +43,28 @@ fn line_rate_at_100_percent() {
     }
 }
 
+/// A frame that starts inside the window counts whole, so the window lasts
+/// until its wire slot ends: at line rate the offered rate is the line rate
+/// at most, whatever the window's length against the frame time.
+#[test]
+fn offered_never_passes_line_rate() {
+    for (bytes, duration_ps) in [(64, MS), (64, MS + 3_333), (1518, MS + 1), (1518, 3 * MS / 7), (64, 20 * US + 1)] {
+        let mut c = base(Rate { unit: RateUnit::Percent, value: 100.0 }, bytes);
+        c.sim.duration_ps = duration_ps;
+        c.sim.warmup_ps = duration_ps / 10;
+        let r = run(&c).unwrap();
+        let (line, offered) = (lg(&r)["line_rate_pps"].as_f64().unwrap(), lg(&r)["offered_pps"].as_f64().unwrap());
+        assert!(offered <= line * (1.0 + 1e-12), "{bytes} B over {duration_ps} ps: offered {offered} above line {line}");
+        // Short of it by less than one frame over the window.
+        let window_s = lg(&r)["measured_window_ps"].as_f64().unwrap() / 1e12;
+        assert!((line - offered) * window_s < 1.0, "{bytes} B over {duration_ps} ps: offered {offered} vs line {line}");
+        let slot_ps = (bytes as u64 + 20) * 8 * 10; // 100 Gb/s: 10 ps a bit
+        let window_ps = lg(&r)["measured_window_ps"].as_u64().unwrap();
+        let configured = duration_ps - duration_ps / 10;
+        assert!(window_ps >= configured && window_ps < configured + slot_ps, "{bytes} B: window {window_ps} ps");
+    }
+}
+
 #[test]
 fn above_line_rate_is_capped_and_said() {
     let r = run(&base(pps(200e6), 64)).unwrap();

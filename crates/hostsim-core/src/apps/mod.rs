@@ -56,6 +56,10 @@ pub struct Entry {
     /// units) that apply unless the user set them, so that `--app X` alone
     /// drives X with requests it answers.
     pub traffic: &'static [(&'static str, &'static str)],
+    /// The `host.app` settings it reads besides `port_topology` (which
+    /// every forwarding application reads): one set for another
+    /// application is said to be ignored.
+    pub reads: &'static [&'static str],
 }
 
 fn none(_: &AppConfig) -> u32 {
@@ -96,7 +100,30 @@ impl Registry {
         r.set_traffic("iperf", &[("protocol", "tcp"), ("dst_port", "5201"), ("size", "1518")]);
         // The receiver that terminates its connections.
         r.set_traffic("tcp-send", &[("tcp", "true")]);
+        for (name, reads) in [
+            ("testpmd", &["forward_mode", "tx_frame_bytes"][..]),
+            ("rxptx", &["proc_time_ps", "proc_per"]),
+            ("vswitch", &["flow_table"]),
+            ("l3fwd", &["l3fwd"]),
+            ("ipfwd", &["ipfwd"]),
+            ("bridge", &["bridge"]),
+            ("ovs", &["ovs"]),
+            ("udp-echo", &["echo_port"]),
+            ("memcached", &["kvs"]),
+            ("iperf", &["iperf_port"]),
+            ("tcp-send", &["tcp_send"]),
+        ] {
+            r.set_reads(name, reads);
+        }
         r
+    }
+
+    /// The `host.app` settings application `name` reads (see [`Entry::reads`]).
+    pub fn set_reads(&mut self, name: &str, reads: &'static [&'static str]) -> &mut Self {
+        if let Some(e) = self.entries.iter_mut().find(|e| e.name == name) {
+            e.reads = reads;
+        }
+        self
     }
 
     /// The traffic application `name` expects (see [`Entry::traffic`]).
@@ -108,11 +135,11 @@ impl Registry {
     }
 
     /// Registers an application (a later entry of the same name replaces the
-    /// earlier, keeping the traffic it implies).
+    /// earlier, keeping the traffic it implies and the settings it reads).
     pub fn add(&mut self, name: &'static str, stacks: Stacks, max_frame_bytes: fn(&AppConfig) -> u32, ctor: Ctor) -> &mut Self {
-        let traffic = self.get(name).map_or(&[][..], |e| e.traffic);
+        let (traffic, reads) = self.get(name).map_or((&[][..], &[][..]), |e| (e.traffic, e.reads));
         self.entries.retain(|e| e.name != name);
-        self.entries.push(Entry { name, stacks, max_frame_bytes, ctor, traffic });
+        self.entries.push(Entry { name, stacks, max_frame_bytes, ctor, traffic, reads });
         self
     }
 

@@ -122,6 +122,8 @@ pub struct Loadgen {
     credits: u32,
     /// `loadgen.rate` differs from its default (closed loop warns it is ignored).
     rate_given: bool,
+    /// `loadgen.size` differs from its default (said when nothing reads it).
+    size_given: bool,
     /// TCP receiver mode: the receiver; the port sends only its ACKs.
     pub sink: Option<tcp_sink::TcpSink>,
 }
@@ -186,6 +188,7 @@ impl Loadgen {
             closed_loop: lg.closed_loop,
             credits: lg.closed_loop.map_or(0, |c| c.outstanding),
             rate_given: lg.rate != crate::loadgen::config::LoadgenConfig::default().rate,
+            size_given: lg.size != crate::loadgen::config::LoadgenConfig::default().size,
             sink,
         })
     }
@@ -339,17 +342,18 @@ impl Loadgen {
     }
 
     /// A frame due at `due` started at `start` (the wire was busy until
-    /// then) and left the wire at `wire_end` (counted for trace replay).
+    /// then) and its slot on the wire (inter-frame gap included) ended at
+    /// `wire_end`. The measured window lasts until the last frame counted
+    /// in it has left the wire, so no rate over it passes the link's.
     #[inline]
     pub fn departed(&mut self, due: Ps, start: Ps, wire_end: Ps) {
-        if self.replay.is_none() {
-            return;
+        if self.measure.in_window(start) {
+            self.last_wire_end = wire_end;
         }
-        if start > due {
+        if self.replay.is_some() && start > due {
             self.delayed += 1;
             self.delay_ps += start - due;
         }
-        self.last_wire_end = wire_end;
     }
 
     /// Frames of the measured window still in flight at the end (from the system's ledger).
@@ -424,8 +428,11 @@ impl Loadgen {
     }
 
     /// Length of the measured window (s): warm-up end to the end of
-    /// transmission (`sim.duration`, or earlier when a trace ran out). Rates
-    /// are 0 when nothing was sent in it.
+    /// transmission (`sim.duration`, or earlier when a trace ran out), or to
+    /// the end of the wire slot of the last frame counted in it when that is
+    /// later (a frame that starts inside the window counts whole, so the
+    /// window holds all of its time on the wire). Rates are 0 when nothing
+    /// was sent in it.
     fn window_s(&self) -> f64 {
         match self.window_ps() {
             0 => f64::INFINITY,
@@ -437,10 +444,10 @@ impl Loadgen {
         // A trace ends with its last frame on the wire (later than its
         // timestamp when the trace asked for more than the link carries).
         let end = match self.replay.as_ref().and_then(Replay::end_ps) {
-            Some(t) => t.max(self.last_wire_end).min(self.tx_end),
+            Some(t) => t.min(self.tx_end),
             None => self.tx_end,
         };
-        end.saturating_sub(self.warmup_ps)
+        end.max(self.last_wire_end).saturating_sub(self.warmup_ps)
     }
 
     /// Warnings about the trace: frames left out or changed, and a replay
@@ -449,6 +456,20 @@ impl Loadgen {
         let mut w = vec![];
         if self.closed_loop.is_some() && self.rate_given {
             w.push("loadgen.rate is ignored in closed loop (loadgen.closed_loop): a request starts whenever one completes or times out".into());
+        }
+        if self.size_given {
+            let why = if self.mc.is_some() {
+                Some("with the memcached client (loadgen.memcached) each request's size follows from its key and value")
+            } else if self.replay.is_some() {
+                Some("a trace's frames keep their own lengths (loadgen.trace)")
+            } else if self.sink.is_some() {
+                Some("the TCP receiver (loadgen.tcp) sends only ACKs")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                w.push(format!("loadgen.size is ignored: {why}"));
+            }
         }
         if let Some(n) = self.mc.as_ref().map(|m| m.counters.id_reuses).filter(|&n| n > 0) {
             w.push(format!(

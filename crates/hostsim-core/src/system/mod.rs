@@ -312,6 +312,8 @@ impl System {
                     let start = now.max(g.links[TO_DUT].free_at());
                     let id = g.lg.emit(&mut self.pool, start, bytes);
                     self.send(p, TO_DUT, start, id);
+                    let g = &mut self.gens[p];
+                    g.lg.departed(start, start, g.links[TO_DUT].free_at());
                 }
             }
             Event::GenTimeout(p) => {
@@ -356,6 +358,8 @@ impl System {
                     let start = now.max(g.links[TO_DUT].free_at());
                     let Some(id) = g.lg.emit_ack(&mut self.pool, now, start) else { break };
                     self.send(p, TO_DUT, start, id);
+                    let g = &mut self.gens[p];
+                    g.lg.departed(start, start, g.links[TO_DUT].free_at());
                 }
                 self.sink_schedule(p);
             }
@@ -798,6 +802,7 @@ pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sa
         }
     }
     warnings::out_of_service(&mut out, cfg);
+    warnings::unread_app_settings(&mut out, cfg, registry);
     warnings::dram_order(&mut out);
     // A result that breaks an invariant says so, naming it.
     let broken = crate::check::violations(&out);

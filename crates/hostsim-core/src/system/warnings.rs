@@ -67,6 +67,30 @@ pub(super) fn out_of_service(out: &mut Value, cfg: &SimConfig) {
     }
 }
 
+/// `host.app` settings changed from their defaults that the application
+/// run does not read (each belongs to another application): said, not
+/// silently ignored.
+pub(super) fn unread_app_settings(out: &mut Value, cfg: &SimConfig, registry: &crate::apps::Registry) {
+    let (Some(host), Some(entry)) = (cfg.host.as_ref(), registry.get(&cfg.app)) else { return };
+    let (Ok(Value::Object(set)), Ok(Value::Object(default))) =
+        (serde_json::to_value(&host.app), serde_json::to_value(crate::apps::AppConfig::default()))
+    else {
+        return;
+    };
+    let unread: Vec<String> = set
+        .iter()
+        .filter(|(k, v)| k.as_str() != "port_topology" && !entry.reads.contains(&k.as_str()) && default.get(k.as_str()) != Some(v))
+        .map(|(k, _)| format!("host.app.{}", k.strip_suffix("_ps").unwrap_or(k)))
+        .collect();
+    if unread.is_empty() {
+        return;
+    }
+    let w = format!("{} set but not read by --app {} (each belongs to another application): ignored", unread.join(", "), cfg.app);
+    if let Some(a) = out["warnings"].as_array_mut() {
+        a.push(Value::String(w));
+    }
+}
+
 /// Mean DRAM wait per line above which a result says so: 1 µs, over ten
 /// times an idle DRAM access (params.md §4).
 const DRAM_WAIT_WARN_PS: u64 = 1_000_000;
