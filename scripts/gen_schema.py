@@ -57,7 +57,13 @@ def main() -> int:
         ]
         subprocess.run(cmd, check=True)
         body = out.read_text().split("\n", 3)[3]  # drop the tool's own header lines
-    OUT.write_text(HEADER + body)
+    from hostsim.runner import schema_fingerprint
+
+    # What the core checks on first use (hostsim.runner.core): a core built
+    # from other sources than these models is refused with a clear error.
+    stamp = ("\n\n#: The fingerprint of the core schema these models were generated from\n"
+             f"#: (``hostsim.runner.schema_fingerprint``).\nCORE_SCHEMA_FINGERPRINT = \"{schema_fingerprint(_core.config_schema())}\"\n")
+    OUT.write_text(HEADER + body.rstrip("\n") + stamp)
     print(f"wrote {OUT.relative_to(ROOT)} ({len(OUT.read_text().splitlines())} lines)")
     return 0
 

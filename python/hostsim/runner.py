@@ -18,13 +18,46 @@ from .result import Result
 from .units import ConfigError
 
 
+_CHECKED: Dict[str, bool] = {}
+
+
 def core() -> ModuleType:
-    """The compiled core module; a clear error when it has not been built."""
+    """The compiled core module; a clear error when it has not been built,
+    or was built from other sources than this package (a stale build would
+    otherwise refuse new fields as unknown, or take old ones silently)."""
     try:
         from . import _core  # type: ignore[attr-defined]
     except ImportError as e:  # pragma: no cover - depends on the build
         raise RuntimeError(f"the hostsim core is not built ({e}); run scripts/setup") from None
+    if not _CHECKED:
+        from .schema import CORE_SCHEMA_FINGERPRINT
+
+        built = schema_fingerprint(_core.config_schema())
+        if built != CORE_SCHEMA_FINGERPRINT:
+            raise RuntimeError(
+                f"the compiled core (hostsim._core, version {_core.__version__}) takes another config than this "
+                f"package's models (schema fingerprint {built}, the models' {CORE_SCHEMA_FINGERPRINT}): it was built "
+                "from other sources. Rebuild it with scripts/setup; after changing the core's config types, "
+                "regenerate the models with scripts/gen_schema.py")
+        _CHECKED["schema"] = True
     return _core
+
+
+def schema_fingerprint(schema_json: str) -> str:
+    """What a config schema accepts, as a short hash: its fields, types,
+    bounds and defaults (descriptions and titles left out, so a doc
+    comment does not change it)."""
+    import hashlib
+
+    def strip(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items() if k not in ("description", "title")}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    text = json.dumps(strip(json.loads(schema_json)), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def as_config(config: ConfigSource, overrides: Optional[Mapping[str, Any]] = None) -> Config:

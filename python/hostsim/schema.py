@@ -3364,3 +3364,7 @@ class SimConfig(BaseModel):
             validate_default=True,
         ),
     ] = "pmd"
+
+#: The fingerprint of the core schema these models were generated from
+#: (``hostsim.runner.schema_fingerprint``).
+CORE_SCHEMA_FINGERPRINT = "f4d0bd1e0f6226f4"

@@ -144,3 +144,25 @@ def test_every_field_has_a_description_from_the_core():
 
     bare = [k for k, v in field_docs().items() if v.startswith("(default") or v.startswith(" (default")]
     assert not bare, f"fields without a doc comment in the Rust config types: {bare}"
+
+
+def test_the_models_carry_the_fingerprint_of_the_cores_schema():
+    from hostsim.runner import schema_fingerprint
+
+    assert schema.CORE_SCHEMA_FINGERPRINT == schema_fingerprint(_core.config_schema())
+    # Descriptions do not change it; a field's default does.
+    s = json.loads(_core.config_schema())
+    s["description"] = "another doc comment"
+    assert schema_fingerprint(json.dumps(s)) == schema.CORE_SCHEMA_FINGERPRINT
+    s["properties"]["seed"]["default"] = 12345
+    assert schema_fingerprint(json.dumps(s)) != schema.CORE_SCHEMA_FINGERPRINT
+
+
+def test_a_core_built_from_other_sources_is_refused_by_name(monkeypatch):
+    import hostsim
+    from hostsim import runner
+
+    monkeypatch.setattr(runner, "_CHECKED", {})
+    monkeypatch.setattr(schema, "CORE_SCHEMA_FINGERPRINT", "0000000000000000")
+    with pytest.raises(RuntimeError, match="built from other sources.*scripts/setup"):
+        hostsim.simulate({"sim": {"duration": "10us"}})
