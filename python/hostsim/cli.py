@@ -568,25 +568,31 @@ def format_run(data: Dict[str, Any]) -> str:
     return "\n".join([head, body])
 
 
-def _dist_us(d: Mapping[str, Any]) -> str:
+def _dist_us(d: Mapping[str, Any], what: str) -> str:
+    if not d.get("count"):
+        return f"no {what} after the warm-up"
     return (f"mean {d['mean_ps'] / 1e6:.1f}  p50 {d['p50_ps'] / 1e6:.1f}  p99 {d['p99_ps'] / 1e6:.1f}"
-            f"  max {d['max_ps'] / 1e6:.1f} us")
+            f"  max {d['max_ps'] / 1e6:.1f} us ({d['count']:,} {what})")
 
 
 def tcp_send_rows(data: Mapping[str, Any]) -> List[List[str]]:
     """Table rows for ``--app tcp-send``: the receiver's goodput and the writer's figures."""
     s = data["loadgen"]["tcp"]
-    rows = [["TCP receiver", f"goodput {s['goodput_bps'] / 1e9:.3f} Gbps  segments {s['segments']:,}"
+    # The receiver counts the measured window's arrivals; the sender from the
+    # warm-up's end to the run's (the drain included).
+    rows = [["TCP receiver", f"in the measured window: goodput {s['goodput_bps'] / 1e9:.3f} Gbps  segments {s['segments']:,}"
                              f"  lost {s['dropped_segments']:,}  out of order {s['out_of_order_segments']:,}"
                              f"  duplicates {s['duplicate_segments']:,}  ACKs {s['acks']:,}"]]
     t = (data.get("kernel") or {}).get("tcp_send")
     if t:
         rows += [
-            ["TCP sender", f"writes {t['writes']:,} of {t['buffer_bytes']:,} B  acked {t['bytes_acked']:,} B"
+            ["TCP sender", f"after the warm-up, drain included: writes completed {t['writes']:,} ({t['writes_total']:,} in all"
+                           + (f", {t['writes_unfinished']:,} unfinished" if t.get("writes_unfinished") else "")
+                           + f") of {t['buffer_bytes']:,} B  acked {t['bytes_acked']:,} B"
                            f"  segments {t['segments']:,}  retransmissions {t['retransmissions']:,}"
                            f"  (fast {t['fast_retransmits']:,}, timeouts {t['timeouts']:,})"],
-            ["write() time", _dist_us(t["write_time"])],
-            ["buffer held", _dist_us(t["hold_time"])],
+            ["write() time", _dist_us(t["write_time"], "writes")],
+            ["buffer held", _dist_us(t["hold_time"], "buffers")],
         ]
     return rows
 

@@ -50,7 +50,9 @@ fn every_byte_written_arrives_once_in_order_and_is_acknowledged() {
 fn losses_are_repaired_and_nothing_is_delivered_twice() {
     let r = run(&cfg(4, 1_000_000, 0.01)).unwrap();
     let (t, s) = (&r["kernel"]["tcp_send"], &r["loadgen"]["tcp"]);
-    assert!(u(&s["dropped_segments"]) > 10, "{s}");
+    // The receiver's counts are the measured window's arrivals (as its goodput): about 1 % dropped.
+    let share = u(&s["dropped_segments"]) as f64 / u(&s["segments"]) as f64;
+    assert!(u(&s["segments"]) > 500 && (0.002..0.03).contains(&share), "{s}");
     assert!(u(&t["fast_retransmits"]) > 0 && u(&t["retransmissions"]) >= u(&s["dropped_segments"]), "{t} {s}");
     assert_eq!(u(&s["delivered_bytes_total"]), 4_000_000, "{s}");
     assert_eq!(u(&t["bytes_acked"]), 4_000_000, "{t}");

@@ -47,7 +47,8 @@ struct Conn {
     delivered: u64,
 }
 
-/// What the receiver counted.
+/// What the receiver counted: arrivals (and ACKs leaving) inside the
+/// measured window, as its goodput; `beyond_window` over the whole run.
 #[derive(Debug, Default, Clone)]
 pub struct SinkCounters {
     pub segments: u64,
@@ -61,7 +62,7 @@ pub struct SinkCounters {
     /// Bytes delivered in order inside the measured window.
     pub window_bytes: u64,
     /// Segments that reached past the window last advertised (a sender
-    /// breaking flow control): should stay 0.
+    /// breaking flow control), over the whole run: should stay 0.
     pub beyond_window: u64,
 }
 
@@ -104,9 +105,11 @@ impl TcpSink {
         if len == 0 {
             return true; // a pure ACK from the host: nothing to deliver
         }
-        self.c.segments += 1;
+        // Every count, as the goodput, over the measured window's arrivals.
+        let counted = self.in_window(now) as u64;
+        self.c.segments += counted;
         if self.cfg.drop > 0.0 && self.rng.unit() < self.cfg.drop {
-            self.c.dropped += 1;
+            self.c.dropped += counted;
             return true;
         }
         let k = match self.conns.iter().position(|c| c.port == port) {
@@ -118,7 +121,7 @@ impl TcpSink {
                 self.conns.len() - 1
             }
         };
-        let (in_window, wnd) = (now >= self.window.0 && now < self.window.1, self.cfg.window_bytes as u64);
+        let (in_window, wnd) = (counted == 1, self.cfg.window_bytes as u64);
         let c = &mut self.conns[k];
         let seq = widen(c.rcv_nxt, seq32);
         let end = seq + len as u64;
@@ -126,11 +129,11 @@ impl TcpSink {
             self.c.beyond_window += 1;
         }
         if end <= c.rcv_nxt {
-            self.c.duplicates += 1;
+            self.c.duplicates += counted;
             return self.ack_now(k, now);
         }
         if seq > c.rcv_nxt {
-            self.c.out_of_order += 1;
+            self.c.out_of_order += counted;
             let e = c.ooo.entry(seq).or_insert(end);
             *e = (*e).max(end);
             return self.ack_now(k, now);
@@ -160,6 +163,12 @@ impl TcpSink {
         true
     }
 
+    /// Whether `t` falls in the measured window (warm-up end, transmission end).
+    #[inline]
+    fn in_window(&self, t: Ps) -> bool {
+        t >= self.window.0 && t < self.window.1
+    }
+
     /// Queues connection `k`'s ACK of everything in order, caused at `t`.
     fn ack_now(&mut self, k: usize, t: Ps) -> bool {
         let c = &mut self.conns[k];
@@ -184,7 +193,7 @@ impl TcpSink {
     pub fn pop_ack(&mut self, now: Ps) -> Option<(usize, u64)> {
         for k in 0..self.conns.len() {
             if let Some(t) = self.conns[k].delack_at.filter(|&t| t <= now) {
-                self.c.delayed_acks += 1;
+                self.c.delayed_acks += self.in_window(t) as u64;
                 self.ack_now(k, t);
             }
         }
@@ -192,7 +201,7 @@ impl TcpSink {
             return None;
         }
         let (_, k, ack) = self.due.pop_front()?;
-        self.c.acks += 1;
+        self.c.acks += self.in_window(now) as u64;
         let c = &mut self.conns[k];
         c.acked = c.acked.max(ack);
         Some((k, ack))

@@ -358,8 +358,6 @@ impl System {
                     let start = now.max(g.links[TO_DUT].free_at());
                     let Some(id) = g.lg.emit_ack(&mut self.pool, now, start) else { break };
                     self.send(p, TO_DUT, start, id);
-                    let g = &mut self.gens[p];
-                    g.lg.departed(start, start, g.links[TO_DUT].free_at());
                 }
                 self.sink_schedule(p);
             }
