@@ -515,9 +515,15 @@ def format_run(data: Dict[str, Any]) -> str:
     lg, sim, cfg = data["loadgen"], data["sim"], data["config"]
     lat = lg["latency_ns"]
     rate_gbps = cfg["link"]["rate_bps"] / 1e9
+    # Frames an application consumed (touchdrop, rxonly) count as received
+    # where they were consumed, and their latency is one way.
+    measured = (data.get("accounting") or {}).get("measured") or {}
+    consumed, returned = measured.get("consumed", 0), measured.get("returned", 0)
+    how = ("" if not consumed else f"  (consumed by the application{'' if not returned else f' {consumed:,}, returned {returned:,}'})")
+    one_way = "" if not consumed else ("  one way, to consumption" if not returned else "  one way for consumed frames")
     rows = [
         ["tx packets", f"{lg['tx_packets']:,}"],
-        ["rx packets", f"{lg['rx_packets']:,}"],
+        ["rx packets", f"{lg['rx_packets']:,}{how}"],
         ["lost", f"{lg['lost_packets']:,}"],
         ["in flight", f"{lg['in_flight_packets']:,}"],
         ["reordered", f"{lg['reordered_packets']:,}"],
@@ -526,7 +532,7 @@ def format_run(data: Dict[str, Any]) -> str:
         ["achieved", f"{lg['achieved_bps'] / 1e9:.4f} Gbps  {lg['achieved_pps'] / 1e6:.4f} Mpps"],
         ["line rate", f"{lg['line_rate_pps'] / 1e6:.4f} Mpps ({_links(lg.get('sending_ports', 1), rate_gbps)})"],
         ["latency (ns)", f"min {_ns(lat.get('min'))}  mean {_ns(lat.get('mean'))}  max {_ns(lat.get('max'))}"
-                         f"  std {_ns(lat.get('std'))}"],
+                         f"  std {_ns(lat.get('std'))}{one_way}"],
         ["percentiles (ns)", f"p50 {_ns(lat.get('p50'))}  p90 {_ns(lat.get('p90'))}  p99 {_ns(lat.get('p99'))}"
                              f"  p99.9 {_ns(lat.get('p999'))}"],
         ["simulated", f"{sim['simulated_ps'] / 1e9:.4f} ms in {sim['wall_s']:.3f} s wall"

@@ -72,6 +72,21 @@ def test_run_prints_warnings_on_stderr(cli):
     assert "warning:" not in proc.stdout, "results on stdout, warnings on stderr"
 
 
+def test_settings_nothing_reads_and_consumed_frames_are_said(cli):
+    # Flags of another application, and a frame size beside the memcached client: warnings, not silence.
+    proc = cli("run", "--app", "l3fwd", "--forward-mode", "io", "--proc-time", "2us", "--duration", "100us",
+               "--warmup", "20us", check=True)
+    assert "host.app.forward_mode, host.app.proc_time set but not read by --app l3fwd" in proc.stderr
+    proc = cli("run", "--app", "memcached", "--size", "1518", "--duration", "100us", "--warmup", "20us", check=True)
+    assert "loadgen.size is ignored: with the memcached client" in proc.stderr
+    # A consuming application's frames count where it consumed them, one way.
+    proc = cli("run", "--app", "touchdrop", "--rate", "1Mpps", "--duration", "100us", "--warmup", "20us", check=True)
+    assert "(consumed by the application)" in proc.stdout and "one way, to consumption" in proc.stdout
+    proc = cli("run", "--app", "testpmd", "--rate", "1Mpps", "--duration", "100us", "--warmup", "20us", check=True)
+    assert "consumed" not in proc.stdout and "one way" not in proc.stdout
+    assert "not read by" not in proc.stderr
+
+
 def test_applications_imply_their_traffic_and_a_silent_device_says_why(cli):
     from hostsim.config import resolve
 
