@@ -910,4 +910,26 @@ mod tests {
         let w = out["warnings"].to_string();
         assert!(w.contains("after 11 of 20 trace frames"), "{w}");
     }
+
+    /// Frames stamped within the warm-up that the wire carries past it are
+    /// measured: no warning that nothing was; one when nothing was.
+    #[test]
+    fn a_replay_stamped_within_the_warm_up_is_measured_when_it_leaves_after() {
+        use crate::config::SimConfig;
+        let p = tmp("same-time.pcap");
+        // 2000 frames of 1518 B at one timestamp: 123.04 ns each on 100 GbE, 246 µs in
+        // all; 813 of them leave within a 100 µs warm-up.
+        let pkts: Vec<_> = (0..2000).map(|_| (Duration::from_secs(EPOCH), udp_frame(9, 1472))).collect();
+        write_pcap(&p, TsResolution::MicroSecond, Endianness::Little, DataLink::ETHERNET, &pkts);
+        let mut cfg = SimConfig::default();
+        cfg.loadgen.trace = Some(TraceConfig::new(p.to_str().unwrap()));
+        (cfg.sim.warmup_ps, cfg.sim.duration_ps) = (100_000_000, 1_000_000_000);
+        let out = crate::system::checked_run(&cfg).unwrap();
+        let (w, sent) = (out["warnings"].to_string(), out["loadgen"]["tx_packets"].as_u64().unwrap());
+        assert!(!w.contains("nothing was measured") && sent == 2000 - 813, "{sent} measured: {w}");
+        cfg.sim.warmup_ps = 600_000_000;
+        let out = crate::system::checked_run(&cfg).unwrap();
+        assert_eq!(out["loadgen"]["tx_packets"].as_u64(), Some(0));
+        assert!(out["warnings"].to_string().contains("nothing was measured"), "{}", out["warnings"]);
+    }
 }
