@@ -1,6 +1,7 @@
 """The bandwidth-versus-drop figure of a bandwidth test, as a PNG.
 
-x: offered load (Gbps, Ethernet frame bits); left y: drop rate (%); right y:
+x: offered load (Gbps, Ethernet frame bits); left y: loss rate (%), and loss
+plus buffer growth where a trial's buffers grew (what its verdict compares); right y:
 achieved Gbps or p99 latency. The MSB is a vertical line, the threshold a
 horizontal one. Drawn with matplotlib's Agg backend, so no display is needed.
 """
@@ -32,6 +33,11 @@ def plot_msb(result: Mapping[str, Any], path: str, right: str = "achieved") -> N
 
     fig, ax = plt.subplots(figsize=(8, 4.8), dpi=120)
     ax.plot(x, drop, "o-", color="tab:red", label="loss rate")
+    # A trial also fails on frames its buffers took up (a longer one would
+    # lose them): where any did, the quantity the verdict compares.
+    judged = [(p["loss_rate"] + p.get("backlog_growth_rate", 0.0)) * 100 for p in curve]
+    if any(j != d for j, d in zip(judged, drop)):
+        ax.plot(x, judged, "x--", color="tab:orange", label="loss + buffer growth (the verdict's)")
     ax.set_xlabel("offered load (Gbps, frame bits)")
     ax.set_ylabel("loss rate (%, RFC 2544)", color="tab:red")
     ax.axhline(msb["threshold"] * 100, color="tab:red", linestyle=":", linewidth=1,

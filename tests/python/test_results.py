@@ -75,3 +75,20 @@ def test_plot_p99_axis_and_bad_axis(tmp_path, short):
     assert "MSB of reflector, 64 B, preset a72-quad" in svg.read_text()
     with pytest.raises(ValueError, match="right"):
         plot_msb(m, str(out), right="colour")
+
+
+def test_plot_draws_the_verdicts_quantity_where_buffers_grew(tmp_path):
+    from hostsim.plot import plot_msb
+
+    def point(gbps, loss, backlog):
+        return {"offered_bps": gbps * 1e9, "achieved_bps": gbps * (1 - loss) * 1e9, "loss_rate": loss,
+                "backlog_growth_rate": backlog, "latency_ns": {"p99": 1000.0}}
+
+    curve = [point(10, 0.0, 0.0), point(20, 0.0, 0.05), point(15, 0.0, 0.0)]
+    data = {"msb": {"curve": curve, "threshold": 0.01, "bps": 15e9, "pps": 1e6}, "config": {"app": "testpmd"}}
+    svg = tmp_path / "grew.svg"
+    plot_msb(data, str(svg))
+    assert "loss + buffer growth" in svg.read_text()
+    curve[1]["backlog_growth_rate"] = 0.0
+    plot_msb(data, str(svg))
+    assert "loss + buffer growth" not in svg.read_text()
