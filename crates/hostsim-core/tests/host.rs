@@ -304,3 +304,16 @@ fn settings_of_another_application_are_said_to_be_ignored() {
     let w = ignored(&run(&c).unwrap());
     assert!(w.len() == 1 && w[0].contains("forward_mode") && !w[0].contains("proc_time"), "{w:?}");
 }
+
+/// testpmd txonly's frames are built in recycled buffers whose payload can
+/// still hold an old generator tag: none of them is a reply.
+#[test]
+fn txonly_frames_are_never_taken_for_replies() {
+    let mut c = host_cfg("testpmd", 64, 74.0);
+    c.host.as_mut().unwrap().app.forward_mode = ForwardMode::Txonly;
+    c.sim.duration_ps = 1000 * US;
+    let r = run(&c).unwrap();
+    let lg = &r["loadgen"];
+    assert_eq!((u(&lg["rx_packets"]), u(&lg["latency_ns"]["count"])), (0, 0), "{lg}");
+    assert!(u(&lg["invalid_packets"]) > 0, "txonly's frames reach the generator: {lg}");
+}

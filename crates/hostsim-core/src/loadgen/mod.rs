@@ -392,6 +392,13 @@ impl Loadgen {
             return;
         }
         self.total_rx += 1;
+        // A frame that is none the generator sent and answers none (testpmd
+        // txonly's, built in a recycled buffer whose payload may still hold
+        // an old tag) is no reply, whatever its bytes say.
+        if self.replay.is_none() && pool.seq(id).is_none() {
+            self.measure.rx_invalid += 1;
+            return;
+        }
         let data = pool.data(id);
         let off = match &self.replay {
             Some(r) if r.tags() => data.len().saturating_sub(tag::TAG_LEN),
