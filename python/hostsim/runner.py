@@ -51,7 +51,8 @@ def schema_fingerprint(schema_json: str) -> str:
 
     def strip(node: Any) -> Any:
         if isinstance(node, dict):
-            return {k: strip(v) for k, v in node.items() if k not in ("description", "title")}
+            # Annotations are strings; a field of that name would be an object.
+            return {k: strip(v) for k, v in node.items() if not (k in ("description", "title") and isinstance(v, str))}
         if isinstance(node, list):
             return [strip(v) for v in node]
         return node
