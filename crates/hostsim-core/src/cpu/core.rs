@@ -420,7 +420,7 @@ impl Core {
                 } else {
                     t
                 };
-                self.sb_push(t, if cost.l1_hit { None } else { Some(cost.latency_ps) });
+                self.sb_push(t, if cost.l1_hit { None } else { Some((cost.latency_ps, cost.queued_ps)) });
                 continue;
             }
             if cost.l1_hit {
@@ -457,13 +457,19 @@ impl Core {
         self.sb_done(self.sb_entries)
     }
 
-    /// A store enters the buffer at `t`: a miss (`Some(latency)`) begins to
-    /// drain once fewer than `sb_drains` stores before it are draining; the
-    /// buffer drains in program order.
+    /// A store enters the buffer at `t`: a miss (`Some((latency, queued))`,
+    /// booked at `t`) begins to drain once fewer than `sb_drains` stores
+    /// before it are draining; the buffer drains in program order. A miss
+    /// that begins at `b` later than `t` finds the queue it was booked
+    /// behind (`queued` of its latency) that much further along: it ends
+    /// no earlier than booked, and `latency - queued` after `b`.
     #[inline]
-    fn sb_push(&mut self, t: Ps, miss: Option<Ps>) {
+    fn sb_push(&mut self, t: Ps, miss: Option<(Ps, Ps)>) {
         let done = match miss {
-            Some(latency) => t.max(self.sb_done(self.sb_drains)) + latency,
+            Some((latency, queued)) => {
+                let begins = self.sb_done(self.sb_drains);
+                (t + latency).max(begins + (latency - queued.min(latency)))
+            }
             None => t,
         };
         let done = done.max(self.sb_last);

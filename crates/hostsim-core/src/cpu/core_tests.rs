@@ -240,6 +240,46 @@ fn store_hits_behind_a_miss_take_buffer_entries() {
     assert_eq!(stall_of(&simple(false, 128, 6), &w), 0);
 }
 
+/// One queue in front of memory: each miss occupies it `service` ps, from
+/// when it is issued or the queue frees, whichever is later.
+struct QueuedMemory {
+    free_at: Ps,
+    service: Ps,
+}
+
+impl MemPort for QueuedMemory {
+    fn access(&mut self, _core: usize, addr: u64, _write: bool, now: Ps) -> AccessCost {
+        if addr < MISS_BASE {
+            return AccessCost::L1_HIT;
+        }
+        let start = now.max(self.free_at);
+        self.free_at = start + self.service;
+        AccessCost { latency_ps: start - now + self.service, l1_hit: false, queued_ps: start - now }
+    }
+}
+
+#[test]
+fn a_store_that_begins_late_does_not_wait_for_the_queue_again() {
+    // In order, a 2-entry buffer draining one store at a time, a 100 ns
+    // queue. Store 1 at 1 ns drains at 101. Store 2 at 2 ns is booked
+    // behind it (99 ns queued) and ends at 201; it begins when store 1
+    // is done (101), and the queue is then free for it: 201, not
+    // 101 + 199. Store 3 waits for store 1 (101 ns), is booked behind
+    // store 2 and ends at 301. Store 4, at 102 ns, waits for store 2:
+    // the unit ends at 201 ns (300 if the queue were waited twice).
+    let minor = CoreConfig {
+        inorder: InOrderConfig { store_buffer_entries: 2, accesses_in_memory: 1, ..simple(false, 128, 6).inorder },
+        ..simple(false, 128, 6)
+    };
+    let mut core = Core::new(0, &minor).unwrap();
+    let mut mem = QueuedMemory { free_at: 0, service: LAT_PS };
+    assert_eq!(core.exec(&w_of_stores(4), &mut mem), 201 * PS_PER_NS);
+    // Without a queue the rule is unchanged: each store drains a whole latency after the one before.
+    let mut core = Core::new(0, &minor).unwrap();
+    assert_eq!(core.exec(&w_of_stores(4), &mut FixedMissMemory::new(MISS_BASE, LAT_PS)), 201 * PS_PER_NS);
+    assert_eq!(core.result_json()["store_buffer_full_ps"].as_u64(), Some((98 + 99) * PS_PER_NS));
+}
+
 #[test]
 fn a_full_store_queue_waits_after_the_load_misses_before_it() {
     // Out of order, 2 store-queue entries: a load miss opens a window at
@@ -404,7 +444,7 @@ impl MemPort for LoggingMemory {
     fn access(&mut self, _core: usize, addr: u64, write: bool, now: Ps) -> AccessCost {
         self.log.push((addr, write, now));
         if addr < MISS_BASE {
-            return AccessCost { latency_ps: 1_000, l1_hit: true };
+            return AccessCost { latency_ps: 1_000, l1_hit: true, queued_ps: 0 };
         }
         AccessCost::miss(40_000 + (addr / 64 % 7) * 9_000 + self.log.len() as Ps * 500)
     }

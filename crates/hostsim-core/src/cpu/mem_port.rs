@@ -19,13 +19,18 @@ pub struct AccessCost {
     pub latency_ps: Ps,
     /// The access hit in the issuing core's L1D.
     pub l1_hit: bool,
+    /// The part of `latency_ps` spent queued behind other requests at a
+    /// shared resource (DRAM), which depends on when the access is issued:
+    /// a store that starts to drain later than it was booked does not wait
+    /// that queue again.
+    pub queued_ps: Ps,
 }
 
 impl AccessCost {
-    pub const L1_HIT: AccessCost = AccessCost { latency_ps: 0, l1_hit: true };
+    pub const L1_HIT: AccessCost = AccessCost { latency_ps: 0, l1_hit: true, queued_ps: 0 };
 
     pub fn miss(latency_ps: Ps) -> Self {
-        AccessCost { latency_ps, l1_hit: false }
+        AccessCost { latency_ps, l1_hit: false, queued_ps: 0 }
     }
 }
 

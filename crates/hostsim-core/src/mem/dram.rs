@@ -111,6 +111,9 @@ pub struct Dram {
     /// lines a drain issues (reused).
     write_queues: Option<WriteQueues>,
     drain: Vec<(u64, Ps)>,
+    /// How long the last read waited for its channel or bank (ps; 0 when
+    /// the write queue served it).
+    last_read_wait: Ps,
 }
 
 impl Dram {
@@ -144,6 +147,7 @@ impl Dram {
             booked: (Ps::MAX, 0),
             write_queues: WriteQueues::new(&cfg.write_queue, cfg.channels as usize),
             drain: Vec::new(),
+            last_read_wait: 0,
         }
     }
 
@@ -172,7 +176,7 @@ impl Dram {
     /// Books one line transfer at `now`; returns its latency (ps) and
     /// whether it went ahead of a later-requested access at its bank (see
     /// [`DramCounters::reads_passing`]).
-    fn occupy(&mut self, addr: u64, now: Ps, write: bool) -> (Ps, bool, Ps) {
+    fn occupy(&mut self, addr: u64, now: Ps, write: bool) -> (Ps, bool, Ps, Ps) {
         let ch = self.channel_of(addr);
         let (bw, xfer_ps, xfer_rem) = (self.bandwidth, self.xfer_ps, self.xfer_rem);
         let c = &mut self.channels[ch];
@@ -197,7 +201,7 @@ impl Dram {
         };
         self.counters.queue_wait_ps += wait;
         self.booked = (self.booked.0.min(end - dur), self.booked.1.max(end));
-        (latency, passing, end - dur)
+        (latency, passing, end - dur, wait)
     }
 
     /// Reads one line; returns its latency (the idle latency, or the row's
@@ -212,11 +216,24 @@ impl Dram {
             let ch = self.channel_of(addr);
             self.write_queues.as_mut().is_some_and(|q| q.holds(ch, addr >> LINE_SHIFT, now))
         };
-        let (latency, passing) = if queued { (self.controller_ps(), false) } else { let (l, p, _) = self.occupy(addr, now, false); (l, p) };
+        let (latency, passing, wait) = if queued {
+            (self.controller_ps(), false, 0)
+        } else {
+            let (l, p, _, w) = self.occupy(addr, now, false);
+            (l, p, w)
+        };
+        self.last_read_wait = wait;
         let c = &mut self.counters;
         c.read_latency_ps[agent.index()] += latency;
         c.reads_passing[agent.index()] += passing as u64;
         latency
+    }
+
+    /// How long the last [`Dram::read`] waited behind other transfers (ps),
+    /// the part of its latency that depends on when it was issued.
+    #[inline]
+    pub fn last_read_wait_ps(&self) -> Ps {
+        self.last_read_wait
     }
 
     /// Writes one line; returns the time until it is in DRAM, measured like a read.
@@ -241,7 +258,7 @@ impl Dram {
         }
         for &(l, arrived) in &drain {
             // A write booked ahead of its arrival (callers book ahead) goes no earlier than it arrives.
-            let (_, _, start) = self.occupy(l << LINE_SHIFT, now.max(arrived), true);
+            let (_, _, start, _) = self.occupy(l << LINE_SHIFT, now.max(arrived), true);
             if let Some(q) = &mut self.write_queues {
                 q.issued(ch, l, arrived, start);
             }
