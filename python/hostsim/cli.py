@@ -759,8 +759,12 @@ def format_msb(data: Dict[str, Any]) -> str:
     trials = (f"{m['trials']} trials, k-ary search: {search['rounds']} rounds of {search['k']}, "
               f"{data['sim']['wall_s']:.2f} s wall summed over trials" if search else
               f"{m['trials']} trials, {data['sim']['wall_s']:.2f} s wall")
-    line = (f"MSB: {m['pps'] / 1e6:.2f} Mpps = {m['bps'] / 1e9:.2f} Gbps "
-            f"({size}, threshold {m['threshold'] * 100:g}%, {trials})")
+    found = m["knee"]["below"] is not None
+    above = m["bracket"]["above_pps"]
+    # No trial passed: the MSB is only bounded above (by the lowest failing rate).
+    value = (f"{m['pps'] / 1e6:.2f} Mpps = {m['bps'] / 1e9:.2f} Gbps" if found or not above else
+             f"below {above / 1e6:.4g} Mpps (no trial passed)")
+    line = f"MSB: {value} ({size}, threshold {m['threshold'] * 100:g}%, {trials})"
     out = [_rows(rows, [True] * (len(rows[0]) - 1) + [False]), line]
     trial = m.get("trial")
     if trial:

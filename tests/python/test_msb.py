@@ -11,6 +11,7 @@ import math
 import pytest
 
 import hostsim
+from hostsim.cli import format_msb
 from hostsim.units import ConfigError
 
 CAPACITY_PPS = 10e6
@@ -111,6 +112,27 @@ def test_device_that_drops_everything_reports_zero(short):
     assert r.msb.pps == 0 and r.msb.bps == 0
     assert r.msb.knee.below is None
     assert any("no trial passed" in w for w in r.warnings)
+
+
+def test_a_budget_spent_before_any_pass_says_the_msb_is_unknown(short):
+    """Two trials at 64 B into a server of 10 Mpps: line rate and half of
+    it fail. The MSB is then only known to lie below the lowest failing
+    rate, and the table says that rather than 0."""
+    r = hostsim.msb(_config(short), max_trials=2)
+    assert r.msb.knee.below is None and r.msb.trials == 2
+    lowest = min(p.requested_pps for p in r.msb.curve)
+    assert any(f"max_trials (2) was reached first, and it is only known to be below {lowest / 1e6:.4g} Mpps" in w
+               for w in r.warnings), r.warnings
+    line = [s for s in format_msb(r.to_dict()).splitlines() if s.startswith("MSB: ")]
+    assert line and line[0].startswith(f"MSB: below {r.msb.bracket.above_pps / 1e6:.4g} Mpps (no trial passed)"), line
+
+
+def test_a_rate_given_to_the_bandwidth_test_is_said_to_be_ignored(short):
+    cfg = _config(short)
+    assert not any("loadgen.rate" in w for w in hostsim.msb(cfg, max_trials=1).warnings)
+    cfg["loadgen"]["rate"] = "50%"
+    r = hostsim.msb(cfg, max_trials=1)
+    assert "loadgen.rate (50%) is ignored: the bandwidth test sets each trial's rate" in r.warnings, r.warnings
 
 
 @pytest.mark.parametrize("kwargs, field", [

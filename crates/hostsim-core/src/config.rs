@@ -235,6 +235,10 @@ impl SimConfig {
                 Some(h) => h.validate()?,
                 None => check(false, "host", "none", &format!("a host config for app {}", self.app))?,
             }
+        } else if self.stack == Stack::Kernel {
+            // The reflector is the harness's own device: it has no host, so no stack to choose.
+            let kernel = registry.names().into_iter().filter(|n| registry.get(n).is_some_and(|e| e.stacks.kernel)).collect::<Vec<_>>().join(", ");
+            check(false, "stack", "kernel", &format!("pmd for app reflector (it has no host stack; the kernel stack runs {kernel})"))?;
         }
         let s = &self.sim;
         check(s.duration_ps > 0, "sim.duration", format!("{} ps", s.duration_ps), "> 0")?;

@@ -284,3 +284,25 @@ fn the_kernel_path_misses_a_small_l1i_and_pays_for_it() {
     assert!((0.9 * misses * 12.0..=1.1 * misses * 12.0).contains(&extra), "{extra} cycles more per packet, {misses} misses");
     assert!(u(&small["cores"][0]["fetch_stall_ps"]) > 0 && u(&big["cores"][0]["fetch_stall_ps"]) == 0);
 }
+
+/// Settings the kernel stack or the traffic make moot are said: a PMD
+/// burst under NAPI, a flow skew over one flow. The reflector has no
+/// stack to choose, so the kernel stack is refused for it by name.
+#[test]
+fn moot_settings_are_said_and_a_reflector_has_no_kernel_stack() {
+    let said = |c: &SimConfig, what: &str| run(c).unwrap()["warnings"].to_string().contains(what);
+    let mut c = echo(64, 0.1);
+    c.sim.duration_ps = 100 * US;
+    c.sim.warmup_ps = 0;
+    assert!(!said(&c, "host.pmd.burst") && !said(&c, "loadgen.flow_skew"), "defaults are not moot");
+    c.host.as_mut().unwrap().pmd.burst = 8;
+    assert!(said(&c, "host.pmd.burst (8) is ignored with stack = kernel: NAPI polls up to host.kernel.napi_budget (64)"));
+    c.loadgen.flow_skew = 1.2;
+    assert!(said(&c, "loadgen.flow_skew (1.2) has no effect with loadgen.flows = 1"));
+    c.loadgen.flows = 2;
+    assert!(!said(&c, "loadgen.flow_skew"));
+    let mut r = SimConfig::default();
+    r.stack = Stack::Kernel;
+    let e = r.validate().unwrap_err().to_string();
+    assert!(e.contains("stack") && e.contains("pmd for app reflector (it has no host stack; the kernel stack runs"), "{e}");
+}

@@ -375,7 +375,7 @@ pub struct TraceConfig {
     pub timing: TraceTiming,
     /// Multiplies the trace's gaps (0.5 replays twice as fast); `timing = trace` only.
     #[serde(default = "TraceConfig::default_time_scale")]
-    #[schemars(range(min = 0))]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub time_scale: f64,
     /// How often the trace is played: false once, true until `sim.duration` ends, N for N passes.
     #[serde(default = "TraceConfig::default_loop", rename = "loop")]
@@ -552,6 +552,13 @@ impl LoadgenConfig {
         let offset = lg.tag_offset.unwrap_or(header);
         let tag_end = offset + crate::wire::tag::TAG_LEN as u32;
         check(offset >= header, "loadgen.tag_offset", offset, &format!(">= {header} (end of headers)"))?;
+        if lg.tag_offset.is_none() {
+            // The tag goes after the headers: the frames must hold both.
+            let need = tag_end + 4;
+            let protocol = format!("{:?}", lg.protocol).to_lowercase();
+            let what = format!("{need} B and up with loadgen.protocol {protocol}: {header} B of headers, the {} B tag and 4 B FCS", crate::wire::tag::TAG_LEN);
+            check(need <= min, "loadgen.size", format!("{min} B (smallest frame)"), &what)?;
+        }
         check(
             tag_end + 4 <= min,
             "loadgen.tag_offset",

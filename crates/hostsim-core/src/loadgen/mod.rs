@@ -464,6 +464,11 @@ impl Loadgen {
         if self.closed_loop.is_some() && self.rate_given {
             w.push("loadgen.rate is ignored in closed loop (loadgen.closed_loop): a request starts whenever one completes or times out".into());
         }
+        if self.rate_given && self.replay.as_ref().is_some_and(|r| !r.at_rate()) {
+            w.push("loadgen.rate is ignored: the trace's frames leave at their own timestamps (loadgen.trace.timing = trace; \
+                    set it to rate to replay them at loadgen.rate)"
+                .into());
+        }
         if self.size_given {
             let why = if self.mc.is_some() {
                 Some("with the memcached client (loadgen.memcached) each request's size follows from its key and value")

@@ -278,11 +278,12 @@ impl Trace {
         let time_ps = match abs_ps {
             Some(abs) => {
                 let first = *prep.first_abs.get_or_insert(abs);
-                let rel = abs.checked_sub(first).map(|d| d.min(Ps::MAX as u128) as Ps).unwrap_or(0);
-                if rel < prep.last_ps {
+                let rel = abs.checked_sub(first).map(|d| d.min(Ps::MAX as u128) as Ps);
+                // Earlier than the first frame, or than the one before.
+                if rel.is_none_or(|r| r < prep.last_ps) {
                     self.counts.backwards += 1;
                 }
-                rel.max(prep.last_ps)
+                rel.unwrap_or(0).max(prep.last_ps)
             }
             None => {
                 self.counts.untimed += 1;
@@ -527,6 +528,11 @@ impl Replay {
         Ok(r)
     }
 
+    /// The frames leave at the generator's rate (`timing = "rate"`), not at their timestamps.
+    pub fn at_rate(&self) -> bool {
+        matches!(self.clock, Clock::Rate(_))
+    }
+
     #[inline]
     fn time_now(&mut self) -> Ps {
         match &mut self.clock {
@@ -716,6 +722,18 @@ mod tests {
         assert_eq!((t.counts.read, t.counts.untimed), (3, 1));
         assert_eq!(ticks_to_ps(7, 12), 7);
         assert_eq!(ticks_to_ps(1_500, 15), 2);
+    }
+
+    /// A frame stamped earlier than the one before, or than the first
+    /// frame, leaves with the frame before and is counted.
+    #[test]
+    fn frames_stamped_backwards_leave_with_the_frame_before_and_are_counted() {
+        let s = |n: u64| Duration::from_secs(EPOCH) + Duration::from_nanos(n);
+        let p = tmp("backwards.pcap");
+        let pkts: Vec<_> = [500, 300, 600, 400, 700].iter().map(|&n| (s(n), udp_frame(9, 18))).collect();
+        write_pcap(&p, TsResolution::NanoSecond, Endianness::Little, DataLink::ETHERNET, &pkts);
+        assert_eq!(replay(&p, |_| ()), vec![0, 0, 100_000, 100_000, 200_000]);
+        assert_eq!(load(&p, |_| ()).unwrap().counts.backwards, 2);
     }
 
     #[test]
@@ -931,5 +949,24 @@ mod tests {
         let out = crate::system::checked_run(&cfg).unwrap();
         assert_eq!(out["loadgen"]["tx_packets"].as_u64(), Some(0));
         assert!(out["warnings"].to_string().contains("nothing was measured"), "{}", out["warnings"]);
+    }
+
+    /// A rate beside a trace replayed at its timestamps is said to be ignored; at `timing = "rate"` it is used.
+    #[test]
+    fn a_rate_the_trace_timing_ignores_is_said_to_be() {
+        use crate::config::SimConfig;
+        use crate::loadgen::config::{Rate, RateUnit};
+        let p = tmp("rate-ignored.pcap");
+        let pkts: Vec<_> = (0..100u64).map(|i| (Duration::from_micros(EPOCH * 1_000_000 + i), udp_frame(9, 64))).collect();
+        write_pcap(&p, TsResolution::MicroSecond, Endianness::Little, DataLink::ETHERNET, &pkts);
+        let mut cfg = SimConfig::default();
+        cfg.loadgen.trace = Some(TraceConfig::new(p.to_str().unwrap()));
+        (cfg.sim.warmup_ps, cfg.sim.duration_ps) = (0, 200_000_000);
+        let said = |cfg: &SimConfig| crate::system::checked_run(cfg).unwrap()["warnings"].to_string().contains("loadgen.rate is ignored");
+        assert!(!said(&cfg), "the default rate is not the user's");
+        cfg.loadgen.rate = Rate { unit: RateUnit::Pps, value: 1e6 };
+        assert!(said(&cfg));
+        cfg.loadgen.trace.as_mut().unwrap().timing = TraceTiming::Rate;
+        assert!(!said(&cfg));
     }
 }

@@ -801,6 +801,7 @@ pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sa
     }
     warnings::out_of_service(&mut out, cfg);
     warnings::unread_app_settings(&mut out, cfg, registry);
+    warnings::moot_settings(&mut out, cfg);
     warnings::dram_order(&mut out);
     // A result that breaks an invariant says so, naming it.
     let broken = crate::check::violations(&out);

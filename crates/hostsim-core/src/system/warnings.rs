@@ -91,6 +91,28 @@ pub(super) fn unread_app_settings(out: &mut Value, cfg: &SimConfig, registry: &c
     }
 }
 
+/// Settings the run's other choices make moot, said rather than dropped:
+/// a PMD burst under the kernel stack, a flow skew over a single flow.
+pub(super) fn moot_settings(out: &mut Value, cfg: &SimConfig) {
+    let mut said = vec![];
+    if let Some(h) = cfg.host.as_ref().filter(|_| cfg.stack == crate::config::Stack::Kernel) {
+        let pmd = crate::stack::pmd::config::PmdConfig::default();
+        if h.pmd.burst != pmd.burst {
+            said.push(format!(
+                "host.pmd.burst ({}) is ignored with stack = kernel: NAPI polls up to host.kernel.napi_budget ({}) frames a call",
+                h.pmd.burst, h.kernel.napi_budget
+            ));
+        }
+    }
+    let lg = &cfg.loadgen;
+    if lg.flow_skew != 0.0 && lg.flows == 1 && lg.trace.is_none() {
+        said.push(format!("loadgen.flow_skew ({}) has no effect with loadgen.flows = 1: every frame is the one flow's", lg.flow_skew));
+    }
+    if let Some(a) = out["warnings"].as_array_mut() {
+        a.extend(said.into_iter().map(Value::String));
+    }
+}
+
 /// Mean DRAM wait per line above which a result says so: 1 µs, over ten
 /// times an idle DRAM access (params.md §4).
 const DRAM_WAIT_WARN_PS: u64 = 1_000_000;
