@@ -173,6 +173,8 @@ struct Queued {
 struct Counters {
     irqs: u64,
     napi_polls: u64,
+    /// Polls that received nothing (no frame ready, or no buffer to refill with).
+    empty_polls: u64,
     softirq_rounds: u64,
     ksoftirqd_rounds: u64,
     context_switches: u64,
@@ -589,8 +591,15 @@ impl Kernel {
     /// One NAPI poll: clean completed TX descriptors, then receive up to
     /// `budget` packets into the socket. Returns the packets received.
     fn napi_poll(&mut self, cx: &mut StackCx, app: &mut dyn App, budget: u64) -> u64 {
-        let c = self.cfg.costs;
         self.c.napi_polls += 1;
+        let n = self.napi_receive(cx, app, budget);
+        self.c.empty_polls += (n == 0) as u64;
+        n
+    }
+
+    /// A NAPI poll's work; returns the packets received.
+    fn napi_receive(&mut self, cx: &mut StackCx, app: &mut dyn App, budget: u64) -> u64 {
+        let c = self.cfg.costs;
         self.work.reset(Category::Irq).code(code::irq(&self.cfg)).instr(c.napi_poll_instr as u64);
         self.exec(cx);
         self.clean_tx(cx);
@@ -673,6 +682,7 @@ impl Kernel {
         json!({
             "irqs": c.irqs,
             "napi_polls": c.napi_polls,
+            "empty_polls": c.empty_polls,
             "softirq_rounds": c.softirq_rounds,
             "ksoftirqd_rounds": c.ksoftirqd_rounds,
             "context_switches": c.context_switches,
@@ -737,6 +747,7 @@ impl super::Stack for Kernel {
         let c = &self.c;
         s.count("irqs", c.irqs, "Hardware interrupts taken");
         s.count("napi_polls", c.napi_polls, "NAPI poll calls");
+        s.count("empty_polls", c.empty_polls, "NAPI polls that received nothing");
         s.count("ksoftirqd_rounds", c.ksoftirqd_rounds, "net_rx_action rounds run by ksoftirqd");
         s.count("context_switches", c.context_switches, "Context switches on the core");
         s.count("wakeups", c.wakeups, "Wake-ups of the blocked application");
