@@ -256,12 +256,19 @@ def _parse_count(text: str, field: str) -> int:
 def _check_outputs(args: argparse.Namespace) -> None:
     """Files the command will write, checked before it simulates: a
     search of minutes must not end in an error that loses its result."""
+    seen: Dict[Path, str] = {}
     for dest, option in (("json", "--json"), ("stats", "--stats"), ("plot", "--plot"),
                          ("capture_tx", "--capture-tx"), ("capture_rx", "--capture-rx")):
         path = getattr(args, dest, None)
         if not path:
             continue
-        parent = Path(path).expanduser().resolve().parent
+        target = Path(path).expanduser().resolve()
+        if target.is_dir():
+            raise ConfigError.invalid(option, path, "a file name, not a directory")
+        if target in seen:
+            raise ConfigError.invalid(option, path, f"a file other than {seen[target]}'s (each output writes its own file)")
+        seen[target] = option
+        parent = target.parent
         if not parent.is_dir() or not os.access(parent, os.W_OK):
             raise ConfigError.invalid(option, path, f"a file in an existing, writable directory ({parent} is not one)")
         if dest == "plot":

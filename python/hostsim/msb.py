@@ -385,6 +385,11 @@ def msb(
     base = resolve(cfg)
     warnings: List[str] = []
     lg = base["loadgen"]
+    if lg.get("tcp") is not None:
+        # The generator is then the TCP receiver: it sends only ACKs, and no rate drives the device.
+        raise ConfigError.invalid("app", base.get("app"), "an application the load generator offers a rate to: with "
+                                  "loadgen.tcp (tcp-send) the host sends at its own pace, so it has no MSB; "
+                                  "use `hostsim run` for its goodput")
     if cfg.loadgen.rate is not None:
         warnings.append(f"loadgen.rate ({cfg.loadgen.rate}) is ignored: the bandwidth test sets each trial's rate")
     if lg["capture_tx"] or lg["capture_rx"]:

@@ -228,3 +228,14 @@ def test_a_reader_that_goes_away_ends_the_output_quietly(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert b"Broken pipe" not in err and b"Traceback" not in err, err
+
+
+def test_outputs_that_are_directories_or_one_file_twice_are_refused_by_option(cli, tmp_path):
+    """Checked before simulating: a directory, or two outputs into one file (the second would overwrite the first)."""
+    proc = cli("run", "--duration", "200us", "--json", str(tmp_path))
+    assert proc.returncode == 2 and "--json" in proc.stderr and "not a directory" in proc.stderr, proc.stderr
+    same = str(tmp_path / "x.pcap")
+    proc = cli("run", "--duration", "200us", "--capture-tx", same, "--capture-rx", same)
+    assert proc.returncode == 2, proc.stderr
+    assert "--capture-rx" in proc.stderr and "a file other than --capture-tx's" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "x.pcap").exists()

@@ -283,3 +283,9 @@ def test_trials_whose_row_hits_were_passed_merge_into_one_warning():
     assert merged[2].startswith("msb: 1 trials ended with the device's buffers still growing")
     assert merged[3] == f"msb: 2 trials warned that {PASSED} (up to 7.5 % of their DRAM accesses): the latencies " \
                         "of the hits passed (mostly cores') are optimistic (docs/reference/dram-pcie.md)"
+
+
+def test_the_tcp_sender_has_no_msb():
+    """With tcp-send the generator only acknowledges: no rate drives the host, so there is nothing to search."""
+    with pytest.raises(ConfigError, match="app.*has no MSB"):
+        hostsim.msb({"app": "tcp-send", "stack": "kernel", "sim": {"duration": "300us"}}, max_trials=2)
