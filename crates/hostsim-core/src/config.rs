@@ -223,9 +223,9 @@ impl SimConfig {
 
     /// Checks every field; `app` must be one of `registry`'s (or the reflector).
     pub fn validate_with(&self, registry: &crate::apps::Registry) -> Result<()> {
+        let on = |k: Stack| registry.names().into_iter().filter(|n| registry.get(n).is_some_and(|e| if k == Stack::Kernel { e.stacks.kernel } else { e.stacks.pmd })).collect::<Vec<_>>().join(", ");
         if self.app != "reflector" {
             let entry = registry.lookup(&self.app)?;
-            let on = |k: Stack| registry.names().into_iter().filter(|n| registry.get(n).is_some_and(|e| if k == Stack::Kernel { e.stacks.kernel } else { e.stacks.pmd })).collect::<Vec<_>>().join(", ");
             match self.stack {
                 Stack::Kernel if !entry.stacks.kernel => check(false, "stack", "kernel", &format!("pmd for app {} (the kernel stack runs {})", self.app, on(Stack::Kernel)))?,
                 Stack::Pmd if !entry.stacks.pmd => check(false, "stack", "pmd", &format!("kernel for app {} (the poll-mode driver runs {})", self.app, on(Stack::Pmd)))?,
@@ -237,8 +237,7 @@ impl SimConfig {
             }
         } else if self.stack == Stack::Kernel {
             // The reflector is the harness's own device: it has no host, so no stack to choose.
-            let kernel = registry.names().into_iter().filter(|n| registry.get(n).is_some_and(|e| e.stacks.kernel)).collect::<Vec<_>>().join(", ");
-            check(false, "stack", "kernel", &format!("pmd for app reflector (it has no host stack; the kernel stack runs {kernel})"))?;
+            check(false, "stack", "kernel", &format!("pmd for app reflector (it has no host stack; the kernel stack runs {})", on(Stack::Kernel)))?;
         }
         let s = &self.sim;
         check(s.duration_ps > 0, "sim.duration", format!("{} ps", s.duration_ps), "> 0")?;
