@@ -48,7 +48,7 @@ use capture::Capture;
 use frame::FrameBuilder;
 use measure::Measure;
 use memcached::{McClient, Received};
-use source::{offered_rate, Departures, OfferedRate, SizeSampler};
+use source::{offered_rate, Departures, OfferedRate, Pacing, SizeSampler};
 use trace::{Replay, Trace};
 
 /// The offered rate of a trace on its own clock: its frames over its length
@@ -140,7 +140,8 @@ impl Loadgen {
             (None, None) => sizes.mean_bytes(),
         };
         let mut rate = offered_rate(&lg.rate, mean_bytes, env.link_rate_bps);
-        let mut departures = Departures::new(rate.pps, lg.interarrival, 0, SimRng::new(env.seed, STREAM_DEPARTURES + streams));
+        let pacing = Pacing::of(&lg.rate, &rate, mean_bytes);
+        let mut departures = Departures::paced(rate.pps, lg.interarrival, pacing, 0, SimRng::new(env.seed, STREAM_DEPARTURES + streams));
         let (replay, next_departure) = match (trace, &lg.trace) {
             (Some(trace), Some(tc)) => {
                 if tc.timing == TraceTiming::Trace {
@@ -243,6 +244,7 @@ impl Loadgen {
             if self.closed_loop.is_some() {
                 self.credits = self.credits.saturating_sub(1);
             } else {
+                self.departures.sent(frame_bytes);
                 self.next_departure = self.departures.next();
             }
             return id;
@@ -254,6 +256,7 @@ impl Loadgen {
         if let Some(c) = self.capture_tx.as_mut() {
             c.write(start, pool.data(id));
         }
+        self.departures.sent(frame_bytes);
         self.next_departure = self.departures.next();
         id
     }

@@ -534,8 +534,8 @@ impl Replay {
     }
 
     #[inline]
-    fn time_now(&mut self) -> Ps {
-        match &mut self.clock {
+    fn time_now(&self) -> Ps {
+        match &self.clock {
             Clock::Rate(d) => d.next(),
             Clock::Trace { scale, period_ps } => {
                 // Past the last pass: where the next pass would have started.
@@ -558,6 +558,9 @@ impl Replay {
             return;
         }
         self.sent += 1;
+        if let Clock::Rate(d) = &mut self.clock {
+            d.sent(self.trace.frames[self.idx].frame_bytes);
+        }
         self.idx += 1;
         if self.idx == self.trace.len() {
             self.idx = 0;
