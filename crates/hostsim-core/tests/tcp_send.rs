@@ -86,3 +86,18 @@ fn zerocopy_skips_the_copy_and_holds_the_buffer_until_acknowledged() {
     assert!(hold(&zc_far) > hold(&zc) + 900 * US, "{} {}", hold(&zc_far), hold(&zc));
     assert!(hold(&copy_far) < hold(&copy) + 900 * US, "{} {}", hold(&copy_far), hold(&copy));
 }
+
+#[test]
+fn settings_of_synthetic_traffic_are_said_to_be_ignored_by_the_receiver() {
+    let mut c = cfg(1, 100_000, 0.0);
+    let warned = |c: &SimConfig| {
+        let r = run(c).unwrap();
+        r["warnings"].as_array().unwrap().iter().filter_map(|w| w.as_str()).find(|w| w.contains("sends only ACKs")).map(str::to_owned)
+    };
+    assert_eq!(warned(&c), None);
+    c.loadgen.rate = Rate { unit: RateUnit::Bps, value: 5e9 };
+    c.loadgen.flows = 4;
+    c.loadgen.interarrival = Interarrival::Poisson;
+    let w = warned(&c).expect("a warning");
+    assert!(w.starts_with("loadgen.rate, loadgen.interarrival, loadgen.flows ignored: the TCP receiver"), "{w}");
+}

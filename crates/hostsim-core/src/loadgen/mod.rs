@@ -124,8 +124,24 @@ pub struct Loadgen {
     rate_given: bool,
     /// `loadgen.size` differs from its default (said when nothing reads it).
     size_given: bool,
+    /// Other fields that shape synthetic traffic, set away from their
+    /// defaults (said when the port sends none).
+    shape_given: Vec<&'static str>,
     /// TCP receiver mode: the receiver; the port sends only its ACKs.
     pub sink: Option<tcp_sink::TcpSink>,
+}
+
+/// The fields beside `size` that shape synthetic traffic and differ from their defaults.
+fn shape_given(lg: &LoadgenConfig) -> Vec<&'static str> {
+    let d = LoadgenConfig::default();
+    let given = [
+        ("rate", lg.rate != d.rate),
+        ("interarrival", lg.interarrival != d.interarrival),
+        ("flows", lg.flows != d.flows),
+        ("flow_skew", lg.flow_skew != d.flow_skew),
+        ("protocol", lg.protocol != d.protocol),
+    ];
+    given.iter().filter(|g| g.1).map(|g| g.0).collect()
 }
 
 impl Loadgen {
@@ -190,6 +206,7 @@ impl Loadgen {
             credits: lg.closed_loop.map_or(0, |c| c.outstanding),
             rate_given: lg.rate != crate::loadgen::config::LoadgenConfig::default().rate,
             size_given: lg.size != crate::loadgen::config::LoadgenConfig::default().size,
+            shape_given: shape_given(lg),
             sink,
         })
     }
@@ -485,6 +502,10 @@ impl Loadgen {
             if let Some(why) = why {
                 w.push(format!("loadgen.size is ignored: {why}"));
             }
+        }
+        if self.sink.is_some() && !self.shape_given.is_empty() {
+            let names = self.shape_given.iter().map(|f| format!("loadgen.{f}")).collect::<Vec<_>>().join(", ");
+            w.push(format!("{names} ignored: the TCP receiver (loadgen.tcp) sends only ACKs, each when the host's segments call for it"));
         }
         if let Some(n) = self.mc.as_ref().map(|m| m.counters.id_reuses).filter(|&n| n > 0) {
             w.push(format!(
