@@ -313,3 +313,25 @@ fn moot_settings_are_said_and_a_reflector_has_no_kernel_stack() {
     let e = r.validate().unwrap_err().to_string();
     assert!(e.contains("stack") && e.contains("pmd for app reflector (it has no host stack; the kernel stack runs"), "{e}");
 }
+
+#[test]
+fn udp_echo_answers_only_datagrams_to_its_port_on_either_stack() {
+    let answered = |stack: Stack, port: u16, protocol: Protocol| {
+        let mut c = cfg("udp-echo", stack, "altra", 64, 0.2);
+        c.host.as_mut().unwrap().app.echo_port = port;
+        c.loadgen.protocol = protocol;
+        let r = run(&c).unwrap();
+        let warned = |text: &str| r["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains(text));
+        (u(&r["loadgen"]["rx_packets"]), u(&r["loadgen"]["tx_packets"]), warned("udp-echo answers UDP"), warned("raw Ethernet"))
+    };
+    let port = SimConfig::default().loadgen.dst_port;
+    let (rx, tx, ..) = answered(Stack::Pmd, port, Protocol::Udp);
+    assert!(rx == tx && tx > 100, "{rx} of {tx}");
+    // Another port, or frames that are not UDP: the PMD frees them and says so, as the kernel has no socket for them.
+    for (p, proto) in [(port + 1, Protocol::Udp), (port, Protocol::Raw)] {
+        assert_eq!(answered(Stack::Pmd, p, proto).0, 0);
+        assert!(answered(Stack::Pmd, p, proto).2);
+        assert_eq!(answered(Stack::Kernel, p, proto).0, 0);
+    }
+    assert!(answered(Stack::Kernel, port, Protocol::Raw).3, "the kernel's warning names the protocol");
+}

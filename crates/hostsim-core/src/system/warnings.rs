@@ -22,16 +22,21 @@ pub(super) fn out_of_service(out: &mut Value, cfg: &SimConfig) {
         }
         let mut why = String::new();
         if causes.iter().any(|c| c.0 == Fate::NoSocket.name()) {
-            why = format!(
-                "; no socket listens on UDP/TCP port {} (loadgen.dst_port): udp-echo answers on host.app.echo_port, iperf on host.app.iperf_port",
-                cfg.loadgen.dst_port
-            );
+            why = if cfg.loadgen.protocol == crate::loadgen::config::Protocol::Raw {
+                "; the frames are raw Ethernet (loadgen.protocol raw), which no socket takes: udp-echo answers UDP, iperf TCP".to_owned()
+            } else {
+                format!(
+                    "; no socket listens on UDP/TCP port {} (loadgen.dst_port): udp-echo answers on host.app.echo_port, iperf on host.app.iperf_port",
+                    cfg.loadgen.dst_port
+                )
+            };
         }
         w.push(format!("the device answered none of the {} frames sent in the measured window (they ended as: {}){why}", n("sent"), ended.join(", ")));
     }
     if let Some(k) = out["app"]["not_requests"].as_u64().filter(|&k| k > 0) {
         w.push(format!(
-            "the application counted {k} frames that are not requests it serves (app.not_requests): for memcached, drive it with its client (loadgen.memcached) or a trace of requests"
+            "the application counted {k} frames that are not requests it serves (app.not_requests): for memcached, drive it with its client (loadgen.memcached) or a trace of requests; \
+             udp-echo answers UDP datagrams to host.app.echo_port"
         ));
     }
     // A DRAM channel books each transfer into the first idle gap at or
