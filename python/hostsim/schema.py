@@ -1736,7 +1736,7 @@ class TcpSinkConfig(BaseModel):
         Field(
             description="Probability that an arriving segment is lost (discarded unseen), to\nexercise retransmission.",
             ge=0.0,
-            le=1.0,
+            lt=1.0,
         ),
     ] = 0.0
     rtt_ps: Annotated[
@@ -3003,8 +3003,8 @@ class PmdConfig(BaseModel):
     burst: Annotated[
         int,
         Field(
-            description="Packets per rx_burst / tx_burst (testpmd `--burst`, default 32; params.md §6a).",
-            ge=0,
+            description="Packets per rx_burst / tx_burst (testpmd `--burst`, default 32; params.md §6a).\nAt most `rxd`, checked with the rings.",
+            ge=1,
             le=4294967295,
         ),
     ]
@@ -3367,4 +3367,4 @@ class SimConfig(BaseModel):
 
 #: The fingerprint of the core schema these models were generated from
 #: (``hostsim.runner.schema_fingerprint``).
-CORE_SCHEMA_FINGERPRINT = "43c13b99e3841bdf"
+CORE_SCHEMA_FINGERPRINT = "9d37a600d1e48335"

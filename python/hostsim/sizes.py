@@ -67,6 +67,8 @@ def parse_size_dist(value: Any, field: str = "loadgen.size") -> Dict[str, Any]:
             if hi < lo:
                 raise ConfigError.invalid(field, value, "uniform:MIN-MAX with MIN <= MAX")
             return {"kind": "uniform", "min": lo, "max": hi}
+        if text.startswith("uniform"):
+            raise ConfigError.invalid(field, value, "uniform:MIN-MAX, e.g. 'uniform:64-1518'")
         if "," in text or ":" in text:
             return _size_list_text(value, field)
     if isinstance(value, (int, float, str)) and not isinstance(value, bool):

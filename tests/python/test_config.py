@@ -210,6 +210,8 @@ BAD = [
     ({"loadgen": {"size": 9217}}, "loadgen.size", "64..9216"),
     ({"loadgen": {"size": "64,10000"}}, "loadgen.size", "64..9216"),
     ({"loadgen": {"size": "uniform:32-128"}}, "loadgen.size", "64..9216"),
+    ({"loadgen": {"size": "uniform:64"}}, "loadgen.size", "uniform:MIN-MAX, e.g. 'uniform:64-1518'"),
+    ({"loadgen": {"tcp": {"drop": 1.0}}}, "loadgen.tcp.drop", "less than 1"),
     ({"loadgen": {"size": "jumbo"}}, "loadgen.size", "imix"),
     ({"loadgen": {"size": {"kind": "gaussian"}}}, "loadgen.size.kind", "uniform"),
     ({"loadgen": {"flows": 0}}, "loadgen.flows", "1..65536"),

@@ -9,6 +9,9 @@ use crate::error::{ConfigError, Result};
 
 /// Highest clock accepted (Hz); keeps every cycle ↔ picosecond conversion in range.
 pub const MAX_FREQ_HZ: u64 = 100_000_000_000;
+/// The slowest core clock taken (a setting: below it a figure in MHz was
+/// most likely given without its unit, as a bare number is Hz).
+pub const MIN_FREQ_HZ: u64 = 1_000_000;
 /// Largest base CPI accepted (cycles per instruction).
 pub const MAX_BASE_CPI: f64 = 1000.0;
 /// Most store-queue / store-buffer entries accepted.
@@ -245,8 +248,8 @@ impl CoreConfig {
     /// (unit suffixes dropped, as in the rest of the config: `cpu.freq`).
     pub fn validate_at(&self, prefix: &str) -> Result<()> {
         let f = |name: &str| format!("{prefix}.{name}");
-        check(self.freq_hz > 0, &f("freq"), self.freq_hz, "> 0 Hz")?;
-        check(self.freq_hz <= MAX_FREQ_HZ, &f("freq"), self.freq_hz, "<= 100 GHz")?;
+        let range = "1 MHz..=100 GHz (a bare number is hertz: write 2000MHz or 2GHz, not 2000)";
+        check((MIN_FREQ_HZ..=MAX_FREQ_HZ).contains(&self.freq_hz), &f("freq"), self.freq_hz, range)?;
         check_issue(self.issue_width, self.base_cpi, prefix, "")?;
         check(self.rob_entries >= 1, &f("rob_entries"), self.rob_entries, ">= 1")?;
         check(self.l1d_mshrs >= 1, &f("l1d_mshrs"), self.l1d_mshrs, ">= 1")?;
@@ -298,9 +301,11 @@ mod tests {
 
     #[test]
     fn errors_name_the_field_value_and_range() {
-        let bad = CoreConfig { freq_hz: 0, ..CoreConfig::altra() };
+        let bad = CoreConfig { freq_hz: 2000, ..CoreConfig::altra() };
         let msg = bad.validate().unwrap_err().to_string();
-        assert_eq!(msg, "cpu.freq: invalid value \"0\" (allowed: > 0 Hz)");
+        assert_eq!(msg, "cpu.freq: invalid value \"2000\" (allowed: 1 MHz..=100 GHz (a bare number is hertz: write 2000MHz or 2GHz, not 2000))");
+        assert_eq!(field_of(CoreConfig { freq_hz: 0, ..CoreConfig::altra() }.validate()), "cpu.freq");
+        assert!(CoreConfig { freq_hz: MIN_FREQ_HZ, ..CoreConfig::altra() }.validate().is_ok());
         assert_eq!(field_of(CoreConfig { issue_width: 0, ..CoreConfig::altra() }.validate()), "cpu.issue_width");
         // 4-wide cannot retire faster than 0.25 CPI.
         assert_eq!(field_of(CoreConfig { base_cpi: 0.2, ..CoreConfig::altra() }.validate()), "cpu.base_cpi");

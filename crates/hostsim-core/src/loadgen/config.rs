@@ -273,7 +273,7 @@ pub struct TcpSinkConfig {
     /// Probability that an arriving segment is lost (discarded unseen), to
     /// exercise retransmission.
     #[serde(default)]
-    #[schemars(range(min = 0, max = 1))]
+    #[schemars(range(min = 0), extend("exclusiveMaximum" = 1))]
     pub drop: f64,
     /// Full-sized segments received in order before an ACK goes out (RFC
     /// 1122 §4.2.3.2 and RFC 5681 §4.2: at least every second one).

@@ -25,6 +25,8 @@ fn invalid(field: &str, value: impl ToString, allowed: &str) -> crate::error::Er
 #[serde(deny_unknown_fields)]
 pub struct PmdConfig {
     /// Packets per rx_burst / tx_burst (testpmd `--burst`, default 32; params.md §6a).
+    /// At most `rxd`, checked with the rings.
+    #[schemars(range(min = 1))]
     pub burst: u32,
     /// RX ring descriptors (testpmd `--rxd`; ethdev fallback 512, params.md §6a).
     pub rxd: u32,
