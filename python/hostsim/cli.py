@@ -20,7 +20,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
 from . import host as _host
 from . import presets as _presets
-from .config import Config, apps, apply_assignments, field_docs, read_config_file, resolve, size_label
+from .config import Config, apps, apply_assignments, field_docs, field_key, parse_assignment, read_config_file, resolve, size_label
 from .units import ConfigError
 
 #: Common flags and the config field each one sets.
@@ -225,10 +225,16 @@ def _version() -> str:
 def config_from_args(args: argparse.Namespace) -> Config:
     """The validated Config the flags describe."""
     cfg = Config.from_dict(read_config_file(args.config)) if args.config else Config()
+    given = {}
     for flag, dotted in FLAG_FIELDS:
         value = getattr(args, flag, None)
         if value is not None:
             cfg.set(dotted, value)
+            given[field_key(dotted)] = f"--{flag.replace('_', '-')} {value}"
+    for text in args.set or ():
+        name = parse_assignment(text)[0]
+        if field_key(name) in given:
+            raise ConfigError(name, f"given twice, as {given[field_key(name)]} and as --set {text}: give it once")
     apply_assignments(cfg, args.set)
     resolve(cfg)
     return cfg

@@ -32,6 +32,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
@@ -540,6 +541,21 @@ def parse_assignment(text: str) -> Tuple[str, Any]:
     except ValueError:
         value = raw
     return name.strip(), value
+
+
+def field_key(dotted: str) -> str:
+    """One name per field, for telling whether two names set the same one:
+    aliases and unit suffixes resolved (``sim.duration_ps`` → ``sim.duration``,
+    ``host.cpu.freq_hz`` → ``host.cpu.freq``). A name that is not a field is
+    returned as given (setting it reports the error)."""
+    try:
+        host = _host_path(dotted)
+        if host is not None:
+            return "host." + ".".join(re.sub(r"_(hz|ps|bytes|bps|bytes_per_s)$", "", p) for p in host)
+        section, parts = _split_field(dotted)
+    except ConfigError:
+        return dotted.strip()
+    return ".".join(([section] if section else []) + parts)
 
 
 def apply_assignments(cfg: Config, assignments: Iterable[str]) -> Config:

@@ -239,3 +239,15 @@ def test_outputs_that_are_directories_or_one_file_twice_are_refused_by_option(cl
     assert proc.returncode == 2, proc.stderr
     assert "--capture-rx" in proc.stderr and "a file other than --capture-tx's" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "x.pcap").exists()
+
+
+@pytest.mark.parametrize("flag, assignment", [
+    (["--rate", "5Mpps"], "loadgen.rate=1Mpps"),
+    (["--freq", "2GHz"], "host.cpu.freq_hz=3000000000"),
+    (["--duration", "300us"], "sim.duration_ps=300000000"),
+])
+def test_a_field_given_by_flag_and_by_set_is_refused(cli, flag, assignment):
+    proc = cli("run", "--app", "testpmd", *flag, "--set", assignment)
+    assert proc.returncode == 2, proc.stderr
+    name = assignment.partition("=")[0]
+    assert f"{name}: given twice, as {' '.join(flag)} and as --set {assignment}: give it once" in proc.stderr
