@@ -308,6 +308,9 @@ fn moot_settings_are_said_and_a_reflector_has_no_kernel_stack() {
     assert!(said(&c, "loadgen.flow_skew (1.2) has no effect with loadgen.flows = 1"));
     c.loadgen.flows = 2;
     assert!(!said(&c, "loadgen.flow_skew"));
+    assert!(!said(&c, "reflector."));
+    c.reflector.service_time_ps = 2 * SimConfig::default().reflector.service_time_ps + 1;
+    assert!(said(&c, "reflector.service_time ignored: only --app reflector has the reflector; --app udp-echo runs on the host model"));
     let mut r = SimConfig::default();
     r.stack = Stack::Kernel;
     let e = r.validate().unwrap_err().to_string();

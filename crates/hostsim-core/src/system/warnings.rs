@@ -109,6 +109,16 @@ pub(super) fn moot_settings(out: &mut Value, cfg: &SimConfig) {
             ));
         }
     }
+    if cfg.app != "reflector" {
+        // The harness's own device stands in for a host: a host application has none.
+        let (given, default) = (serde_json::to_value(&cfg.reflector), serde_json::to_value(crate::config::ReflectorConfig::default()));
+        if let (Ok(Value::Object(given)), Ok(default)) = (given, default) {
+            let names: Vec<String> = given.iter().filter(|(k, v)| default.get(k.as_str()) != Some(*v)).map(|(k, _)| format!("reflector.{}", k.trim_end_matches("_ps"))).collect();
+            if !names.is_empty() {
+                said.push(format!("{} ignored: only --app reflector has the reflector; --app {} runs on the host model", names.join(", "), cfg.app));
+            }
+        }
+    }
     let lg = &cfg.loadgen;
     if lg.flow_skew != 0.0 && lg.flows == 1 && lg.trace.is_none() {
         said.push(format!("loadgen.flow_skew ({}) has no effect with loadgen.flows = 1: every frame is the one flow's", lg.flow_skew));
