@@ -434,6 +434,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_params(args: argparse.Namespace) -> int:
     from . import params
 
+    _check_outputs(args)
     return params.main(args.preset, args.missing, args.json)
 
 
