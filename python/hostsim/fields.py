@@ -151,7 +151,10 @@ def aliases(fields: Dict[str, Spec]) -> Dict[str, str]:
 
 def by_key(spec: Spec, given: str, value: Any) -> Any:
     """A value set under the core's key (``duration_ps = 5000``): a bare number
-    is in base units, so it becomes the exact unit string the stem takes."""
+    is in base units, so it becomes the exact unit string the stem takes. A
+    whole float (``1e9``, as JSON reads it) counts as that integer."""
+    if isinstance(value, float) and value.is_integer() and given == spec.key != spec.name:
+        value = int(value)
     if given == spec.key != spec.name and isinstance(value, int) and not isinstance(value, bool):
         return to_user(spec.key, value)
     return value

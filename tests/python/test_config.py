@@ -109,6 +109,14 @@ def test_user_fields_override_the_preset():
     assert r["link"] == {"rate_bps": 25 * 10**9, "propagation_ps": 10**6}
 
 
+def test_a_base_unit_key_takes_a_whole_number_as_json_writes_it():
+    # --set sim.duration_ps=1e9 reads 1e9 as a float; it is the integer 10**9 ps.
+    assert resolve({"sim": {"duration_ps": 1e9}})["sim"]["duration_ps"] == 10**9
+    assert resolve({"link": {"rate_bps": 2.5e10}})["link"]["rate_bps"] == 25 * 10**9
+    with pytest.raises(ConfigError, match=r"^sim\.duration"):
+        resolve({"sim": {"duration_ps": 1.5}})
+
+
 def test_set_by_dotted_name_and_typed_sections():
     cfg = Config(loadgen=Loadgen(rate="10Gbps"))
     cfg.set("reflector.service_time", "250ns").set("seed", 7)
