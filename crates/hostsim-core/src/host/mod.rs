@@ -67,8 +67,7 @@ impl MemPort for MemSystem {
     #[inline]
     fn access(&mut self, core: usize, addr: u64, write: bool, now: Ps) -> AccessCost {
         let a = self.core_access(core, addr, write, now);
-        let queued_ps = if a.level == Level::Dram { self.dram().last_read_wait_ps() } else { 0 };
-        AccessCost { latency_ps: a.latency_ps, l1_hit: a.level == Level::L1, queued_ps }
+        AccessCost { latency_ps: a.latency_ps, l1_hit: a.level == Level::L1, queued_ps: a.queued_ps }
     }
 
     #[inline]

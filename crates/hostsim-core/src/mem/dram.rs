@@ -232,7 +232,7 @@ impl Dram {
     /// How long the last [`Dram::read`] waited behind other transfers (ps),
     /// the part of its latency that depends on when it was issued.
     #[inline]
-    pub fn last_read_wait_ps(&self) -> Ps {
+    pub(super) fn last_read_wait_ps(&self) -> Ps {
         self.last_read_wait
     }
 

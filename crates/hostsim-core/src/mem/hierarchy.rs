@@ -54,6 +54,9 @@ pub enum Level {
 pub struct Access {
     pub level: Level,
     pub latency_ps: Ps,
+    /// Of the latency, the wait behind other transfers at DRAM (served
+    /// there: `level` is `Dram`), the part that depends on when it was issued.
+    pub queued_ps: Ps,
 }
 
 /// Counters of one cache level.
@@ -242,7 +245,7 @@ impl MemSystem {
                 }
                 self.l1[core].set_flags(slot, f | flag::DIRTY | flag::EXCL);
             }
-            return Access { level: Level::L1, latency_ps };
+            return Access { level: Level::L1, latency_ps, queued_ps: 0 };
         }
         self.c.l1d[core].misses += 1;
         self.l1_miss(core, addr, write, now)
@@ -253,7 +256,8 @@ impl MemSystem {
         let (level, latency_ps, excl) = self.l2_access(core, addr, write, now);
         let dirty = if write { flag::DIRTY } else { 0 };
         self.fill_l1(core, addr, excl | dirty, now);
-        Access { level, latency_ps }
+        let queued_ps = if level == Level::Dram { self.dram.last_read_wait_ps() } else { 0 };
+        Access { level, latency_ps, queued_ps }
     }
 
     /// An access that missed the core's L1 (data or instruction) at its L2:
@@ -560,11 +564,13 @@ pub(super) mod tests {
     #[test]
     fn miss_then_hits_with_level_latencies() {
         let mut m = sys(&tiny(Inclusion::Inclusive), 1);
-        assert_eq!(m.core_access(0, 0x40, false, 0), Access { level: Level::Dram, latency_ps: 50_000 });
-        assert_eq!(m.core_access(0, 0x7f, false, 0), Access { level: Level::L1, latency_ps: 2_000 });
+        assert_eq!(m.core_access(0, 0x40, false, 0), Access { level: Level::Dram, latency_ps: 50_000, queued_ps: 0 });
+        assert_eq!(m.core_access(0, 0x7f, false, 0), Access { level: Level::L1, latency_ps: 2_000, queued_ps: 0 });
         let c = m.counters();
         assert_eq!((c.l1d[0].hits, c.l1d[0].misses, c.l2[0].misses, c.llc.misses), (1, 1, 1, 1));
         assert_eq!(m.dram().counters().bytes_read_core, 64);
+        // A second line at the same time waits one transfer (64 B at 64 GB/s) for the channel, and says so.
+        assert_eq!(m.core_access(0, 0x1000, false, 0), Access { level: Level::Dram, latency_ps: 51_000, queued_ps: 1_000 });
     }
 
     #[test]
@@ -589,7 +595,7 @@ pub(super) mod tests {
         for i in 0..5 {
             m.core_access(0, i * 256, false, 0);
         }
-        assert_eq!(m.core_access(0, 0, false, 0), Access { level: Level::L2, latency_ps: 10_000 });
+        assert_eq!(m.core_access(0, 0, false, 0), Access { level: Level::L2, latency_ps: 10_000, queued_ps: 0 });
     }
 
     #[test]
@@ -687,7 +693,7 @@ pub(super) mod tests {
         let mut m = sys(&tiny(Inclusion::Inclusive), 2);
         m.core_access(0, 0, true, 0); // core 0 owns it, dirty
         // Core 1 loads: core 0's dirty copy supplies it.
-        assert_eq!(m.core_access(1, 0, false, 0), Access { level: Level::Llc, latency_ps: 60_000 });
+        assert_eq!(m.core_access(1, 0, false, 0), Access { level: Level::Llc, latency_ps: 60_000, queued_ps: 0 });
         assert_eq!(m.counters().coherence_transfers, 1);
         // Core 1 stores to its shared copy (an L1 hit): invalidates core 0's.
         assert_eq!(m.core_access(1, 0, true, 0).latency_ps, 60_000);
