@@ -2,6 +2,12 @@
 //! the measured window, losses, reordering and duplicates by sequence number,
 //! and round-trip latency into an HDR histogram.
 //!
+//! Sequence numbers run across all flows (one counter per port); a frame is
+//! reordered when a later one *of its flow* came back first (RFC 4737's
+//! reordered packet, per stream as TRex and MoonGen count it), so flows
+//! that RSS spreads over queues and that interleave differently on the way
+//! back are not reordering.
+//!
 //! A frame belongs to the measured window when it was *transmitted* inside
 //! [warm-up end, duration); its reply counts whenever it arrives (the run
 //! drains). Latency comes from the transmit time in the frame's own tag, so a
@@ -40,6 +46,8 @@ pub struct Measure {
     pub in_flight: u64,
     /// One past the highest sequence number received.
     seq_hi: u64,
+    /// Per flow (the tag's flow id), one past its highest sequence number received.
+    flow_hi: Vec<u64>,
     seen: Vec<u64>,
     hist: Histogram<u64>,
     lat_min: u64,
@@ -69,6 +77,7 @@ impl Measure {
             rx_untagged: 0,
             in_flight: 0,
             seq_hi: 0,
+            flow_hi: Vec::new(),
             seen: vec![0; (WINDOW / 64) as usize],
             hist,
             lat_min: u64::MAX,
@@ -99,9 +108,9 @@ impl Measure {
         (&mut self.seen[(i / 64) as usize], 1u64 << (i % 64))
     }
 
-    /// Records the reply to frame `seq` sent at `tx_ps`, received at `now`.
+    /// Records the reply to frame `seq` of `flow`, sent at `tx_ps`, received at `now`.
     #[inline]
-    pub fn on_rx(&mut self, seq: u64, tx_ps: Ps, now: Ps, frame_bytes: u32) {
+    pub fn on_rx(&mut self, seq: u64, flow: u16, tx_ps: Ps, now: Ps, frame_bytes: u32) {
         // A reply cannot come back before its request left: a mis-paired one is invalid.
         if tx_ps > now {
             debug_assert!(false, "reply at {now} ps to a request sent at {tx_ps} ps");
@@ -109,7 +118,6 @@ impl Measure {
             return;
         }
         // Sequence bookkeeping over every tagged frame.
-        let mut reordered = false;
         if seq >= self.seq_hi {
             let clear_from = self.seq_hi.max((seq + 1).saturating_sub(WINDOW));
             for s in clear_from..=seq {
@@ -117,9 +125,13 @@ impl Measure {
                 *w &= !m;
             }
             self.seq_hi = seq + 1;
-        } else {
-            reordered = true;
         }
+        let f = flow as usize;
+        if f >= self.flow_hi.len() {
+            self.flow_hi.resize(f + 1, 0);
+        }
+        let reordered = seq < self.flow_hi[f];
+        self.flow_hi[f] = self.flow_hi[f].max(seq + 1);
         if seq + WINDOW >= self.seq_hi {
             let (w, m) = self.bit(seq);
             if *w & m != 0 {
@@ -297,7 +309,7 @@ mod tests {
         }
         // Replies: 0, 2, 1 (reordered), 1 (duplicate), 4, 5; 3 and 6..9 lost.
         for (s, now) in [(0u64, 1000u64), (2, 1020), (1, 1030), (1, 1040), (4, 1050), (5, 1060)] {
-            m.on_rx(s, s * 10, now, 64);
+            m.on_rx(s, 0, s * 10, now, 64);
         }
         assert_eq!(m.tx_packets, 10);
         assert_eq!(m.rx_packets, 5);
@@ -311,12 +323,31 @@ mod tests {
     }
 
     #[test]
+    fn flows_that_interleave_differently_on_the_way_back_are_not_reordered() {
+        // Two flows in turn (seq 0, 2, 4 of flow 0; 1, 3, 5 of flow 1); flow 1 comes back first.
+        let mut m = Measure::new(0, 1_000_000, 0);
+        for s in 0..6 {
+            m.on_tx(s * 10, 64);
+        }
+        for (s, flow) in [(1u64, 1u16), (3, 1), (5, 1), (0, 0), (2, 0), (4, 0)] {
+            m.on_rx(s, flow, s * 10, 1000 + s, 64);
+        }
+        assert_eq!((m.rx_packets, m.reordered), (6, 0));
+        // Within a flow it is: flow 0's 8 after its 10.
+        for (s, flow) in [(10u64, 0u16), (8, 0)] {
+            m.on_tx(s * 10, 64);
+            m.on_rx(s, flow, s * 10, 2000, 64);
+        }
+        assert_eq!(m.reordered, 1);
+    }
+
+    #[test]
     fn warmup_replies_are_not_measured() {
         let mut m = Measure::new(100, 200, 0);
         m.on_tx(50, 64);
         m.on_tx(150, 64);
-        m.on_rx(0, 50, 300, 64);
-        m.on_rx(1, 150, 300, 64);
+        m.on_rx(0, 0, 50, 300, 64);
+        m.on_rx(1, 0, 150, 300, 64);
         assert_eq!((m.tx_packets, m.rx_packets, m.rx_warmup), (1, 1, 1));
         assert_eq!(m.drop_rate(), 0.0);
     }
@@ -329,9 +360,9 @@ mod tests {
         m.on_rx_untagged(true, 128);
         assert_eq!((m.rx_packets, m.rx_untagged, m.rx_bytes, m.lost()), (1, 1, 128, 0));
         assert_eq!((m.latency_json()["count"].as_u64(), m.latency_json()["min"].is_null()), (Some(0), true));
-        m.on_rx(0, 150, 160, 64);
+        m.on_rx(0, 0, 150, 160, 64);
         m.on_tx(160, 64);
-        m.on_rx(1, 160, 190, 64);
+        m.on_rx(1, 0, 160, 190, 64);
         let l = m.latency_json();
         assert_eq!((l["count"].as_u64(), l["mean"].as_f64()), (Some(2), Some(0.02)));
     }
@@ -342,7 +373,7 @@ mod tests {
         for (m, lats) in [(&mut a, [10u64, 20, 30]), (&mut b, [40, 50, 60])] {
             for (s, l) in lats.iter().enumerate() {
                 m.on_tx(s as u64, 64);
-                m.on_rx(s as u64, s as u64, s as u64 + l, 64);
+                m.on_rx(s as u64, 0, s as u64, s as u64 + l, 64);
             }
         }
         a.merge(&b);
@@ -359,15 +390,15 @@ mod tests {
         let mut m = Measure::new(0, u64::MAX, 0);
         for s in (0..3 * WINDOW).step_by(1000) {
             m.on_tx(s, 64);
-            m.on_rx(s, s, s + 5, 64);
+            m.on_rx(s, 0, s, s + 5, 64);
         }
         // A duplicate far behind the window can no longer be recognised: counted once more.
-        m.on_rx(0, 0, 10, 64);
+        m.on_rx(0, 0, 0, 10, 64);
         assert_eq!(m.duplicates, 0);
         assert_eq!(m.seen.len() as u64, WINDOW / 64);
         // A recent duplicate is recognised.
         let last = (3 * WINDOW - 1) / 1000 * 1000;
-        m.on_rx(last, last, last + 9, 64);
+        m.on_rx(last, 0, last, last + 9, 64);
         assert_eq!(m.duplicates, 1);
     }
 }

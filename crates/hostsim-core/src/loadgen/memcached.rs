@@ -189,6 +189,8 @@ enum State {
 #[derive(Clone, Copy)]
 struct Slot {
     seq: u64,
+    /// The request's flow (its UDP source port's offset).
+    flow: u16,
     tx_ps: Ps,
     op: Op,
     state: State,
@@ -199,7 +201,7 @@ struct Slot {
     bytes: u32,
 }
 
-const EMPTY: Slot = Slot { seq: 0, tx_ps: 0, op: Op::Get, state: State::Free, kind: Kind::Unknown, datagrams: 0, got: 0, seen: 0, bytes: 0 };
+const EMPTY: Slot = Slot { seq: 0, flow: 0, tx_ps: 0, op: Op::Get, state: State::Free, kind: Kind::Unknown, datagrams: 0, got: 0, seen: 0, bytes: 0 };
 
 /// Counts over requests sent in the measured window.
 #[derive(Debug, Default, Clone, Copy)]
@@ -357,7 +359,7 @@ impl McClient {
             self.counters.id_reuses += 1;
             self.counters.timeouts += m.in_window(slot.tx_ps) as u64;
         }
-        *slot = Slot { seq, tx_ps, op: self.op, state: State::Waiting, ..EMPTY };
+        *slot = Slot { seq, flow, tx_ps, op: self.op, state: State::Waiting, ..EMPTY };
         if m.in_window(tx_ps) {
             let c = &mut self.counters;
             c.requests += 1;
@@ -404,7 +406,7 @@ impl McClient {
             }
             State::Done => {
                 // A duplicate: Measure recognises the sequence number again.
-                m.on_rx(slot.seq, slot.tx_ps, now, frame.len() as u32 + FCS_LEN as u32);
+                m.on_rx(slot.seq, slot.flow, slot.tx_ps, now, frame.len() as u32 + FCS_LEN as u32);
                 return Received::Nothing;
             }
             State::Waiting => {}
@@ -429,7 +431,7 @@ impl McClient {
         }
         slot.state = State::Done;
         let s = *slot;
-        m.on_rx(s.seq, s.tx_ps, now, s.bytes);
+        m.on_rx(s.seq, s.flow, s.tx_ps, now, s.bytes);
         if m.in_window(s.tx_ps) {
             let c = &mut self.counters;
             c.replies += 1;

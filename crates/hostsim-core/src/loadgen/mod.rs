@@ -427,7 +427,7 @@ impl Loadgen {
         };
         match data.get(off..).map(tag::Repr::parse) {
             Some(Ok(t)) => match self.widen(t.seq) {
-                Some(seq) if t.tx_ps <= now => self.measure.on_rx(seq, t.tx_ps, now, pool.frame_bytes(id)),
+                Some(seq) if t.tx_ps <= now => self.measure.on_rx(seq, t.flow, t.tx_ps, now, pool.frame_bytes(id)),
                 _ => self.measure.rx_invalid += 1,
             },
             _ if self.replay.is_some() => self.measure.on_rx_untagged(pool.measured(id), pool.frame_bytes(id)),
