@@ -732,7 +732,7 @@ pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sa
             // buffers): the growth is an overload the loss rate does
             // not count.
             format!(
-                "{FELL_BEHIND}: besides the {dropped} frames it dropped, {grew}; a longer run loses those too, so the loss rate understates the overload (loss plus growth is the excess)"
+                "{FELL_BEHIND}: besides the {dropped} frames it dropped from the first measured frame's arrival to the last's, {grew}; a longer run loses those too, so the loss rate understates the overload (loss plus growth is the excess)"
             )
         } else {
             format!(
