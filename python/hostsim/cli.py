@@ -235,6 +235,8 @@ def config_from_args(args: argparse.Namespace) -> Config:
         name = parse_assignment(text)[0]
         if field_key(name) in given:
             raise ConfigError(name, f"given twice, as {given[field_key(name)]} and as --set {text}: give it once")
+        given[field_key(name)] = f"--set {text}"
+
     apply_assignments(cfg, args.set)
     resolve(cfg)
     return cfg

@@ -245,6 +245,7 @@ def test_outputs_that_are_directories_or_one_file_twice_are_refused_by_option(cl
     (["--rate", "5Mpps"], "loadgen.rate=1Mpps"),
     (["--freq", "2GHz"], "host.cpu.freq_hz=3000000000"),
     (["--duration", "300us"], "sim.duration_ps=300000000"),
+    (["--set", "loadgen.rate=2Gbps"], "loadgen.rate=1Gbps"),
 ])
 def test_a_field_given_by_flag_and_by_set_is_refused(cli, flag, assignment):
     proc = cli("run", "--app", "testpmd", *flag, "--set", assignment)
