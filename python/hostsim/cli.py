@@ -21,7 +21,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 from . import host as _host
 from . import presets as _presets
 from .config import Config, apps, apply_assignments, field_docs, field_key, parse_assignment, read_config_file, resolve, size_label
-from .units import ConfigError
+from .units import ConfigError, parse_fraction
 
 #: Common flags and the config field each one sets.
 FLAG_FIELDS = (
@@ -240,15 +240,6 @@ def config_from_args(args: argparse.Namespace) -> Config:
     apply_assignments(cfg, args.set)
     resolve(cfg)
     return cfg
-
-
-def parse_fraction(text: str, field: str) -> float:
-    """``"1%"`` → 0.01, ``"0.01"`` → 0.01."""
-    s = str(text).strip()
-    try:
-        return float(s[:-1]) / 100 if s.endswith("%") else float(s)
-    except ValueError:
-        raise ConfigError.invalid(field, text, "a fraction like 0.01 or a percentage like 1%") from None
 
 
 def _parse_count(text: str, field: str) -> int:

@@ -58,7 +58,7 @@ from .config import ConfigSource, resolve
 from .executor import Executor, ProcessExecutor, check_jobs
 from .result import MsbResult, Result
 from .runner import as_config, core, simulate_resolved
-from .units import ConfigError
+from .units import ConfigError, parse_fraction
 
 #: A trial expected to measure fewer frames than this is not run: its loss rate means nothing.
 MIN_TRIAL_PACKETS = 10
@@ -88,14 +88,16 @@ def sample_frames() -> int:
 
 
 def check_threshold(threshold: Any, field: str = "threshold") -> float:
-    """A loss-rate threshold in [0, 1)."""
+    """A loss-rate threshold in [0, 1): a number, or text such as ``"1%"``."""
+    threshold = parse_fraction(threshold, field)
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold < 1:
         raise ConfigError.invalid(field, threshold, "a loss-rate fraction in [0, 1), e.g. 0.01 for 1%")
     return float(threshold)
 
 
 def check_resolution(resolution: Any, field: str = "resolution") -> float:
-    """A relative search resolution in (0, 1)."""
+    """A relative search resolution in (0, 1): a number, or text such as ``"0.5%"``."""
+    resolution = parse_fraction(resolution, field)
     if isinstance(resolution, bool) or not isinstance(resolution, (int, float)) or not 0 < resolution < 1:
         raise ConfigError.invalid(field, resolution, "a relative resolution in (0, 1), e.g. 0.005")
     return float(resolution)

@@ -344,3 +344,14 @@ def format_bit_rate_bps(bps: int) -> str:
         if bps and bps % scale == 0:
             return f"{bps // scale}{unit}"
     return f"{bps}bps"
+
+
+def parse_fraction(text: Any, field: str) -> Any:
+    """``"1%"`` → 0.01, ``"0.01"`` → 0.01; anything but text is returned as it is (for the caller's range check)."""
+    if not isinstance(text, str):
+        return text
+    s = text.strip()
+    try:
+        return float(s[:-1]) / 100 if s.endswith("%") else float(s)
+    except ValueError:
+        raise ConfigError.invalid(field, text, "a fraction like 0.01 or a percentage like 1%") from None

@@ -289,3 +289,15 @@ def test_the_tcp_sender_has_no_msb():
     """With tcp-send the generator only acknowledges: no rate drives the host, so there is nothing to search."""
     with pytest.raises(ConfigError, match="app.*has no MSB"):
         hostsim.msb({"app": "tcp-send", "stack": "kernel", "sim": {"duration": "300us"}}, max_trials=2)
+
+
+def test_the_api_takes_a_threshold_and_resolution_as_the_cli_writes_them():
+    from hostsim.msb import check_resolution, check_threshold
+    from hostsim.units import ConfigError
+
+    assert check_threshold("1%") == pytest.approx(0.01) and check_threshold("0.02") == 0.02 and check_threshold(0) == 0.0
+    assert check_resolution("0.5%") == pytest.approx(0.005)
+    with pytest.raises(ConfigError, match=r"^threshold: invalid value '1 pct'"):
+        check_threshold("1 pct")
+    with pytest.raises(ConfigError, match=r"^threshold: invalid value '1\.5'"):
+        check_threshold("150%")
