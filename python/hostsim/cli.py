@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
@@ -415,12 +416,14 @@ def cmd_presets(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     from . import validate
 
+    _check_outputs(args)
     return validate.main(args.json)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import bench
 
+    _check_outputs(args)
     return bench.main(args.only, not args.no_msb, args.rss, args.json, args.runs)
 
 
@@ -807,10 +810,24 @@ def format_msb(data: Dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _negative_values_joined(argv: Sequence[str]) -> List[str]:
+    """``--rate -5Gbps`` → ``--rate=-5Gbps``: argparse takes a value that
+    starts with ``-`` and a digit for an option and says only "expected one
+    argument"; joined, the value reaches its field's own range check. No
+    option of the command starts with a digit."""
+    out: List[str] = []
+    for tok in argv:
+        if out and out[-1].startswith("--") and "=" not in out[-1] and re.match(r"-\.?\d", tok):
+            out[-1] = f"{out[-1]}={tok}"
+        else:
+            out.append(tok)
+    return out
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the ``hostsim`` command; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_negative_values_joined(sys.argv[1:] if argv is None else argv))
     try:
         return int(args.func(args))
     except BrokenPipeError:

@@ -186,7 +186,10 @@ def parse_rate(value: Any, field: str) -> Dict[str, Any]:
     else:
         raise ConfigError.invalid(field, value, ALLOWED_RATE)
     _check_sign(number, value, field, ALLOWED_RATE, positive=True)
-    return {"unit": kind, "value": float(number * scale)}
+    rate = float(number * scale)
+    if rate == float("inf"):
+        raise ConfigError.invalid(field, value, f"{ALLOWED_RATE}, a finite number")
+    return {"unit": kind, "value": rate}
 
 
 def _parse_rate_dict(value: Mapping, field: str) -> Dict[str, Any]:

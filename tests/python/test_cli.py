@@ -252,3 +252,14 @@ def test_a_field_given_by_flag_and_by_set_is_refused(cli, flag, assignment):
     assert proc.returncode == 2, proc.stderr
     name = assignment.partition("=")[0]
     assert f"{name}: given twice, as {' '.join(flag)} and as --set {assignment}: give it once" in proc.stderr
+
+
+@pytest.mark.parametrize("flag, value, field", [
+    ("--rate", "-5Gbps", "loadgen.rate"),
+    ("--duration", "-1ms", "sim.duration"),
+    ("--seed", "-1", "seed"),
+])
+def test_a_negative_value_reaches_its_fields_range_check(cli, flag, value, field):
+    # argparse alone would take "-5Gbps" for an option ("expected one argument").
+    proc = cli("run", flag, value)
+    assert proc.returncode == 2 and f"{field}: invalid value '{value}'" in proc.stderr, proc.stderr

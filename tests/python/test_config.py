@@ -208,6 +208,7 @@ BAD = [
     ({"loadgen": {"rate": "0Gbps"}}, "loadgen.rate", "> 0"),
     ({"loadgen": {"rate": "-5Mpps"}}, "loadgen.rate", "'-5Mpps'"),
     ({"loadgen": {"rate": "0%"}}, "loadgen.rate", "'0%'"),
+    ({"loadgen": {"rate": "1e400Gbps"}}, "loadgen.rate", "a finite number"),
     ({"link": {"rate": "0Gbps"}}, "link.rate", "> 0"),
     ({"link": {"rate": "-100Gbps"}}, "link.rate", "'-100Gbps'"),
     ({"sim": {"duration": "0ms"}}, "sim.duration", "> 0"),
@@ -268,7 +269,7 @@ def test_typo_in_attribute_assignment_is_an_error():
         cfg.loadgen.sise = 128
 
 
-@pytest.mark.parametrize("bad", [-0.01, 1, 1.5, "1%", None, True])
+@pytest.mark.parametrize("bad", [-0.01, 1, 1.5, "100%", "1 pct", None, True])
 def test_threshold_outside_0_1(bad):
     with pytest.raises(ConfigError, match=r"^threshold: invalid value"):
         check_threshold(bad)

@@ -159,8 +159,9 @@ def test_missing_exits_1_and_lists_the_fields(tmp_path, monkeypatch, capsys):
     assert "host.pmd.burst" in out and "1 without a source" in out
 
 
-def test_an_unwritable_json_path_is_refused_before_the_table(cli, tmp_path):
-    proc = cli("params", "--json", str(tmp_path / "missing-dir" / "rows.json"))
+@pytest.mark.parametrize("command", ["params", "validate", "bench"])
+def test_an_unwritable_json_path_is_refused_before_the_table(cli, tmp_path, command):
+    proc = cli(command, "--json", str(tmp_path / "missing-dir" / "rows.json"))
     assert proc.returncode == 2, proc.stderr
     assert proc.stdout == ""
     assert "--json: invalid value" in proc.stderr and "a file in an existing, writable directory" in proc.stderr

@@ -248,8 +248,8 @@ impl CoreConfig {
     /// (unit suffixes dropped, as in the rest of the config: `cpu.freq`).
     pub fn validate_at(&self, prefix: &str) -> Result<()> {
         let f = |name: &str| format!("{prefix}.{name}");
-        let range = "1 MHz..=100 GHz (a bare number is hertz: write 2000MHz or 2GHz, not 2000)";
-        check((MIN_FREQ_HZ..=MAX_FREQ_HZ).contains(&self.freq_hz), &f("freq"), self.freq_hz, range)?;
+        let hint = if self.freq_hz < MIN_FREQ_HZ { " (a bare number is hertz: write 2000MHz or 2GHz, not 2000)" } else { "" };
+        check((MIN_FREQ_HZ..=MAX_FREQ_HZ).contains(&self.freq_hz), &f("freq"), self.freq_hz, &format!("1 MHz..=100 GHz{hint}"))?;
         check_issue(self.issue_width, self.base_cpi, prefix, "")?;
         check(self.rob_entries >= 1, &f("rob_entries"), self.rob_entries, ">= 1")?;
         check(self.l1d_mshrs >= 1, &f("l1d_mshrs"), self.l1d_mshrs, ">= 1")?;
@@ -306,6 +306,8 @@ mod tests {
         assert_eq!(msg, "cpu.freq: invalid value \"2000\" (allowed: 1 MHz..=100 GHz (a bare number is hertz: write 2000MHz or 2GHz, not 2000))");
         assert_eq!(field_of(CoreConfig { freq_hz: 0, ..CoreConfig::altra() }.validate()), "cpu.freq");
         assert!(CoreConfig { freq_hz: MIN_FREQ_HZ, ..CoreConfig::altra() }.validate().is_ok());
+        let fast = CoreConfig { freq_hz: 1000 * 1_000_000_000, ..CoreConfig::altra() }.validate().unwrap_err().to_string();
+        assert_eq!(fast, "cpu.freq: invalid value \"1000000000000\" (allowed: 1 MHz..=100 GHz)");
         assert_eq!(field_of(CoreConfig { issue_width: 0, ..CoreConfig::altra() }.validate()), "cpu.issue_width");
         // 4-wide cannot retire faster than 0.25 CPI.
         assert_eq!(field_of(CoreConfig { base_cpi: 0.2, ..CoreConfig::altra() }.validate()), "cpu.base_cpi");
