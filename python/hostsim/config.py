@@ -502,6 +502,9 @@ def read_config_file(path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
         raise ConfigError("config", f"{path}: cannot parse: {e}") from None
     if not isinstance(data, dict):
         raise ConfigError.invalid("config", str(path), "a file holding a table of fields")
+    if {"preset", "config", "machine"} <= set(data) and isinstance(data["config"], dict):
+        # What `hostsim inspect --preset P` prints: the config is its `config` member.
+        return data["config"]
     return data
 
 

@@ -114,13 +114,18 @@ def test_config_file_flags_and_set_precedence(cli, tmp_path):
     assert cfg["loadgen"]["flows"] == 3  # --set beats file
 
 
-def test_inspect_with_preset_shows_machine(cli):
+def test_inspect_with_preset_shows_machine(cli, tmp_path):
     proc = cli("inspect", "--preset", "altra", check=True)
     out = json.loads(proc.stdout)
     assert out["preset"] == "altra"
     assert out["config"]["link"] == {"rate_bps": 100 * 10**9, "propagation_ps": 200 * 10**6}
     assert out["machine"]["frequency"] == {"value": "3GHz", "source": "spec §4"}
     assert "machine" not in out["config"]
+    # Fed back with --config, the file is its config member: the same config comes out.
+    given = cli("inspect", "--preset", "altra", "--app", "testpmd", "--rate", "2Mpps", check=True).stdout
+    (tmp_path / "whole.json").write_text(given)
+    again = json.loads(cli("inspect", "--config", "whole.json", check=True).stdout)
+    assert again == json.loads(given)["config"]
 
 
 def test_inspect_fields_lists_every_field(cli):
