@@ -454,7 +454,18 @@ def _schema_error(e: pydantic.ValidationError) -> ConfigError:
     # Unions report each alternative under the branch's model name: keep the field path.
     loc = [p for p in loc if not p[:1].isupper() and "[" not in p and p not in ("bool", "int", "str", "float")]
     name = ".".join(_fields.user_name(p) if i else p for i, p in enumerate(loc)) or "config"
-    return ConfigError.invalid(name, first.get("input"), first["msg"])
+    bound = _BOUNDS.get(first["type"])
+    ctx = first.get("ctx") or {}
+    limit = ctx.get(bound[1]) if bound else None
+    if isinstance(limit, float) and limit.is_integer():
+        limit = int(limit)
+    allowed = f"{bound[0]} {limit}" if bound and limit is not None else first["msg"]
+    return ConfigError.invalid(name, first.get("input"), allowed)
+
+
+#: pydantic's range errors, said as the core says its ranges (``>= 0``, ``< 1``).
+_BOUNDS = {"greater_than_equal": (">=", "ge"), "greater_than": (">", "gt"),
+           "less_than_equal": ("<=", "le"), "less_than": ("<", "lt")}
 
 
 def _resolve_host(out: Dict[str, Any], cfg: Config, preset: str) -> None:
