@@ -69,6 +69,10 @@ def test_rate_above_line_rate_is_capped_and_says_so(short):
     assert r.loadgen.rate_capped is True
     assert r.loadgen.offered_pps == pytest.approx(10e9 / (84 * 8), rel=1e-3)
     assert any("line rate" in w for w in r.warnings), r.warnings
+    # A request of many times the line rate is written in scientific notation, not 300 digits.
+    huge = hostsim.simulate(dict(cfg, loadgen={"rate": "1e300%"}))
+    (w,) = [w for w in huge.warnings if w.startswith("loadgen.rate: requested")]
+    assert "requested 1.488e299 Mpps" in w and len(w) < 150, w
 
 
 def test_latency_at_low_load_is_exact(short):

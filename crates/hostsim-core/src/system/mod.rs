@@ -700,9 +700,11 @@ pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sa
     for g in sys.gens.iter().filter(|g| g.sends) {
         let rate = g.lg.rate;
         if rate.capped && !warnings.iter().any(|w: &String| w.starts_with("loadgen.rate")) {
+            // A request of many times the line rate is said in scientific notation.
+            let requested = rate.requested_pps / 1e6;
+            let requested = if requested < 1e9 { format!("{requested:.6}") } else { format!("{requested:.3e}") };
             warnings.push(format!(
-                "loadgen.rate: requested {:.6} Mpps exceeds line rate {:.6} Mpps for {:.1} B frames; capped at line rate",
-                rate.requested_pps / 1e6,
+                "loadgen.rate: requested {requested} Mpps exceeds line rate {:.6} Mpps for {:.1} B frames; capped at line rate",
                 rate.line_rate_pps / 1e6,
                 g.lg.mean_frame_bytes()
             ));
