@@ -668,8 +668,8 @@ def _pcie_label(d: int, nic: Dict[str, Any], count: int) -> str:
     what = "I/O crossbar utilisation" if "iobus" in nic else "PCIe utilisation"
     if count < 2:
         return what
-    ports = ",".join(str(p) for p in nic.get("ports", []))
-    return f"{what} (NIC {d}, ports {ports})"
+    ports = nic.get("ports", [])
+    return f"{what} (NIC {d}, port{'s' if len(ports) != 1 else ''} {','.join(str(p) for p in ports)})"
 
 
 def _io_util(nic: Dict[str, Any]) -> str:
@@ -703,7 +703,8 @@ def core_rows(data: Dict[str, Any]) -> List[List[str]]:
         return []
     rows = []
     for c in cores:
-        queues = " ".join(f"{q['rx_port']}.{q['rx_queue']}" for q in c["queues"])
+        # port/queue, as testpmd's streams print them (RX P=0/Q=1), not read as a decimal
+        queues = " ".join(f"{q['rx_port']}/{q['rx_queue']}" for q in c["queues"])
         cpp = c["cycles_per_packet"]
         role = (c.get("pmd") or {}).get("role", "")
         shared = role in ("claimant", "area", "parent", "worker")
