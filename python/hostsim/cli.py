@@ -770,9 +770,10 @@ def format_msb(data: Dict[str, Any]) -> str:
         size += ", kernel stack"
     search = m.get("search")
     # A k-ary search's trials overlap: their wall times add up to more than the test took.
-    trials = (f"{m['trials']} trials, k-ary search: {search['rounds']} rounds of {search['k']}, "
+    n = f"{m['trials']} trial{'' if m['trials'] == 1 else 's'}"
+    trials = (f"{n}, k-ary search: {search['rounds']} rounds of {search['k']}, "
               f"{data['sim']['wall_s']:.2f} s wall summed over trials" if search else
-              f"{m['trials']} trials, {data['sim']['wall_s']:.2f} s wall")
+              f"{n}, {data['sim']['wall_s']:.2f} s wall")
     found = m["knee"]["below"] is not None
     above = m["bracket"]["above_pps"]
     # No trial passed: the MSB is only bounded above (by the lowest failing rate).
