@@ -109,6 +109,11 @@ def _check_count(value: Any, field: str, lo: int) -> int:
     return value
 
 
+def _trials(n: int) -> str:
+    """``1 trial``, ``2 trials``."""
+    return f"{n} trial{'' if n == 1 else 's'}"
+
+
 def curve_point(result: Mapping[str, Any], threshold: float) -> Dict[str, Any]:
     """One trial's entry in the curve."""
     lg = result["loadgen"]
@@ -431,7 +436,7 @@ def msb(
     capped = [p for p in search.points if p["warmup_reason"].startswith(("capped", f"{CONFIRM_REASON} (capped"))]
     if capped:
         warnings.append(
-            f"msb: {len(capped)} trials (the slowest at {min(p['requested_pps'] for p in capped) / 1e6:.4g} Mpps) "
+            f"msb: {_trials(len(capped))} (the slowest at {min(p['requested_pps'] for p in capped) / 1e6:.4g} Mpps) "
             f"reached the {MAX_TRIAL_WARMUP_S:g} s warm-up cap: their buffers may not have filled, "
             "so an overload at those rates may pass"
         )
@@ -776,13 +781,13 @@ def _merge_warnings(trials: List[Result], extra: List[str]) -> List[str]:
             elif not w.startswith((fell_behind, tables_grew)):
                 seen.setdefault(w, None)
     if behind:
-        seen.setdefault(f"msb: {behind} trials ended with the device's buffers still growing; their growth counts "
+        seen.setdefault(f"msb: {_trials(behind)} ended with the device's buffers still growing; their growth counts "
                         "as loss against the threshold (curve: backlog_growth_rate)", None)
     if passed_trials:
-        seen.setdefault(f"msb: {passed_trials} trials warned that {passed} (up to {max(shares) * 100:.1f} % of "
+        seen.setdefault(f"msb: {_trials(passed_trials)} warned that {passed} (up to {max(shares) * 100:.1f} % of "
                         "their DRAM accesses): the latencies of the hits passed (mostly cores') are optimistic (docs/reference/dram-pcie.md)", None)
     if grew:
         # The test asks for the steady state: a longer warm-up is what it needs.
-        seen.setdefault(f"msb: {grew} fast trials warmed up until the application's tables stopped growing "
+        seen.setdefault(f"msb: {grew} fast trial{'' if grew == 1 else 's'} warmed up until the application's tables stopped growing "
                         "(curve: warmup_ps, warmup_reason), past their configured length where it took longer", None)
     return list(seen)

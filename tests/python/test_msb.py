@@ -280,7 +280,7 @@ def test_trials_whose_row_hits_were_passed_merge_into_one_warning():
     ], ["extra"])
     assert merged[:2] == ["extra", "another"]
     assert not any(w.startswith(PASSED) for w in merged)
-    assert merged[2].startswith("msb: 1 trials ended with the device's buffers still growing")
+    assert merged[2].startswith("msb: 1 trial ended with the device's buffers still growing")
     assert merged[3] == f"msb: 2 trials warned that {PASSED} (up to 7.5 % of their DRAM accesses): the latencies " \
                         "of the hits passed (mostly cores') are optimistic (docs/reference/dram-pcie.md)"
 
