@@ -32,7 +32,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
@@ -565,7 +564,9 @@ def field_key(dotted: str) -> str:
     try:
         host = _host_path(dotted)
         if host is not None:
-            return "host." + ".".join(re.sub(r"_(hz|ps|bytes|bps|bytes_per_s)$", "", p) for p in host)
+            # The host model's own unit suffixes (`hostsim.host.SUFFIXES`).
+            stem = lambda p: next((p[: -len(x)] for x, _ in _host.SUFFIXES if p.endswith(x)), p)  # noqa: E731
+            return "host." + ".".join(stem(p) for p in host)
         section, parts = _split_field(dotted)
     except ConfigError:
         return dotted.strip()

@@ -30,7 +30,7 @@ struct UdpEcho {
 impl UdpEcho {
     /// A UDP datagram to the echo port (an unfragmented one: the ports are read).
     fn is_request(&self, frame: &[u8]) -> bool {
-        five_tuple(frame).is_some_and(|t| t.ports && t.protocol == ipv4::PROTO_UDP && u16::from_be_bytes([t.bytes[10], t.bytes[11]]) == self.port)
+        five_tuple(frame).is_some_and(|t| t.ports && t.protocol == ipv4::PROTO_UDP && t.dst_port() == self.port)
     }
 }
 

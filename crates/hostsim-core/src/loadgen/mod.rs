@@ -120,22 +120,19 @@ pub struct Loadgen {
     /// Closed loop: (outstanding, timeout) and the requests that may start now.
     pub closed_loop: Option<crate::loadgen::config::ClosedLoopConfig>,
     credits: u32,
-    /// `loadgen.rate` differs from its default (closed loop warns it is ignored).
-    rate_given: bool,
-    /// `loadgen.size` differs from its default (said when nothing reads it).
-    size_given: bool,
-    /// Other fields that shape synthetic traffic, set away from their
-    /// defaults (said when the port sends none).
-    shape_given: Vec<&'static str>,
+    /// The fields that shape synthetic traffic set away from their
+    /// defaults (`given_fields`), said when nothing reads them.
+    given: Vec<&'static str>,
     /// TCP receiver mode: the receiver; the port sends only its ACKs.
     pub sink: Option<tcp_sink::TcpSink>,
 }
 
-/// The fields beside `size` that shape synthetic traffic and differ from their defaults.
-fn shape_given(lg: &LoadgenConfig) -> Vec<&'static str> {
+/// The fields that shape synthetic traffic and differ from their defaults.
+fn given_fields(lg: &LoadgenConfig) -> Vec<&'static str> {
     let d = LoadgenConfig::default();
     let given = [
         ("rate", lg.rate != d.rate),
+        ("size", lg.size != d.size),
         ("interarrival", lg.interarrival != d.interarrival),
         ("flows", lg.flows != d.flows),
         ("flow_skew", lg.flow_skew != d.flow_skew),
@@ -204,9 +201,7 @@ impl Loadgen {
             mc,
             closed_loop: lg.closed_loop,
             credits: lg.closed_loop.map_or(0, |c| c.outstanding),
-            rate_given: lg.rate != crate::loadgen::config::LoadgenConfig::default().rate,
-            size_given: lg.size != crate::loadgen::config::LoadgenConfig::default().size,
-            shape_given: shape_given(lg),
+            given: given_fields(lg),
             sink,
         })
     }
@@ -481,15 +476,16 @@ impl Loadgen {
     /// cut short by `sim.duration`.
     pub fn warnings(&self) -> Vec<String> {
         let mut w = vec![];
-        if self.closed_loop.is_some() && self.rate_given {
+        let given = |f: &str| self.given.contains(&f);
+        if self.closed_loop.is_some() && given("rate") {
             w.push("loadgen.rate is ignored in closed loop (loadgen.closed_loop): a request starts whenever one completes or times out".into());
         }
-        if self.rate_given && self.replay.as_ref().is_some_and(|r| !r.at_rate()) {
+        if given("rate") && self.replay.as_ref().is_some_and(|r| !r.at_rate()) {
             w.push("loadgen.rate is ignored: the trace's frames leave at their own timestamps (loadgen.trace.timing = trace; \
                     set it to rate to replay them at loadgen.rate)"
                 .into());
         }
-        if self.size_given {
+        if given("size") {
             let why = if self.mc.is_some() {
                 Some("with the memcached client (loadgen.memcached) each request's size follows from its key and value")
             } else if self.replay.is_some() {
@@ -503,8 +499,10 @@ impl Loadgen {
                 w.push(format!("loadgen.size is ignored: {why}"));
             }
         }
-        if self.sink.is_some() && !self.shape_given.is_empty() {
-            let names = self.shape_given.iter().map(|f| format!("loadgen.{f}")).collect::<Vec<_>>().join(", ");
+        // The size has its own reason, above.
+        let unread: Vec<String> = self.given.iter().filter(|&&f| f != "size").map(|f| format!("loadgen.{f}")).collect();
+        if self.sink.is_some() && !unread.is_empty() {
+            let names = unread.join(", ");
             w.push(format!("{names} ignored: the TCP receiver (loadgen.tcp) sends only ACKs, each when the host's segments call for it"));
         }
         if let Some(n) = self.mc.as_ref().map(|m| m.counters.id_reuses).filter(|&n| n > 0) {

@@ -97,6 +97,18 @@ pub struct FiveTuple {
     pub protocol: u8,
 }
 
+impl FiveTuple {
+    /// The UDP or TCP source port (0 when `ports` is false).
+    pub fn src_port(&self) -> u16 {
+        u16::from_be_bytes([self.bytes[8], self.bytes[9]])
+    }
+
+    /// The UDP or TCP destination port (0 when `ports` is false).
+    pub fn dst_port(&self) -> u16 {
+        u16::from_be_bytes([self.bytes[10], self.bytes[11]])
+    }
+}
+
 pub fn five_tuple(frame: &[u8]) -> Option<FiveTuple> {
     let eth = ethernet::Packet::new_checked(frame).ok()?;
     if eth.ethertype() != ethernet::ETHERTYPE_IPV4 {
