@@ -46,8 +46,10 @@ pub struct Measure {
     pub in_flight: u64,
     /// One past the highest sequence number received.
     seq_hi: u64,
-    /// Per flow (the tag's flow id), one past its highest sequence number received.
-    flow_hi: Vec<u64>,
+    /// Per flow (the tag's 16-bit flow id), one past its highest sequence
+    /// number received; indexed by the id, so never out of bounds (512 KiB,
+    /// zeroed lazily by the allocator).
+    flow_hi: Box<[u64; 1 << 16]>,
     seen: Vec<u64>,
     hist: Histogram<u64>,
     lat_min: u64,
@@ -77,7 +79,7 @@ impl Measure {
             rx_untagged: 0,
             in_flight: 0,
             seq_hi: 0,
-            flow_hi: Vec::new(),
+            flow_hi: vec![0u64; 1 << 16].into_boxed_slice().try_into().expect("a slice of 2^16"),
             seen: vec![0; (WINDOW / 64) as usize],
             hist,
             lat_min: u64::MAX,
@@ -126,12 +128,9 @@ impl Measure {
             }
             self.seq_hi = seq + 1;
         }
-        let f = flow as usize;
-        if f >= self.flow_hi.len() {
-            self.flow_hi.resize(f + 1, 0);
-        }
-        let reordered = seq < self.flow_hi[f];
-        self.flow_hi[f] = self.flow_hi[f].max(seq + 1);
+        let hi = &mut self.flow_hi[flow as usize];
+        let reordered = seq < *hi;
+        *hi = (*hi).max(seq + 1);
         if seq + WINDOW >= self.seq_hi {
             let (w, m) = self.bit(seq);
             if *w & m != 0 {

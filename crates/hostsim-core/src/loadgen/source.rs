@@ -171,16 +171,15 @@ impl Departures {
     /// the following one leaves its share of the schedule later.
     #[inline]
     pub fn sent(&mut self, bytes: u32) {
-        let units = match self.pacing {
-            Pacing::Frames => 1,
-            Pacing::Bytes { overhead, .. } => (bytes + overhead) as u64,
+        let (units, weight) = match self.pacing {
+            Pacing::Frames => (1, 1.0),
+            Pacing::Bytes { overhead, mean } => {
+                let b = (bytes + overhead) as u64;
+                (b, b as f64 / (mean + overhead as f64))
+            }
         };
         self.units += units;
         if self.poisson {
-            let weight = match self.pacing {
-                Pacing::Frames => 1.0,
-                Pacing::Bytes { overhead, mean } => units as f64 / (mean + overhead as f64),
-            };
             self.acc += self.rng.exp(self.period_ps * weight);
         }
     }
