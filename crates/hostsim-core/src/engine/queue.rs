@@ -6,34 +6,14 @@
 //! its frames in a delay line and schedules only the head), so the heap stays
 //! small and each operation is a few dozen nanoseconds.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
 use super::time::Ps;
 
+#[derive(Clone, Copy)]
 struct Entry<E> {
-    /// time << 64 | insertion sequence: one comparison orders by both.
+    /// time << 64 | insertion sequence: one comparison orders by both, and
+    /// no two entries have the same key.
     key: u128,
     event: E,
-}
-
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E> Ord for Entry<E> {
-    // Reversed so that BinaryHeap (a max-heap) pops the earliest entry.
-    #[inline(always)]
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key)
-    }
 }
 
 impl<E> Entry<E> {
@@ -43,22 +23,81 @@ impl<E> Entry<E> {
     }
 }
 
+/// A binary min-heap of entries by key. The standard library's max-heap
+/// moves its last entry to the root with two word-sized stores and reads it
+/// back as one wider load, which the host cannot forward from the stores;
+/// this one keeps the moving entry in registers until it lands. Keys are
+/// unique, so the order in which entries leave is the keys' order, whatever
+/// the heap's layout.
+struct Heap<E> {
+    v: Vec<Entry<E>>,
+}
+
+impl<E: Copy> Heap<E> {
+    #[inline]
+    fn push(&mut self, e: Entry<E>) {
+        let mut hole = self.v.len();
+        self.v.push(e);
+        while hole > 0 {
+            let parent = (hole - 1) / 2;
+            if self.v[parent].key <= e.key {
+                break;
+            }
+            self.v[hole] = self.v[parent];
+            hole = parent;
+        }
+        self.v[hole] = e;
+    }
+
+    /// Removes the entry of the smallest key: the last entry takes the
+    /// root's place, goes down the path of smaller children to the bottom,
+    /// then up to where it belongs (it usually belongs near the bottom).
+    #[inline]
+    fn pop(&mut self) -> Option<Entry<E>> {
+        let last = self.v.pop()?;
+        let Some(&top) = self.v.first() else { return Some(last) };
+        let n = self.v.len();
+        let mut hole = 0;
+        let mut child = 1;
+        while child + 1 < n {
+            child += (self.v[child + 1].key < self.v[child].key) as usize;
+            self.v[hole] = self.v[child];
+            hole = child;
+            child = 2 * hole + 1;
+        }
+        if child + 1 == n {
+            self.v[hole] = self.v[child];
+            hole = child;
+        }
+        while hole > 0 {
+            let parent = (hole - 1) / 2;
+            if self.v[parent].key <= last.key {
+                break;
+            }
+            self.v[hole] = self.v[parent];
+            hole = parent;
+        }
+        self.v[hole] = last;
+        Some(top)
+    }
+}
+
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: Heap<E>,
     next_seq: u64,
     now: Ps,
     popped: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(64), next_seq: 0, now: 0, popped: 0 }
+        EventQueue { heap: Heap { v: Vec::with_capacity(64) }, next_seq: 0, now: 0, popped: 0 }
     }
 
     /// The time of the event being handled (or last handled).
@@ -78,14 +117,14 @@ impl<E> EventQueue<E> {
     /// Time of the earliest pending event.
     #[inline]
     pub fn peek_time(&self) -> Option<Ps> {
-        self.heap.peek().map(|e| e.time())
+        self.heap.v.first().map(|e| e.time())
     }
 
     /// Removes the earliest event if it is due at or before `until`, and
     /// advances `now` to its time.
     #[inline]
     pub fn pop_until(&mut self, until: Ps) -> Option<(Ps, E)> {
-        if self.heap.peek()?.time() > until {
+        if self.heap.v.first()?.time() > until {
             return None;
         }
         let e = self.heap.pop()?;
@@ -97,15 +136,15 @@ impl<E> EventQueue<E> {
 
     /// Folds `f` over every pending event (time, event), in no set order.
     pub fn fold<A>(&self, init: A, mut f: impl FnMut(A, Ps, &E) -> A) -> A {
-        self.heap.iter().fold(init, |a, e| f(a, e.time(), &e.event))
+        self.heap.v.iter().fold(init, |a, e| f(a, e.time(), &e.event))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.v.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.v.is_empty()
     }
 
     /// Events handled so far.
@@ -132,6 +171,32 @@ mod tests {
         }
         assert_eq!(out, vec![(10, 'a'), (10, 'b'), (20, 'x'), (30, 'c'), (30, 'd')]);
         assert_eq!(q.events_handled(), 5);
+    }
+
+    #[test]
+    fn interleaved_pushes_and_pops_leave_in_time_then_insertion_order() {
+        // Against a reference: the pending events kept sorted by (time, sequence).
+        let mut q = EventQueue::new();
+        let mut reference: Vec<(Ps, u64)> = Vec::new();
+        let (mut x, mut seq) = (0x2545_f491_4f6c_dd1du64, 0u64);
+        for step in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if x % 5 < 3 || reference.is_empty() {
+                // Times from now on, many equal, so insertion order decides ties.
+                let t = q.now() + x % 64;
+                q.schedule(t, seq);
+                reference.push((t, seq));
+                reference.sort_unstable();
+                seq += 1;
+            } else {
+                let want = reference.remove(0);
+                assert_eq!(q.pop_until(Ps::MAX), Some(want), "step {step}");
+            }
+            assert_eq!(q.len(), reference.len());
+            assert_eq!(q.peek_time(), reference.first().map(|e| e.0));
+        }
     }
 
     #[test]

@@ -252,20 +252,30 @@ impl<const SLICED: bool> Cache<SLICED> {
 #[inline(always)]
 fn position<const W: usize>(set: &[u64], line: u64) -> Option<usize> {
     let set: &[u64; W] = set.try_into().expect("a set of W ways");
-    set.iter().position(|&t| t == line)
+    let mut hits = 0u32;
+    for (w, &t) in set.iter().enumerate() {
+        hits |= ((t == line) as u32) << w;
+    }
+    (hits != 0).then(|| hits.trailing_zeros() as usize)
 }
 
 /// The first way of `meta` (of `W` ways) with the smallest word.
 #[inline(always)]
 fn oldest_way<const W: usize>(meta: &[u64]) -> usize {
     let meta: &[u64; W] = meta.try_into().expect("a set of W ways");
-    let mut pick = 0;
-    for w in 1..W {
-        if meta[w] < meta[pick] {
-            pick = w;
+    // A knock-out of neighbouring pairs, the left one winning ties: the
+    // first of the smallest, in log2(W) rounds of independent comparisons
+    // rather than a chain of W - 1 (W is a power of two).
+    let mut best: [(u64, usize); W] = std::array::from_fn(|w| (meta[w], w));
+    let mut n = W;
+    while n > 1 {
+        n /= 2;
+        for i in 0..n {
+            let (a, b) = (best[2 * i], best[2 * i + 1]);
+            best[i] = if b.0 < a.0 { b } else { a };
         }
     }
-    pick
+    best[0].1
 }
 
 /// Line-aligned addresses covering `len` bytes from `addr` (none if `len` is 0).

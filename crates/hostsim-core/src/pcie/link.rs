@@ -36,8 +36,7 @@
 //! Times passed in may lag the latest one by up to
 //! [`HISTORY_PS`](crate::engine::timeline::HISTORY_PS).
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use serde_json::{json, Value};
 
@@ -134,8 +133,10 @@ pub struct PcieLink {
     cpl_split: u32,
     up: Direction,
     down: Direction,
-    /// Release times of the read tags in use (at most `read_tags`).
-    tags: BinaryHeap<Reverse<Ps>>,
+    /// Release times of the read tags in use (at most `read_tags`), earliest
+    /// first. Reads mostly complete in the order they are issued, so a new
+    /// one almost always goes at the back: cheaper than a heap's sift.
+    tags: VecDeque<Ps>,
     /// Posted TLPs up whose credits are out, in order: (when the credits are
     /// back at the device, data credits held); only with finite credits.
     credits: VecDeque<(Ps, u32)>,
@@ -173,7 +174,7 @@ impl PcieLink {
             cpl_split: completion_split_bytes(cfg),
             up: Direction::new(),
             down: Direction::new(),
-            tags: BinaryHeap::with_capacity(cfg.read_tags as usize),
+            tags: VecDeque::with_capacity(cfg.read_tags as usize),
             writes: 0,
             reads: 0,
             read_requests: 0,
@@ -215,7 +216,7 @@ impl PcieLink {
 
     /// Read tags in use at `now` (booked reads whose last completion has not arrived).
     pub fn tags_in_use(&self, now: Ps) -> usize {
-        self.tags.iter().filter(|r| r.0 > now).count()
+        self.tags.iter().filter(|&&r| r > now).count()
     }
 
     /// Sends one TLP; returns the time its last byte leaves.
@@ -373,7 +374,7 @@ impl PcieLink {
             let req = left.min(self.cfg.mrrs_bytes);
             left -= req;
             let tag_free = if self.tags.len() >= self.cfg.read_tags as usize {
-                self.tags.pop().map_or(0, |r| r.0)
+                self.tags.pop_front().unwrap_or(0)
             } else {
                 0
             };
@@ -400,7 +401,12 @@ impl PcieLink {
                 rest -= data;
             }
             let arrival = cpl_ready + self.cfg.latency_ps;
-            self.tags.push(Reverse(arrival));
+            if self.tags.back().is_none_or(|&last| last <= arrival) {
+                self.tags.push_back(arrival);
+            } else {
+                let at = self.tags.partition_point(|&t| t <= arrival);
+                self.tags.insert(at, arrival);
+            }
             done = done.max(arrival);
         }
         done
