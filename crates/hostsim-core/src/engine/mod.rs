@@ -7,6 +7,7 @@
 pub mod modulo;
 pub mod queue;
 pub mod rng;
+pub mod slots;
 pub mod stats;
 pub mod time;
 pub mod timeline;
@@ -14,5 +15,6 @@ pub mod timeline;
 pub use modulo::Modulus;
 pub use queue::EventQueue;
 pub use rng::SimRng;
+pub use slots::Slots;
 pub use stats::{Stat, StatSink, StatValue};
 pub use time::Ps;

@@ -7,45 +7,39 @@
 //! the sender retries).
 //!
 //! Slots are released at times booked ahead, in call order, like the
-//! PCIe link's read tags.
+//! PCIe link's read tags ([`Slots`]).
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
+use crate::engine::slots::Slots;
 use crate::engine::time::Ps;
 
-/// Slots of one queue, each held until a time.
-struct Slots {
-    cap: usize,
-    held: BinaryHeap<Reverse<Ps>>,
+/// The slots of one queue and how often and how long requests waited for one.
+struct Queue {
+    slots: Slots,
     waits: u64,
     wait_ps: Ps,
 }
 
-impl Slots {
+impl Queue {
     fn new(cap: u32) -> Self {
-        Slots { cap: cap.max(1) as usize, held: BinaryHeap::new(), waits: 0, wait_ps: 0 }
+        Queue { slots: Slots::new(cap.max(1) as usize), waits: 0, wait_ps: 0 }
     }
 
     /// Takes a slot at `t` or when one frees; returns when.
     fn take(&mut self, t: Ps) -> Ps {
-        if self.held.len() < self.cap {
-            return t;
-        }
-        let free = self.held.pop().map_or(0, |r| r.0);
+        let free = self.slots.take(t);
         if free > t {
             self.waits += 1;
             self.wait_ps += free - t;
         }
-        t.max(free)
+        free
     }
 
     fn hold_until(&mut self, t: Ps) {
-        self.held.push(Reverse(t));
+        self.slots.hold_until(t);
     }
 
     fn in_use(&self, now: Ps) -> usize {
-        self.held.iter().filter(|r| r.0 > now).count()
+        self.slots.in_use(now)
     }
 }
 
@@ -60,8 +54,8 @@ pub struct BridgeStats {
 
 pub struct Bridge {
     pub delay_ps: Ps,
-    req: Slots,
-    resp: Slots,
+    req: Queue,
+    resp: Queue,
 }
 
 /// A request inside the bridge: `ready` is when it may leave.
@@ -73,7 +67,7 @@ pub struct Entered {
 
 impl Bridge {
     pub fn new(delay_ps: Ps, req_entries: u32, resp_entries: u32) -> Self {
-        Bridge { delay_ps, req: Slots::new(req_entries), resp: Slots::new(resp_entries) }
+        Bridge { delay_ps, req: Queue::new(req_entries), resp: Queue::new(resp_entries) }
     }
 
     /// A request arrives at `t`; it enters when both its slots are free.

@@ -39,6 +39,7 @@ use super::bridge::Bridge;
 use super::config::IoConfig;
 use super::xbar::{edge, Layer, LayerStats};
 use crate::engine::stats::{HasStats, StatSink};
+use crate::engine::slots::Slots;
 use crate::engine::time::Ps;
 use crate::error::Result;
 use crate::pcie::Kind;
@@ -62,7 +63,7 @@ pub struct Gem5Io {
     /// I/O bus → memory for DMA when there is no IOCache.
     dmabridge: Bridge,
     /// Release times of the IOCache's MSHRs in use.
-    mshrs: std::collections::BinaryHeap<std::cmp::Reverse<Ps>>,
+    mshrs: Slots,
     /// When the device's last DMA write was done (interrupts follow it).
     last_write: Ps,
     // statistics
@@ -96,7 +97,7 @@ impl Gem5Io {
             pio_resp: Layer::new(cycle, w),
             iobridge: Bridge::new(b.delay_ps, b.req_queue_entries, b.resp_queue_entries),
             dmabridge: Bridge::new(b.delay_ps, b.req_queue_entries, b.resp_queue_entries),
-            mshrs: Default::default(),
+            mshrs: Slots::new(cfg.iocache.mshrs as usize),
             last_write: 0,
             writes: 0,
             reads: 0,
@@ -122,15 +123,12 @@ impl Gem5Io {
 
     /// A free MSHR at `t` or when one frees.
     fn take_mshr(&mut self, t: Ps) -> Ps {
-        if self.mshrs.len() < self.cfg.iocache.mshrs as usize {
-            return t;
-        }
-        let free = self.mshrs.pop().map_or(0, |r| r.0);
+        let free = self.mshrs.take(t);
         if free > t {
             self.mshr_full_waits += 1;
             self.mshr_full_wait_ps += free - t;
         }
-        t.max(free)
+        free
     }
 
     /// One packet from the crossbar to memory, arriving at the IOCache (or
@@ -149,7 +147,7 @@ impl Gem5Io {
                 self.read_mshr_full_wait_ps += got - t;
                 self.read_mshr_hold_ps += answered - got;
             }
-            self.mshrs.push(std::cmp::Reverse(answered));
+            self.mshrs.hold_until(answered);
             (sent, answered + self.cycles(self.cfg.iocache.response_latency_cycles))
         } else {
             let e = self.dmabridge.enter(t, true);

@@ -321,6 +321,43 @@ mod tests {
     }
 
     #[test]
+    fn the_oldest_way_is_the_first_of_the_smallest_words() {
+        // Against a plain scan, with many ties (words drawn from 0..4).
+        fn check<const W: usize>(x: &mut u64) {
+            for _ in 0..2_000 {
+                let meta: Vec<u64> = (0..W)
+                    .map(|_| {
+                        *x ^= *x << 13;
+                        *x ^= *x >> 7;
+                        *x ^= *x << 17;
+                        *x % 4
+                    })
+                    .collect();
+                let min = *meta.iter().min().unwrap();
+                let first = meta.iter().position(|&m| m == min).unwrap();
+                assert_eq!(oldest_way::<W>(&meta), first, "{meta:?}");
+            }
+        }
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        check::<4>(&mut x);
+        check::<8>(&mut x);
+        check::<16>(&mut x);
+    }
+
+    #[test]
+    fn a_line_is_found_in_whichever_way_it_is() {
+        for ways in [4u32, 8, 16, 3] {
+            let mut c = Cache::<true>::new(2 * ways as u64 * LINE_BYTES, ways);
+            let lines: Vec<u64> = (0..ways as u64).map(|k| k * 2 * LINE_BYTES).collect();
+            let slots: Vec<usize> = lines.iter().map(|&a| c.fill(a, 0, c.all_ways()).0).collect();
+            for (&a, &s) in lines.iter().zip(&slots) {
+                assert_eq!(c.find(a), Some(s), "{ways} ways, line {a:#x}");
+            }
+            assert_eq!(c.find(2 * ways as u64 * 2 * LINE_BYTES), None);
+        }
+    }
+
+    #[test]
     fn working_set_that_fits_hits_after_warmup() {
         let mut c = small();
         let (mut hits, mut misses) = (0, 0);

@@ -42,6 +42,7 @@ use serde_json::{json, Value};
 
 use super::config::{PcieConfig, DATA_CREDIT_BYTES};
 use super::tlp::{completion_split_bytes, request_overhead_bytes, tlp_rate_bps, CPL_OVERHEAD_BYTES, MSI_BYTES};
+use crate::engine::slots::Slots;
 use crate::engine::stats::{HasStats, StatSink};
 use crate::engine::time::{bits_to_ps, Ps};
 use crate::engine::timeline::Timeline;
@@ -133,10 +134,8 @@ pub struct PcieLink {
     cpl_split: u32,
     up: Direction,
     down: Direction,
-    /// Release times of the read tags in use (at most `read_tags`), earliest
-    /// first. Reads mostly complete in the order they are issued, so a new
-    /// one almost always goes at the back: cheaper than a heap's sift.
-    tags: VecDeque<Ps>,
+    /// The read tags, each held until its read's last completion arrives.
+    tags: Slots,
     /// Posted TLPs up whose credits are out, in order: (when the credits are
     /// back at the device, data credits held); only with finite credits.
     credits: VecDeque<(Ps, u32)>,
@@ -174,7 +173,7 @@ impl PcieLink {
             cpl_split: completion_split_bytes(cfg),
             up: Direction::new(),
             down: Direction::new(),
-            tags: VecDeque::with_capacity(cfg.read_tags as usize),
+            tags: Slots::new(cfg.read_tags as usize),
             writes: 0,
             reads: 0,
             read_requests: 0,
@@ -216,7 +215,7 @@ impl PcieLink {
 
     /// Read tags in use at `now` (booked reads whose last completion has not arrived).
     pub fn tags_in_use(&self, now: Ps) -> usize {
-        self.tags.iter().filter(|&&r| r > now).count()
+        self.tags.in_use(now)
     }
 
     /// Sends one TLP; returns the time its last byte leaves.
@@ -373,16 +372,11 @@ impl PcieLink {
         while left > 0 {
             let req = left.min(self.cfg.mrrs_bytes);
             left -= req;
-            let tag_free = if self.tags.len() >= self.cfg.read_tags as usize {
-                self.tags.pop_front().unwrap_or(0)
-            } else {
-                0
-            };
-            if tag_free > issue {
+            let mut ready = self.tags.take(issue);
+            if ready > issue {
                 self.tag_stalls += 1;
-                self.tag_stall_ps += tag_free - issue;
+                self.tag_stall_ps += ready - issue;
             }
-            let mut ready = issue.max(tag_free);
             if np != 0 {
                 ready = self.take_np_credit(ready, np);
             }
@@ -401,12 +395,7 @@ impl PcieLink {
                 rest -= data;
             }
             let arrival = cpl_ready + self.cfg.latency_ps;
-            if self.tags.back().is_none_or(|&last| last <= arrival) {
-                self.tags.push_back(arrival);
-            } else {
-                let at = self.tags.partition_point(|&t| t <= arrival);
-                self.tags.insert(at, arrival);
-            }
+            self.tags.hold_until(arrival);
             done = done.max(arrival);
         }
         done
