@@ -41,10 +41,16 @@ def build(rev: str, name: str) -> str:
         src = WORK / f"src-{name}"
         if src.exists():
             subprocess.run(["git", "worktree", "remove", "--force", str(src)], cwd=ROOT, check=True, capture_output=True)
-        subprocess.run(["git", "worktree", "add", "--detach", str(src), rev], cwd=ROOT, check=True, capture_output=True)
-    out = subprocess.run(["cargo", "bench", "-q", "-p", "hostsim-core", "--bench", "speed", "--no-run", "--message-format=json"],
-                         cwd=src, env={**os.environ, "CARGO_TARGET_DIR": str(WORK / f"target-{name}")},
-                         check=True, capture_output=True, text=True).stdout
+        added = subprocess.run(["git", "worktree", "add", "--detach", str(src), rev], cwd=ROOT, capture_output=True, text=True)
+        if added.returncode != 0:
+            raise SystemExit(f"bench_ab: cannot check out {rev!r} (a commit, a branch or WORKTREE): {added.stderr.strip()}")
+    try:
+        out = subprocess.run(["cargo", "bench", "-q", "-p", "hostsim-core", "--bench", "speed", "--no-run", "--message-format=json"],
+                             cwd=src, env={**os.environ, "CARGO_TARGET_DIR": str(WORK / f"target-{name}")},
+                             check=True, capture_output=True, text=True).stdout
+    finally:
+        if src != ROOT:  # the binary stays in its target directory
+            subprocess.run(["git", "worktree", "remove", "--force", str(src)], cwd=ROOT, capture_output=True)
     for line in out.splitlines():
         msg = json.loads(line)
         if msg.get("reason") == "compiler-artifact" and msg.get("target", {}).get("name") == "speed" and msg.get("executable"):
