@@ -49,9 +49,10 @@ impl<E: Copy> Heap<E> {
         self.v[hole] = e;
     }
 
-    /// Removes the entry of the smallest key: the last entry takes the
-    /// root's place, goes down the path of smaller children to the bottom,
-    /// then up to where it belongs (it usually belongs near the bottom).
+    /// Removes the entry of the smallest key. The root's place becomes a
+    /// hole that moves down the path of smaller children to the bottom; the
+    /// last entry then goes up from there to where it belongs (usually near
+    /// the bottom, so this compares less than sifting it down from the root).
     #[inline]
     fn pop(&mut self) -> Option<Entry<E>> {
         let last = self.v.pop()?;
