@@ -36,8 +36,13 @@ struct Heap<E> {
 impl<E: Copy> Heap<E> {
     #[inline]
     fn push(&mut self, e: Entry<E>) {
-        let mut hole = self.v.len();
         self.v.push(e);
+        self.sift_up(self.v.len() - 1, e);
+    }
+
+    /// Puts `e` at `hole` or, moving parents down, above it where its key belongs.
+    #[inline(always)]
+    fn sift_up(&mut self, mut hole: usize, e: Entry<E>) {
         while hole > 0 {
             let parent = (hole - 1) / 2;
             if self.v[parent].key <= e.key {
@@ -70,15 +75,7 @@ impl<E: Copy> Heap<E> {
             self.v[hole] = self.v[child];
             hole = child;
         }
-        while hole > 0 {
-            let parent = (hole - 1) / 2;
-            if self.v[parent].key <= last.key {
-                break;
-            }
-            self.v[hole] = self.v[parent];
-            hole = parent;
-        }
-        self.v[hole] = last;
+        self.sift_up(hole, last);
         Some(top)
     }
 }
