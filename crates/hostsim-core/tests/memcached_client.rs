@@ -98,3 +98,19 @@ fn a_frame_size_beside_the_client_is_said_to_be_ignored() {
     c.loadgen.size = SizeDist::Fixed { bytes: 1518 };
     assert!(said(&run(&c).unwrap()));
 }
+
+#[test]
+fn header_settings_beside_the_client_are_said_to_be_ignored() {
+    let said = |r: &Value| {
+        r["warnings"].as_array().unwrap().iter().filter_map(|w| w.as_str()).find(|w| w.contains("ignored: the memcached client")).map(str::to_owned)
+    };
+    let mut c = cfg(100, 1e5);
+    c.sim.duration_ps = 200 * US;
+    // Flows spread the client's source ports: read, so not said.
+    c.loadgen.flows = 8;
+    assert_eq!(said(&run(&c).unwrap()), None);
+    c.loadgen.protocol = Protocol::Raw;
+    c.loadgen.dst_port = 7;
+    let w = said(&run(&c).unwrap()).expect("a warning");
+    assert!(w.starts_with("loadgen.protocol, loadgen.dst_port ignored: the memcached client"), "{w}");
+}

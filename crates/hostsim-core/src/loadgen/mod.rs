@@ -137,6 +137,8 @@ fn given_fields(lg: &LoadgenConfig) -> Vec<&'static str> {
         ("flows", lg.flows != d.flows),
         ("flow_skew", lg.flow_skew != d.flow_skew),
         ("protocol", lg.protocol != d.protocol),
+        ("dst_port", lg.dst_port != d.dst_port),
+        ("tag_offset", lg.tag_offset != d.tag_offset),
     ];
     given.iter().filter(|g| g.1).map(|g| g.0).collect()
 }
@@ -499,11 +501,23 @@ impl Loadgen {
                 w.push(format!("loadgen.size is ignored: {why}"));
             }
         }
-        // The size has its own reason, above.
-        let unread: Vec<String> = self.given.iter().filter(|&&f| f != "size").map(|f| format!("loadgen.{f}")).collect();
-        if self.sink.is_some() && !unread.is_empty() {
-            let names = unread.join(", ");
-            w.push(format!("{names} ignored: the TCP receiver (loadgen.tcp) sends only ACKs, each when the host's segments call for it"));
+        // The size has its own reason, above; the rate and the spacing pace a trace at a rate.
+        let unread = |read: &[&str]| -> Option<String> {
+            let names: Vec<String> = self.given.iter().filter(|f| !read.contains(f)).map(|f| format!("loadgen.{f}")).collect();
+            (!names.is_empty()).then(|| names.join(", "))
+        };
+        let why = if self.sink.is_some() {
+            unread(&["size"]).map(|n| (n, "the TCP receiver (loadgen.tcp) sends only ACKs, each when the host's segments call for it"))
+        } else if self.mc.is_some() {
+            unread(&["size", "rate", "interarrival", "flows", "flow_skew"])
+                .map(|n| (n, "the memcached client (loadgen.memcached) sends UDP requests to loadgen.memcached.udp_port and pairs replies by their request ids"))
+        } else if self.replay.is_some() {
+            unread(&["size", "rate", "interarrival"]).map(|n| (n, "a trace's frames keep their own bytes (loadgen.trace)"))
+        } else {
+            None
+        };
+        if let Some((names, why)) = why {
+            w.push(format!("{names} ignored: {why}"));
         }
         if let Some(n) = self.mc.as_ref().map(|m| m.counters.id_reuses).filter(|&n| n > 0) {
             w.push(format!(

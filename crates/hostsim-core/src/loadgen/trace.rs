@@ -972,4 +972,26 @@ mod tests {
         cfg.loadgen.trace.as_mut().unwrap().timing = TraceTiming::Rate;
         assert!(!said(&cfg));
     }
+
+    /// Header settings beside a trace are said to be ignored: its frames keep their own bytes.
+    #[test]
+    fn header_settings_beside_a_trace_are_said_to_be_ignored() {
+        use crate::config::SimConfig;
+        use crate::loadgen::config::Protocol;
+        let p = tmp("headers-ignored.pcap");
+        let pkts: Vec<_> = (0..100u64).map(|i| (Duration::from_micros(EPOCH * 1_000_000 + i), udp_frame(9, 64))).collect();
+        write_pcap(&p, TsResolution::MicroSecond, Endianness::Little, DataLink::ETHERNET, &pkts);
+        let mut cfg = SimConfig::default();
+        cfg.loadgen.trace = Some(TraceConfig::new(p.to_str().unwrap()));
+        (cfg.sim.warmup_ps, cfg.sim.duration_ps) = (0, 200_000_000);
+        let said = |cfg: &SimConfig| {
+            let w = crate::system::checked_run(cfg).unwrap()["warnings"].clone();
+            w.as_array().unwrap().iter().filter_map(|w| w.as_str()).find(|w| w.contains("keep their own bytes")).map(str::to_owned)
+        };
+        assert_eq!(said(&cfg), None);
+        cfg.loadgen.flows = 4;
+        cfg.loadgen.protocol = Protocol::Raw;
+        let w = said(&cfg).expect("a warning");
+        assert!(w.starts_with("loadgen.flows, loadgen.protocol ignored: a trace's frames"), "{w}");
+    }
 }
