@@ -183,9 +183,12 @@ class Config:
     reflector: Reflector = field(default_factory=Reflector)
     #: Overrides of the preset's host model, nested, in user names and units (``{"cpu": {"freq": "2GHz"}}``).
     host: Dict[str, Any] = field(default_factory=dict)
+    #: Contract keys a resolved contract fed back as a config set without its
+    #: user having given them (not in its ``given``): not counted as given.
+    _not_given: set = field(default_factory=set, repr=False, compare=False)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name not in TOP_FIELDS and name not in SECTIONS and name != "host":
+        if name not in TOP_FIELDS and name not in SECTIONS and name not in ("host", "_not_given"):
             raise _unknown(name)
         object.__setattr__(self, name, value)
 
@@ -200,7 +203,12 @@ class Config:
         """Sets every field present in the nested dict ``data``."""
         if not isinstance(data, Mapping):
             raise ConfigError.invalid("config", data, "a table of fields")
+        given = data.get("given")
+        if given is not None and (not isinstance(given, list) or not all(isinstance(g, str) for g in given)):
+            raise ConfigError.invalid("given", given, "a list of dotted field names (a resolved contract's)")
         for key, value in data.items():
+            if key == "given":
+                continue
             if key in SECTIONS:
                 if not isinstance(value, Mapping):
                     raise ConfigError.invalid(key, value, f"a table of {', '.join(section_fields(key))}")
@@ -208,10 +216,14 @@ class Config:
                     self.set(f"{key}.{name}", inner)
             else:
                 self.set(str(key), value)
+        if given is not None:
+            # A resolved contract: it sets every field, its user gave only these.
+            self._not_given |= _contract_keys(data) - set(given)
         return self
 
     def set(self, dotted: str, value: Any) -> "Config":
         """Sets one field by dotted name (``"reflector.service_time"``, ``"host.cpu.freq"``)."""
+        self._not_given -= {k for k in self._not_given if _names(dotted.strip(), k)}
         path = _host_path(dotted)
         if path is not None:
             if not path and not isinstance(value, Mapping):
@@ -300,6 +312,27 @@ class Config:
 
     def copy(self) -> "Config":
         return copy.deepcopy(self)
+
+
+def _contract_keys(data: Mapping[str, Any]) -> set:
+    """The keys a contract sets, as :func:`resolve` lists given ones: top-level
+    names, section fields, host leaves."""
+    keys = {k for k in data if k in TOP_FIELDS}
+    for section in SECTIONS:
+        keys |= {f"{section}.{k}" for k in data.get(section) or {}}
+    keys |= set(_host.flatten(data["host"])) if isinstance(data.get("host"), Mapping) else set()
+    return keys
+
+
+#: Unit suffixes a contract key has beyond the name a user may write (``duration`` for ``duration_ps``).
+_KEY_UNITS = ("ps", "bps", "hz", "bytes", "bytes_per_s")
+
+
+def _names(dotted: str, key: str) -> bool:
+    """Whether setting ``dotted`` sets contract key ``key`` (itself, its stem, or a table above it)."""
+    if key == dotted or key.startswith(dotted + "."):
+        return True
+    return key.startswith(dotted + "_") and key[len(dotted) + 1:] in _KEY_UNITS
 
 
 def _set_in_table(section: Section, parts: List[str], value: Any, dotted: str) -> None:
@@ -430,7 +463,11 @@ def resolve(config: Union[Config, Mapping[str, Any]]) -> Dict[str, Any]:
     out: Dict[str, Any] = {name: _parse_top(name, values[name]) for name in ("seed", "app", "stack")}
     for section, specs in FIELDS.items():
         out[section] = {spec.key: spec.convert(values[section][name], f"{section}.{name}") for name, spec in specs.items()}
-    _resolve_host(out, cfg, values["preset"])
+    given = [name for name in ("seed", "app", "stack") if getattr(cfg, name) is not None]
+    for section, specs in FIELDS.items():
+        given += [f"{section}.{specs[name].key}" for name in getattr(cfg, section).set_values()]
+    _resolve_host(out, cfg, values["preset"], given)
+    out["given"] = sorted(set(given) - cfg._not_given)
     check_contract(out)
     return out
 
@@ -467,10 +504,11 @@ _BOUNDS = {"greater_than_equal": (">=", "ge"), "greater_than": (">", "gt"),
            "less_than_equal": ("<=", "le"), "less_than": ("<", "lt")}
 
 
-def _resolve_host(out: Dict[str, Any], cfg: Config, preset: str) -> None:
-    """Adds ``host`` for a host application; the reflector takes no host overrides."""
+def _resolve_host(out: Dict[str, Any], cfg: Config, preset: str, given: List[str]) -> None:
+    """Adds ``host`` for a host application; the reflector takes no host overrides.
+    The host fields the user set are appended to ``given``."""
     if out["app"] in _host.host_apps():
-        out["host"] = _host.resolve_host(preset, cfg.host)
+        out["host"] = _host.resolve_host(preset, cfg.host, given)
     elif cfg.host:
         first = next(iter(_host.flatten(cfg.host)))
         raise ConfigError(first, f"the {out['app']} has no host model; host fields apply to the host "

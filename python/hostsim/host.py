@@ -117,25 +117,29 @@ def no_host_model(preset: str) -> ConfigError:
                                  f"{', '.join(host_presets())})")
 
 
-def resolve_host(preset: str, overrides: Mapping[str, Any]) -> Dict[str, Any]:
-    """The preset's host with ``overrides`` (user names and units) merged in, in base units."""
+def resolve_host(preset: str, overrides: Mapping[str, Any], given: Optional[List[str]] = None) -> Dict[str, Any]:
+    """The preset's host with ``overrides`` (user names and units) merged in, in base units.
+
+    The core keys of the fields set (``host.cpu.freq_hz``) are appended to ``given``.
+    """
     base = preset_host(preset)
     if base is None:
         raise no_host_model(preset)
-    _merge(base, overrides, "host")
+    _merge(base, overrides, "host", [] if given is None else given)
     return base
 
 
-def _merge(tree: Dict[str, Any], overrides: Mapping[str, Any], path: str) -> None:
+def _merge(tree: Dict[str, Any], overrides: Mapping[str, Any], path: str, given: List[str]) -> None:
     for name, value in overrides.items():
         dotted = f"{path}.{name}"
         key, parse = _field(tree, str(name), dotted)
         if isinstance(tree[key], dict):
             if not isinstance(value, Mapping):
                 raise ConfigError(dotted, f"is a section; set one of its fields ({', '.join(tree[key])})")
-            _merge(tree[key], value, f"{path}.{key}")
+            _merge(tree[key], value, f"{path}.{key}", given)
         else:
             tree[key] = parse(value, dotted)
+            given.append(f"{path}.{key}")
 
 
 def _field(tree: Mapping[str, Any], name: str, dotted: str) -> Tuple[str, Parser]:

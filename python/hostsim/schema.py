@@ -3299,6 +3299,12 @@ class SimConfig(BaseModel):
         str,
         Field(description="Device under test, attached to the load generator's ports."),
     ]
+    given: Annotated[
+        list[str],
+        Field(
+            description="The fields the user set, as dotted contract keys\n(`host.app.forward_mode`), whatever their values: the Python package\nfills it from flags, `--set`, config files and dicts. A `host.app`\nsetting given here that the application does not read is said to be\nignored (`system/warnings.rs`); a setting left out is never said, as\na preset's or a default is nobody's choice."
+        ),
+    ] = []
     host: Annotated[
         Optional[HostConfig],
         Field(description="The simulated host, for every application but `reflector`."),
@@ -3367,4 +3373,4 @@ class SimConfig(BaseModel):
 
 #: The fingerprint of the core schema these models were generated from
 #: (``hostsim.runner.schema_fingerprint``).
-CORE_SCHEMA_FINGERPRINT = "9d37a600d1e48335"
+CORE_SCHEMA_FINGERPRINT = "23b7a092aa7372ec"

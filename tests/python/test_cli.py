@@ -87,6 +87,17 @@ def test_settings_nothing_reads_and_consumed_frames_are_said(cli):
     assert "not read by" not in proc.stderr
 
 
+def test_a_setting_given_for_another_application_is_said_whatever_its_value(cli, tmp_path):
+    # macswap is testpmd's default forwarding mode: given to l2fwd, it is still ignored.
+    ignored = "host.app.forward_mode set but not read by --app l2fwd"
+    short = ["--duration", "100us", "--warmup", "20us"]
+    assert ignored in cli("run", "--app", "l2fwd", "--forward-mode", "macswap", *short, check=True).stderr
+    assert ignored in cli("run", "--app", "l2fwd", "--set", "host.app.forward_mode=macswap", *short, check=True).stderr
+    (tmp_path / "c.toml").write_text('app = "l2fwd"\n[host.app]\nforward_mode = "macswap"\n')
+    assert ignored in cli("run", "--config", "c.toml", *short, check=True).stderr
+    assert "not read by" not in cli("run", "--app", "testpmd", "--forward-mode", "macswap", *short, check=True).stderr
+
+
 def test_applications_imply_their_traffic_and_a_silent_device_says_why(cli):
     from hostsim.config import resolve
 

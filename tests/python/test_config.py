@@ -31,12 +31,13 @@ CONTRACT_KEYS = {
     "link",
     "loadgen",
     "reflector",
+    "given",
 }
 
 
 def test_defaults_resolve_to_the_documented_values():
     r = resolve(Config())
-    assert set(r) == CONTRACT_KEYS
+    assert set(r) == CONTRACT_KEYS and r["given"] == []
     assert r["seed"] == 1 and r["app"] == "reflector" and r["stack"] == "pmd"
     assert r["sim"] == {"duration_ps": 10**9, "warmup_ps": 10**8, "drain_ps": 10**9, "fidelity": "full",
                         "settle": False, "overflow_sample": True, "core_horizon": False,

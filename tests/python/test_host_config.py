@@ -193,3 +193,23 @@ def test_msb_curve_points_carry_the_drop_breakdown(cli, tmp_path):
                check=True)
     assert all("drops" not in p for p in json.loads((tmp_path / "r.json").read_text())["msb"]["curve"])
     assert "dma/core/tx" not in proc.stdout
+
+
+def test_simulate_says_a_given_setting_of_another_application_is_ignored_at_its_default():
+    import hostsim
+
+    sim = {"duration": "100us", "warmup": "20us", "drain": "100us"}
+    ignored = "host.app.forward_mode set but not read by --app l2fwd"
+    r = hostsim.simulate({"app": "l2fwd", "sim": sim, "host": {"app": {"forward_mode": "macswap"}}})
+    assert any(ignored in w for w in r.warnings), r.warnings
+    assert resolve({"app": "l2fwd", "host": {"app": {"forward_mode": "macswap"}}})["given"] == ["app", "host.app.forward_mode"]
+    r = hostsim.simulate({"app": "l2fwd", "sim": sim})
+    assert not any("not read by" in w for w in r.warnings), r.warnings
+
+
+def test_a_contract_fed_back_keeps_its_record_of_what_was_given():
+    contract = resolve({"app": "l2fwd", "host": {"app": {"forward_mode": "macswap"}}})
+    assert resolve(contract)["given"] == ["app", "host.app.forward_mode"]
+    assert resolve(dict(contract, given=[]))["given"] == [], "every field of a contract is set, none given"
+    cfg = Config.from_dict(dict(contract, given=[])).set("host.app.echo_port", 7).set("sim.duration", "1ms")
+    assert resolve(cfg)["given"] == ["host.app.echo_port", "sim.duration_ps"], "set afterwards: given"

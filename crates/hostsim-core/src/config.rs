@@ -43,6 +43,14 @@ pub struct SimConfig {
     /// The simulated host, for every application but `reflector`.
     #[serde(default)]
     pub host: Option<crate::host::HostConfig>,
+    /// The fields the user set, as dotted contract keys
+    /// (`host.app.forward_mode`), whatever their values: the Python package
+    /// fills it from flags, `--set`, config files and dicts. A `host.app`
+    /// setting given here that the application does not read is said to be
+    /// ignored (`system/warnings.rs`); a setting left out is never said, as
+    /// a preset's or a default is nobody's choice.
+    #[serde(default)]
+    pub given: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
@@ -136,6 +144,7 @@ impl Default for SimConfig {
             loadgen: LoadgenConfig::default(),
             reflector: ReflectorConfig::default(),
             host: None,
+            given: vec![],
         }
     }
 }

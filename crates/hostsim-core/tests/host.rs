@@ -281,8 +281,9 @@ fn rxptx_spends_one_processing_interval_per_burst_or_per_packet() {
     }
 }
 
-/// A `host.app` setting of another application is said to be ignored; the
-/// application's own settings and defaults are not.
+/// A `host.app` setting of another application that the user gave
+/// (`given`) is said to be ignored, whatever its value; the application's
+/// own settings, and settings nobody gave, are not.
 #[test]
 fn settings_of_another_application_are_said_to_be_ignored() {
     let ignored = |r: &Value| -> Vec<String> {
@@ -294,7 +295,8 @@ fn settings_of_another_application_are_said_to_be_ignored() {
     let app = &mut c.host.as_mut().unwrap().app;
     app.proc_time_ps = 2 * US;
     app.echo_port = 7;
-    app.forward_mode = ForwardMode::Io;
+    assert!(ignored(&run(&c).unwrap()).is_empty(), "values nobody gave (a preset's) are not the user's: {:?}", ignored(&run(&c).unwrap()));
+    c.given = ["host.app.proc_time_ps", "host.app.echo_port", "host.app.forward_mode", "host.cores"].map(String::from).to_vec();
     let w = ignored(&run(&c).unwrap());
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(w[0].contains("host.app.proc_time,") || w[0].contains("host.app.proc_time "), "{}", w[0]);
@@ -303,6 +305,12 @@ fn settings_of_another_application_are_said_to_be_ignored() {
     c.app = "rxptx".into();
     let w = ignored(&run(&c).unwrap());
     assert!(w.len() == 1 && w[0].contains("forward_mode") && !w[0].contains("proc_time"), "{w:?}");
+    // Given at its default value (macswap), it is still the user's and still ignored.
+    assert_eq!(c.host.as_ref().unwrap().app.forward_mode, ForwardMode::default());
+    c.app = "l2fwd".into();
+    c.given = vec!["host.app.forward_mode".into(), "host.app.kvs.buckets".into(), "host.app.kvs.items".into()];
+    let w = ignored(&run(&c).unwrap());
+    assert!(w.len() == 1 && w[0].starts_with("host.app.forward_mode, host.app.kvs.buckets, host.app.kvs.items set but not read by --app l2fwd"), "{w:?}");
 }
 
 /// testpmd txonly's frames are built in recycled buffers whose payload can

@@ -72,21 +72,24 @@ pub(super) fn out_of_service(out: &mut Value, cfg: &SimConfig) {
     }
 }
 
-/// `host.app` settings changed from their defaults that the application
-/// run does not read (each belongs to another application): said, not
-/// silently ignored.
+/// `host.app` settings the user gave (`SimConfig::given`) that the
+/// application run does not read (each belongs to another application):
+/// said whatever their values, not silently ignored.
 pub(super) fn unread_app_settings(out: &mut Value, cfg: &SimConfig, registry: &crate::apps::Registry) {
-    let (Some(host), Some(entry)) = (cfg.host.as_ref(), registry.get(&cfg.app)) else { return };
-    let (Ok(Value::Object(set)), Ok(Value::Object(default))) =
-        (serde_json::to_value(&host.app), serde_json::to_value(crate::apps::AppConfig::default()))
-    else {
-        return;
-    };
-    let unread: Vec<String> = set
-        .iter()
-        .filter(|(k, v)| k.as_str() != "port_topology" && !entry.reads.contains(&k.as_str()) && default.get(k.as_str()) != Some(v))
-        .map(|(k, _)| format!("host.app.{}", k.strip_suffix("_ps").unwrap_or(k)))
-        .collect();
+    let Some(entry) = registry.get(&cfg.app).filter(|_| cfg.host.is_some()) else { return };
+    let mut unread: Vec<String> = vec![];
+    for key in &cfg.given {
+        let Some(path) = key.strip_prefix("host.app.") else { continue };
+        let setting = path.split('.').next().unwrap_or(path);
+        // Every forwarding application reads the port topology.
+        if setting == "port_topology" || entry.reads.contains(&setting) {
+            continue;
+        }
+        let name = format!("host.app.{}", path.strip_suffix("_ps").unwrap_or(path));
+        if !unread.contains(&name) {
+            unread.push(name);
+        }
+    }
     if unread.is_empty() {
         return;
     }
