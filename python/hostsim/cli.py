@@ -17,7 +17,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import host as _host
 from . import presets as _presets
@@ -659,8 +659,8 @@ def host_rows(data: Dict[str, Any]) -> List[List[str]]:
         ["DRAM bytes", f"device read {dram.get('bytes_read_device', 0):,} written {dram.get('bytes_written_device', 0):,}"
                        f"  core read {dram.get('bytes_read_core', 0):,} written {dram.get('bytes_written_core', 0):,}"],
     ] + [
-        [_pcie_label(d, n, len(nics)), _io_util(n)]
-        for d, n in enumerate(nics)
+        [_pcie_label(d, n, len(nics)), line]
+        for d, (n, line) in enumerate(zip(nics, _aligned([_io_util(n) for n in nics]) if nics else []))
     ] + port_rows(data) + core_rows(data)
 
 
@@ -672,13 +672,11 @@ def _pcie_label(d: int, nic: Dict[str, Any], count: int) -> str:
     return f"{what} (NIC {d}, port{'s' if len(ports) != 1 else ''} {','.join(str(p) for p in ports)})"
 
 
-def _io_util(nic: Dict[str, Any]) -> str:
-    """Per-direction utilisation of the NIC's PCIe link, or of gem5's I/O crossbar layers."""
-    pct = lambda o, k: f"{o.get(k, 0.0) * 100:.1f} %"  # noqa: E731
-    if "iobus" in nic:
-        x = nic["iobus"]
-        return f"up {pct(x, 'up_util')}  down {pct(x, 'down_util')}  MMIO {pct(x, 'pio_util')}"
-    return f"up {pct(nic['pcie'], 'up_util')}  down {pct(nic['pcie'], 'down_util')}"
+def _io_util(nic: Dict[str, Any]) -> List[Tuple[str, str, str]]:
+    """Per-direction utilisation of the NIC's PCIe link, or of gem5's I/O crossbar layers (fields for :func:`_aligned`)."""
+    x = nic.get("iobus", nic.get("pcie", {}))
+    names = (("up", "up_util"), ("down", "down_util")) + ((("MMIO", "pio_util"),) if "iobus" in nic else ())
+    return [(name, f"{x.get(k, 0.0) * 100:.1f}", "%") for name, k in names]
 
 
 def port_rows(data: Dict[str, Any]) -> List[List[str]]:
@@ -686,14 +684,16 @@ def port_rows(data: Dict[str, Any]) -> List[List[str]]:
     ports, gen = data.get("ports", []), data["loadgen"].get("ports", [])
     if len(ports) < 2:
         return []
-    rows = []
+    fields = []
     for p, g in zip(ports, gen):
         d = p["drops"]
-        rows.append([f"port {p['port']} (NIC {p['nic']})",
-                     f"offered {g['offered_pps'] / 1e6:.4f} Mpps  achieved {g['achieved_pps'] / 1e6:.4f} Mpps  "
-                     f"drop {g['drop_rate'] * 100:.3f} %  rx/tx {p['rx_packets']:,}/{p['tx_packets']:,}  "
-                     f"dma/core/tx drops {d['dma']:,}/{d['core']:,}/{d['tx']:,}"])
-    return rows
+        fields.append([("offered", f"{g['offered_pps'] / 1e6:.4f}", "Mpps"),
+                       ("achieved", f"{g['achieved_pps'] / 1e6:.4f}", "Mpps"),
+                       ("drop", f"{g['drop_rate'] * 100:.3f}", "%"),
+                       ("rx/tx", f"{p['rx_packets']:,}/{p['tx_packets']:,}", ""),
+                       ("dma/core/tx drops", f"{d['dma']:,}/{d['core']:,}/{d['tx']:,}", "")])
+    labels = [f"port {p['port']} (NIC {p['nic']})" for p in ports]
+    return [[label, line] for label, line in zip(labels, _aligned(fields))]
 
 
 def core_rows(data: Dict[str, Any]) -> List[List[str]]:
@@ -701,17 +701,36 @@ def core_rows(data: Dict[str, Any]) -> List[List[str]]:
     cores = data.get("cores", [])
     if len(cores) < 2:
         return []
-    rows = []
-    for c in cores:
+    fields, labels = [], []
+    roles = [(c.get("pmd") or {}).get("role", "") for c in cores]
+    shared = [role in ("claimant", "area", "parent", "worker") for role in roles]
+    for c, role, own in zip(cores, roles, shared):
         # port/queue, as testpmd's streams print them (RX P=0/Q=1), not read as a decimal
         queues = " ".join(f"{q['rx_port']}/{q['rx_queue']}" for q in c["queues"])
         cpp = c["cycles_per_packet"]
-        role = (c.get("pmd") or {}).get("role", "")
-        shared = role in ("claimant", "area", "parent", "worker")
-        parts = "".join(f", {k} {cpp[k]:.1f}" for k in ("rx", "buffer", "cas", "join") if shared and cpp.get(k, 0) > 0)
-        rows.append([f"core {c['core']}", f"{role + '  ' if shared else ''}queues {queues}  {c['packets']:,} packets  "
-                                          f"{cpp['total']:.1f} cycles/packet (idle {cpp['idle']:.1f}{parts})"])
-    return rows
+        parts = "".join(f", {k} {cpp[k]:.1f}" for k in ("rx", "buffer", "cas", "join") if own and cpp.get(k, 0) > 0)
+        row = [("", role if own else "", "", False)] if any(shared) else []
+        row += [("queues", queues, "", False), ("", f"{c['packets']:,}", "packets"),
+                ("", f"{cpp['total']:.1f}", f"cycles/packet (idle {cpp['idle']:.1f}{parts})")]
+        fields.append(row)
+        labels.append(f"core {c['core']}")
+    return [[label, line] for label, line in zip(labels, _aligned(fields))]
+
+
+def _aligned(rows: List[List[Tuple[Any, ...]]]) -> List[str]:
+    """Rows of fields ``(name, value, unit[, right])`` as lines whose columns line
+    up: each value padded to the widest in its column (right-aligned unless
+    ``right`` is False), names and units padded likewise, fields two spaces apart."""
+    cols = len(rows[0])
+    width = [[max(len(r[i][k]) for r in rows) for k in range(3)] for i in range(cols)]
+    lines = []
+    for r in rows:
+        cells = []
+        for (name, value, unit, *right), (wn, wv, wu) in zip(r, width):
+            value = value.rjust(wv) if (right or [True])[0] else value.ljust(wv)
+            cells.append(" ".join(t for t, w in ((name.ljust(wn), wn), (value, wv), (unit.ljust(wu), wu)) if w))
+        lines.append("  ".join(cells).rstrip())
+    return lines
 
 
 def _goodput_gbps(data: Dict[str, Any]) -> float:

@@ -279,3 +279,35 @@ def test_a_negative_value_reaches_its_fields_range_check(cli, flag, value, field
     # argparse alone would take "-5Gbps" for an option ("expected one argument").
     proc = cli("run", flag, value)
     assert proc.returncode == 2 and f"{field}: invalid value '{value}'" in proc.stderr, proc.stderr
+
+
+def test_per_port_and_per_core_columns_line_up_whatever_the_widths():
+    from hostsim.cli import core_rows, host_rows, port_rows
+
+    def port(i, rx, core):
+        return {"port": i, "nic": i, "rx_packets": rx, "tx_packets": rx, "drops": {"dma": 0, "core": core, "tx": 0}}
+
+    def gen(offered, achieved, drop):
+        return {"offered_pps": offered, "achieved_pps": achieved, "drop_rate": drop}
+
+    def core(i, queues, packets, idle):
+        return {"core": i, "queues": [{"rx_port": p, "rx_queue": 0} for p in queues], "packets": packets,
+                "cycles_per_packet": {"total": 138.3, "idle": idle}}
+
+    data = {"ports": [port(0, 21_134, 254_917), port(1, 9_000, 0)],
+            "loadgen": {"ports": [gen(297.6e6, 14.38e6, 0.95168), gen(9e6, 6.79e6, 0.0)]},
+            "cores": [core(0, [0], 21_581, 0.0), core(1, [1, 2], 9_002, 12.5)]}
+
+    def columns(rows, words):
+        at = [[r[1].index(w) for w in words] for r in rows]
+        assert all(a == at[0] for a in at), "\n".join(r[1] for r in rows)
+
+    columns(port_rows(data), ["achieved", "drop", "rx/tx", "dma/core/tx"])
+    columns(core_rows(data), ["packets", "cycles/packet", "(idle"])
+    nics = [{"iobus": {"up_util": 0.096, "down_util": 0.108, "pio_util": 0.001}, "ports": [0]},
+            {"iobus": {"up_util": 0.067, "down_util": 0.074, "pio_util": 0.001}, "ports": [1]}]
+    host = {"nic": {"rx_packets": 0, "tx_packets": 0, "rx_missed_errors": 0, "rx_nombuf": 0},
+            "drops": {"dma": 0, "core": 0, "tx": 0}, "cpu": {"cycles_per_packet": {k: 0.0 for k in (
+                "rx", "tx", "mempool", "app", "idle", "total")}},
+            "pmd": {"rx_burst_packets": [0], "empty_polls": 0}, "nics": nics, "loadgen": {}}
+    columns([r for r in host_rows(host) if "utilisation" in r[0]], ["down", "MMIO"])
