@@ -303,8 +303,6 @@ class _Search:
         if self.bar is not None:
             verdict = "pass" if point["passed"] else "fail"
             self.bar.set_postfix_str(f"{pps / 1e6:.4g} Mpps loss {point['loss_rate']:.3%} {verdict}")
-            if self.bar.total is not None and self.bar.n >= self.bar.total:
-                self.bar.total = self.bar.n + 1  # a search that ran longer than expected (confirmations)
             self.bar.update(1)
 
     def run(self, pps: float, confirm: bool = False) -> Dict[str, Any]:
@@ -343,18 +341,15 @@ def run_trial(task: Tuple[Dict[str, Any], str]) -> Dict[str, Any]:
         return {"error": f"{type(e).__name__}: {e}"}
 
 
-def _progress_bar(enabled: bool, total: int) -> Any:
+def _progress_bar(enabled: bool, bound: int) -> Any:
+    """A count of the trials run, with no total: how many a search takes is
+    not known in advance (a fast search's confirmations, the knee's
+    re-tests). ``bound`` is the most it can take, said in the description."""
     if not enabled:
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, desc="msb", unit="trial", file=sys.stderr, leave=False)
-
-
-def _expected_steps(resolution: float, max_trials: int, k: int = 1) -> int:
-    """About how many search trials: line rate, then rounds of k that each split the bracket in k + 1."""
-    rounds = math.ceil(math.log2(1 / resolution) / math.log2(k + 1))
-    return min(max_trials, 1 + k * rounds + 1)
+    return tqdm(total=None, desc=f"msb (at most {bound})", unit=" trials", file=sys.stderr, leave=False)
 
 
 def msb(
@@ -413,7 +408,8 @@ def msb(
     # The core's line rate for that mean size, per sending port.
     line_pps = float(probe["loadgen"]["line_rate_pps"]) / max(1, int(probe["loadgen"]["sending_ports"]))
 
-    bar = _progress_bar(progress, _expected_steps(resolution, max_trials, k) + RETEST_STEPS + points + int(length.fast))
+    # The search, its confirmations and re-tests stop at max_trials; the extra points come on top.
+    bar = _progress_bar(progress, max_trials + points)
     # Our own pool is kept for every round (its workers start once); a given executor is the caller's.
     own = ProcessExecutor(k).__enter__() if k > 1 and executor is None else None
     search = _Search(base, cfg.preset_name(), threshold, bar, length, None if k == 1 else own or executor)

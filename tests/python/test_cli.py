@@ -227,7 +227,7 @@ def test_installed_entry_point_runs():
 
 def test_msb_shows_a_progress_bar_on_stderr(cli):
     proc = cli("msb", *FAST, "--set", "reflector.queue_frames=4", "--resolution", "5%", check=True)
-    assert "msb:" in proc.stderr and "trial" in proc.stderr
+    assert "msb (at most 40): " in proc.stderr and " trials [" in proc.stderr
     assert "Traceback" not in proc.stderr
     quiet = cli("msb", *FAST, "--set", "reflector.queue_frames=4", "--resolution", "5%", "--no-progress",
                 check=True)

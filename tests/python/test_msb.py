@@ -301,3 +301,40 @@ def test_the_api_takes_a_threshold_and_resolution_as_the_cli_writes_them():
         check_threshold("1 pct")
     with pytest.raises(ConfigError, match=r"^threshold: invalid value '1\.5'"):
         check_threshold("150%")
+
+
+def test_the_progress_bar_counts_trials_against_a_bound_known_in_advance(short, monkeypatch):
+    import tqdm
+
+    bars = []
+
+    class Bar:
+        """Records what a tqdm bar is given: its total (at creation and after), and its count."""
+
+        def __init__(self, total=None, desc="", **_):
+            self.totals, self.desc, self.n = [total], desc, 0
+            object.__setattr__(self, "total", total)
+            bars.append(self)
+
+        def __setattr__(self, name, value):
+            if name == "total":
+                self.totals.append(value)
+            object.__setattr__(self, name, value)
+
+        def set_postfix_str(self, text):
+            pass
+
+        def update(self, n):
+            self.n += n
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(tqdm, "tqdm", Bar)
+    # A fast search confirms its best rate and re-tests the knee: trials beyond a bisection's count.
+    config = short(reflector=SERVER, sim=dict(TIMING, fidelity="fast"), loadgen={"size": 64})
+    m = hostsim.msb(config, threshold=0.01, resolution=0.005,
+                    points=3, max_trials=30, progress=True)
+    (bar,) = bars
+    assert bar.totals == [None], "no total that could grow while the search runs"
+    assert bar.desc == "msb (at most 33)" and bar.n == m.msb.trials <= 33
