@@ -633,9 +633,7 @@ def host_rows(data: Dict[str, Any]) -> List[List[str]]:
                         f"  rx_missed_errors {nic['rx_missed_errors']:,}  rx_nombuf {nic['rx_nombuf']:,}"],
         ["drops", f"DmaDrops {drops['dma']:,} ({_pct(drops['dma'], lost)})  CoreDrops {drops['core']:,} "
                   f"({_pct(drops['core'], lost)})  TxDrops {drops['tx']:,} ({_pct(drops['tx'], lost)})"],
-        ["cycles/packet", "  ".join(f"{k} {cpp[k]:.1f}" for k in (
-            ("irq", "rx", "skb", "mempool", "proto", "sched", "syscall", "copy", "app", "qdisc", "tx", "idle", "total")
-            if kernel else ("rx", "tx", "mempool", "app", "idle", "total")))],
+        ["cycles/packet", _cycle_parts(cpp, kernel is not None)],
     ] + ([
         ["kernel", f"irqs {kernel['irqs']:,}  NAPI polls {kernel['napi_polls']:,}  ksoftirqd rounds "
                    f"{kernel['ksoftirqd_rounds']:,}  context switches {kernel['context_switches']:,}  syscalls "
@@ -715,6 +713,16 @@ def core_rows(data: Dict[str, Any]) -> List[List[str]]:
         fields.append(row)
         labels.append(f"core {c['core']}")
     return [[label, line] for label, line in zip(labels, _aligned(fields))]
+
+
+def _cycle_parts(cpp: Dict[str, float], kernel: bool) -> str:
+    """The cycles per packet by category: the stack's usual ones always, any
+    other that is not zero (a shared queue's buffer, cas and join, the
+    pipeline's ring), then idle and the total, so the parts add up to it."""
+    usual = (("irq", "rx", "skb", "mempool", "proto", "sched", "syscall", "copy", "app", "qdisc", "tx") if kernel
+             else ("rx", "tx", "mempool", "app"))
+    others = tuple(k for k, v in cpp.items() if k not in usual + ("idle", "total") and v > 0)
+    return "  ".join(f"{k} {cpp[k]:.1f}" for k in usual + others + ("idle", "total"))
 
 
 def _aligned(rows: List[List[Tuple[Any, ...]]]) -> List[str]:

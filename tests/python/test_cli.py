@@ -311,3 +311,15 @@ def test_per_port_and_per_core_columns_line_up_whatever_the_widths():
                 "rx", "tx", "mempool", "app", "idle", "total")}},
             "pmd": {"rx_burst_packets": [0], "empty_polls": 0}, "nics": nics, "loadgen": {}}
     columns([r for r in host_rows(host) if "utilisation" in r[0]], ["down", "MMIO"])
+
+
+def test_the_cycles_per_packet_line_adds_up_to_its_total():
+    # Four cores sharing one queue spend cycles on buffer and cas, outside the PMD's usual four.
+    from hostsim.cli import _cycle_parts
+
+    cpp = {"app": 32.4, "buffer": 57.0, "cas": 57.6, "join": 0.0, "idle": 14.4, "mempool": 6.0, "rx": 55.1,
+           "tx": 25.5, "total": 248.0}
+    line = _cycle_parts(cpp, kernel=False)
+    assert line == "rx 55.1  tx 25.5  mempool 6.0  app 32.4  buffer 57.0  cas 57.6  idle 14.4  total 248.0"
+    parts = [float(v) for k, v in zip(line.split()[::2], line.split()[1::2]) if k != "total"]
+    assert abs(sum(parts) - cpp["total"]) < 0.1
