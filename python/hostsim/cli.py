@@ -605,7 +605,8 @@ def tcp_send_rows(data: Mapping[str, Any]) -> List[List[str]]:
             ["TCP sender", f"after the warm-up, drain included: writes completed {t['writes']:,} ({t['writes_total']:,} in all"
                            + (f", {t['writes_unfinished']:,} unfinished" if t.get("writes_unfinished") else "")
                            + f") of {t['buffer_bytes']:,} B  acked {t['bytes_acked']:,} B"
-                           f"  segments {t['segments']:,}  retransmissions {t['retransmissions']:,}"
+                           f"  segments built {t['segments']:,}, sent {t['transmissions']:,}"
+                           f"  retransmissions {t['retransmissions']:,}"
                            f"  (fast {t['fast_retransmits']:,}, timeouts {t['timeouts']:,})"],
             ["write() time", _dist_us(t["write_time"], "writes")],
             ["buffer held", _dist_us(t["hold_time"], "buffers")],

@@ -323,3 +323,15 @@ def test_the_cycles_per_packet_line_adds_up_to_its_total():
     assert line == "rx 55.1  tx 25.5  mempool 6.0  app 32.4  buffer 57.0  cas 57.6  idle 14.4  total 248.0"
     parts = [float(v) for k, v in zip(line.split()[::2], line.split()[1::2]) if k != "total"]
     assert abs(sum(parts) - cpp["total"]) < 0.1
+
+
+def test_the_tcp_sender_says_segments_built_and_sent_apart(cli):
+    # With a lossy receiver most segments wait in the socket: built is not sent.
+    p = cli("run", "--app", "tcp-send", "--stack", "kernel", "--set", "loadgen.tcp.drop=0.1",
+            "--set", "loadgen.tcp.rtt=10us", "--set", "link.propagation=1us",
+            "--set", "host.app.tcp_send.writes=2", "--duration", "3ms", "--warmup", "0", check=True)
+    line = next(l for l in p.stdout.splitlines() if "TCP sender" in l)
+    built, sent = [int(x.replace(",", "")) for x in
+                   line.split("segments built ")[1].split("  ")[0].split(", sent ")]
+    nic_tx = next(l for l in p.stdout.splitlines() if "NIC rx / tx" in l).split("/")[2].split()[0]
+    assert sent == int(nic_tx.replace(",", "")) and built > sent, line
