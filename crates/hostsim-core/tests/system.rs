@@ -229,3 +229,15 @@ fn frames_of_different_flows_swapped_on_the_way_back_are_not_reordered() {
     let r = run(&c).unwrap();
     assert!(lg(&r)["reordered_packets"].as_u64().unwrap() >= 490, "{}", lg(&r)["reordered_packets"]);
 }
+
+#[test]
+fn a_window_with_no_frame_sent_says_nothing_was_measured() {
+    let said = |r: &Value| r["warnings"].to_string().contains("no frame was sent in the measured window");
+    // 1e-24 pps: one frame at time 0, in the warm-up, and none in the window.
+    let mut c = base(pps(1e-24), 64);
+    c.sim.warmup_ps = 100_000_000;
+    let r = run(&c).unwrap();
+    assert_eq!(r["accounting"]["measured"]["sent"].as_u64(), Some(0));
+    assert!(said(&r) && r["warnings"].to_string().contains("raise loadgen.rate or sim.duration"), "{}", r["warnings"]);
+    assert!(!said(&run(&base(pps(1e6), 64)).unwrap()));
+}

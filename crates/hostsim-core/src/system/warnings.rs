@@ -33,6 +33,19 @@ pub(super) fn out_of_service(out: &mut Value, cfg: &SimConfig) {
         }
         w.push(format!("the device answered none of the {} frames sent in the measured window (they ended as: {}){why}", n("sent"), ended.join(", ")));
     }
+    let said = |w: &Value| w.as_array().is_some_and(|a| a.iter().any(|w| w.as_str().is_some_and(|w| w.contains("nothing was measured"))));
+    if n("sent") == 0 && cfg.loadgen.tcp.is_none() && !said(&out["warnings"]) {
+        // A rate too low for one frame in the window, or a generator that never sent.
+        let lg = &out["loadgen"];
+        let window_s = lg["measured_window_ps"].as_f64().unwrap_or(0.0) / 1e12;
+        let expected = lg["requested_pps"].as_f64().unwrap_or(0.0) * window_s;
+        let why = if expected < 1.0 {
+            format!(": loadgen.rate asks for {expected:.3e} frames in its {:.3} us (raise loadgen.rate or sim.duration)", window_s * 1e6)
+        } else {
+            String::new()
+        };
+        w.push(format!("no frame was sent in the measured window; nothing was measured{why}"));
+    }
     if let Some(k) = out["app"]["not_requests"].as_u64().filter(|&k| k > 0) {
         w.push(format!(
             "the application counted {k} frames that are not requests it serves (app.not_requests): for memcached, drive it with its client (loadgen.memcached) or a trace of requests; \
