@@ -103,9 +103,10 @@ pub fn offered_rate(rate: &Rate, mean_bytes: f64, link_bps: u64) -> OfferedRate 
         RateUnit::Bps => rate.value / (mean_bytes * 8.0),
         RateUnit::Percent => rate.value / 100.0 * line_rate_pps,
     };
-    // A relative slack of 1e-9 keeps "100%" and its bps equivalent uncapped.
+    // A relative slack of 1e-9 keeps "100%" and its bps equivalent from being
+    // said to be capped; a request within it is still offered at line rate.
     let capped = requested_pps > line_rate_pps * (1.0 + 1e-9);
-    OfferedRate { requested_pps, pps: if capped { line_rate_pps } else { requested_pps }, line_rate_pps, capped }
+    OfferedRate { requested_pps, pps: requested_pps.min(line_rate_pps), line_rate_pps, capped }
 }
 
 /// What one period of the schedule stands for.
@@ -206,6 +207,9 @@ mod tests {
         let over = r(RateUnit::Pps, 200e6);
         assert!(over.capped && over.pps == over.line_rate_pps);
         assert!(!r(RateUnit::Bps, 148_809_523.809_523_8 * 64.0 * 8.0).capped);
+        // Within the slack: not said to be capped, and still offered at no more than line rate.
+        let hair = r(RateUnit::Percent, 100.000_000_1);
+        assert!(!hair.capped && hair.requested_pps > hair.line_rate_pps && hair.pps == hair.line_rate_pps);
     }
 
     #[test]
