@@ -96,6 +96,11 @@ def msb_pps(w: Workload, fidelity: str = "full") -> float:
     return hostsim.msb(cfg, overrides=w.overrides).msb.pps
 
 
+def _check_runs(runs: Any) -> None:
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+        raise ConfigError.invalid("runs", runs, "a whole number >= 1")
+
+
 def _check_names(names: Optional[List[str]]) -> None:
     """Every ``--only`` text names some workload: a typo is an error, not an empty table."""
     unmatched = [n for n in names or [] if not any(n in w.name for w in WORKLOADS)]
@@ -108,8 +113,7 @@ def table(names: Optional[List[str]] = None, with_msb: bool = True, out=sys.stdo
     """One row per workload; with ``runs`` > 1 each workload runs that many
     times and its row is the median run's (peak RSS: the largest), with
     every run's packets/wall-s listed under it and in ``pps_runs``."""
-    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
-        raise ConfigError.invalid("runs", runs, "a whole number >= 1")
+    _check_runs(runs)
     _check_names(names)
     rows = []
     print(f"{'workload':<46} {'packets':>9} {'full pkts/wall-s':>17} {'fast pkts/wall-s':>17} "
@@ -153,6 +157,7 @@ def rss_check(out=sys.stdout) -> Dict[str, float]:
 
 
 def main(names: Optional[List[str]], with_msb: bool, rss: bool, json_path: Optional[str], runs: int = 1) -> int:
+    _check_runs(runs)
     _check_names(names)
     print("fast: sim.fidelity = fast, a sample of each run simulated and the rest predicted; "
           "its packets/wall-s counts the configured run's packets")

@@ -40,7 +40,7 @@ class AttrView(Mapping[str, Any]):
         return len(self._data)
 
     def __dir__(self) -> List[str]:
-        return list(self._data) + list(super().__dir__())
+        return sorted(set(self._data) | set(super().__dir__()))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._data!r})"

@@ -33,6 +33,7 @@ def test_several_runs_give_the_median_run_and_list_every_run(cli, tmp_path):
     assert abs(row["pps"] - row["packets"] / row["wall_s"]) < 1e-6 * row["pps"]
     bad = cli("bench", "--runs", "0", "--no-msb")
     assert bad.returncode != 0 and "runs: invalid value '0'" in bad.stderr
+    assert bad.stdout == "", "nothing printed before the error"
     # A text that names no workload is an error naming the workloads, not an empty table.
     bad = cli("bench", "--only", "reflector", "--only", "nosuchrow", "--no-msb")
     assert bad.returncode == 2 and "only: invalid value 'nosuchrow'" in bad.stderr and "testpmd 64 B" in bad.stderr

@@ -22,6 +22,11 @@ def test_attribute_and_item_access(result):
         result.loadgen.nope
 
 
+def test_dir_lists_each_name_once(result):
+    names = dir(result)
+    assert "warnings" in names and "to_dict" in names and len(names) == len(set(names))
+
+
 def test_to_dict_is_a_copy_and_to_json_round_trips(result):
     d = result.to_dict()
     d["loadgen"]["tx_packets"] = -1
