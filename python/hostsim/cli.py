@@ -21,7 +21,8 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import host as _host
 from . import presets as _presets
-from .config import Config, apps, apply_assignments, field_docs, field_key, parse_assignment, read_config_file, resolve, size_label
+from .config import (Config, apps, apply_assignments, field_docs, field_key, inspected_preset, parse_assignment,
+                     read_config_file, resolve, size_label)
 from .units import ConfigError, parse_fraction
 
 #: Common flags and the config field each one sets.
@@ -225,6 +226,11 @@ def _version() -> str:
 
 def config_from_args(args: argparse.Namespace) -> Config:
     """The validated Config the flags describe."""
+    made_for = inspected_preset(args.config) if args.config else None
+    if made_for is not None and getattr(args, "preset", None) not in (None, made_for):
+        raise ConfigError("preset", f"--preset {args.preset} would change only the result's label: {args.config} is preset "
+                                    f"{made_for}'s resolved config (hostsim inspect), every host field set; drop --preset, "
+                                    f"or start from hostsim inspect --preset {args.preset}")
     cfg = Config.from_dict(read_config_file(args.config)) if args.config else Config()
     given = {}
     for flag, dotted in FLAG_FIELDS:

@@ -551,9 +551,23 @@ def read_config_file(path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError.invalid("config", str(path), "a file holding a table of fields")
     if {"preset", "config", "machine"} <= set(data) and isinstance(data["config"], dict):
-        # What `hostsim inspect --preset P` prints: the config is its `config` member.
-        return data["config"]
+        # What `hostsim inspect --preset P` prints: the config is its `config`
+        # member, the machine P's, every host field resolved.
+        return {**data["config"], "preset": data["preset"]}
     return data
+
+
+def inspected_preset(path: Union[str, "os.PathLike[str]"]) -> Optional[str]:
+    """The preset of a file ``hostsim inspect --preset P`` wrote (JSON whose
+    config sets every host field to P's), or None for any other file."""
+    if not str(path).endswith(".json"):
+        return None
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    is_inspect = isinstance(data, dict) and {"preset", "config", "machine"} <= set(data)
+    return data["preset"] if is_inspect and isinstance(data["preset"], str) else None
 
 
 def load_config(source: ConfigSource = None, overrides: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> Config:

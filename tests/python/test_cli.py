@@ -335,3 +335,13 @@ def test_the_tcp_sender_says_segments_built_and_sent_apart(cli):
                    line.split("segments built ")[1].split("  ")[0].split(", sent ")]
     nic_tx = next(l for l in p.stdout.splitlines() if "NIC rx / tx" in l).split("/")[2].split()[0]
     assert sent == int(nic_tx.replace(",", "")) and built > sent, line
+
+
+def test_a_resolved_config_keeps_its_presets_name_and_refuses_another(cli, tmp_path):
+    out = cli("inspect", "--preset", "a72-quad", "--app", "testpmd", check=True).stdout
+    (tmp_path / "rt.json").write_text(out)
+    run = cli("run", "--config", "rt.json", "--duration", "200us", "--warmup", "50us", "--json", "r.json", check=True)
+    assert "preset a72-quad" in run.stdout
+    assert json.loads((tmp_path / "r.json").read_text())["preset"] == "a72-quad"
+    other = cli("run", "--config", "rt.json", "--preset", "xeon-e3-1230v2", "--duration", "200us")
+    assert other.returncode == 2 and "would change only the result's label" in other.stderr
