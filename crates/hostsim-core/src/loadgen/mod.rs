@@ -536,6 +536,15 @@ impl Loadgen {
         if c.truncated > 0 {
             w.push(format!("loadgen.trace: {} frames in {path} were captured shorter than they were; sent at their original length, the missing bytes as zeros", c.truncated));
         }
+        if c.untaggable > 0 {
+            w.push(format!(
+                "loadgen.trace.tag: {} of {} frames in {path} have no room for the {} B tag after their packet and were sent untagged: \
+                 their latency is not measured (loadgen.rx_untagged_packets)",
+                c.untaggable,
+                c.read,
+                tag::TAG_LEN
+            ));
+        }
         if c.untimed > 0 {
             w.push(format!("loadgen.trace: {} frames in {path} have no timestamp (pcapng Simple Packet Blocks); each leaves with the frame before", c.untimed));
         }

@@ -92,6 +92,8 @@ pub struct TraceCounts {
     pub padded: u64,
     /// Frames whose checksums were recomputed (`loadgen.trace.fix_checksums`).
     pub checksummed: u64,
+    /// With `loadgen.trace.tag`: frames with no room after their packet for the tag, sent untagged.
+    pub untaggable: u64,
 }
 
 /// The frames of a trace, loaded once.
@@ -304,6 +306,7 @@ impl Trace {
             self.counts.checksummed += fix_checksums(&mut buf[..captured]) as u64;
         }
         let tag = prep.cfg.tag && packet_end(&buf[..captured]).is_some_and(|end| end + tag::TAG_LEN <= frame_bytes - FCS_LEN);
+        self.counts.untaggable += (prep.cfg.tag && !tag) as u64;
         self.frames.push(TraceFrame { time_ps, offset, stored: stored as u32, frame_bytes: frame_bytes as u32, tag });
         Ok(())
     }
@@ -862,7 +865,9 @@ mod tests {
         write_pcap(&p, TsResolution::MicroSecond, Endianness::Little, DataLink::ETHERNET, &[(t0, udp_frame(9, 1)), (t0, udp_frame(9, 10))]);
         let t = load(&p, |c| c.tag = true).unwrap();
         assert_eq!((t.frame(0).tag, t.frame(1).tag), (true, false));
+        assert_eq!(t.counts.untaggable, 1, "said in a warning (Loadgen::warnings)");
         assert!(!load(&p, |_| ()).unwrap().frame(0).tag);
+        assert_eq!(load(&p, |_| ()).unwrap().counts.untaggable, 0, "no tag asked for");
     }
 
     #[test]
