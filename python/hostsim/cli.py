@@ -551,32 +551,34 @@ def format_run(data: Dict[str, Any]) -> str:
                          f"  std {_ns(lat.get('std'))}{one_way}"],
         ["percentiles (ns)", f"p50 {_ns(lat.get('p50'))}  p90 {_ns(lat.get('p90'))}  p99 {_ns(lat.get('p99'))}"
                              f"  p99.9 {_ns(lat.get('p999'))}"],
-        ["simulated", f"{sim['simulated_ps'] / 1e9:.4f} ms in {sim['wall_s']:.3f} s wall"
-                      f" ({sim['packets_per_wall_s'] / 1e6:.2f} M packets/s)"],
     ]
+    # How the run was simulated closes the table, whatever comes between.
+    tail = [["simulated", f"{sim['simulated_ps'] / 1e9:.4f} ms in {sim['wall_s']:.3f} s wall"
+                          f" ({sim['packets_per_wall_s'] / 1e6:.2f} M packets/s)"]]
     sample = sim.get("sample") or {}
     if sample.get("sampled"):
         p = sample["predicted"]
-        rows.append(["fidelity fast", f"warm-up {sample['warmup_ps'] / 1e9:.4f} ms, then a {sample['window_ps'] / 1e9:.4f} ms "
+        tail.append(["fidelity fast", f"warm-up {sample['warmup_ps'] / 1e9:.4f} ms, then a {sample['window_ps'] / 1e9:.4f} ms "
                      f"sample of the {sample['represented_window_ps'] / 1e9:.4f} ms window: the counts above are the "
                      f"sample's; predicted for the window: {p['tx_packets']:,} sent, loss rate {p['loss_rate'] * 100:.4f} %, "
                      f"buffers +{p['backlog_growth_frames']:,} frames{_predicted_drops(sample)} "
                      f"({sample['represented_packets_per_wall_s'] / 1e6:.2f} M packets of the run per wall-s)"])
     elif sample:
-        rows.append(["fidelity fast", f"not sampled, every frame simulated: {sample['why']}"])
+        tail.append(["fidelity fast", f"not sampled, every frame simulated: {sample['why']}"])
     if "trace_frames" in lg:
-        rows[-1:-1] = [["trace", f"{lg['trace_frames_sent']:,} frames sent ({lg['trace_frames']:,} in the trace, "
+        rows += [["trace", f"{lg['trace_frames_sent']:,} frames sent ({lg['trace_frames']:,} in the trace, "
                                  f"{lg['trace_passes']:,} complete passes)  oversize {lg['trace_oversize_frames']:,}"
                                  f"  filtered {lg['trace_filtered_frames']:,}  rx untagged {lg['rx_untagged_packets']:,}"]]
     if "memcached" in lg:
         m = lg["memcached"]
-        rows[-1:-1] = [["memcached", f"{m['requests']:,} requests  {m['replies']:,} replies  hits {m['hits']:,}"
+        rows += [["memcached", f"{m['requests']:,} requests  {m['replies']:,} replies  hits {m['hits']:,}"
                                      f"  misses {m['misses']:,}  stored {m['stored']:,}  errors {m['errors']:,}"
                                      f"  timeouts {m['timeouts']:,}  {m['rps'] / 1e6:.4f} M requests/s"]]
     if "tcp" in lg:
-        rows[-1:-1] = tcp_send_rows(data)
+        rows += tcp_send_rows(data)
     if "drops" in data:
-        rows[-1:-1] = host_rows(data)
+        rows += host_rows(data)
+    rows += tail
     trace = cfg["loadgen"].get("trace")
     traffic = f"trace {os.path.basename(trace['path'])}" if trace else size_label(cfg["loadgen"]["size"])
     if cfg["loadgen"].get("tcp"):

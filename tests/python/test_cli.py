@@ -345,3 +345,11 @@ def test_a_resolved_config_keeps_its_presets_name_and_refuses_another(cli, tmp_p
     assert json.loads((tmp_path / "r.json").read_text())["preset"] == "a72-quad"
     other = cli("run", "--config", "rt.json", "--preset", "xeon-e3-1230v2", "--duration", "200us")
     assert other.returncode == 2 and "would change only the result's label" in other.stderr
+
+
+@pytest.mark.parametrize("fidelity", ["full", "fast"])
+def test_how_the_run_was_simulated_closes_the_table(cli, fidelity):
+    out = cli("run", "--app", "testpmd", "--fidelity", fidelity, "--duration", "2ms", check=True).stdout
+    names = [line.split("  ")[1].strip() for line in out.splitlines()[1:] if line.strip()]
+    tail = ["simulated", "fidelity fast"] if fidelity == "fast" else ["simulated"]
+    assert names.index("NIC rx / tx") < names.index("simulated") and names[-len(tail):] == tail, names
