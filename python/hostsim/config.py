@@ -468,8 +468,25 @@ def resolve(config: Union[Config, Mapping[str, Any]]) -> Dict[str, Any]:
         given += [f"{section}.{specs[name].key}" for name in getattr(cfg, section).set_values()]
     _resolve_host(out, cfg, values["preset"], given)
     out["given"] = sorted(set(given) - cfg._not_given)
-    check_contract(out)
+    try:
+        check_contract(out)
+    except ConfigError as e:
+        raise _as_written(e, cfg) from None
     return out
+
+
+def _as_written(e: ConfigError, cfg: Config) -> ConfigError:
+    """A range error on a field the user set, showing the value as the user
+    wrote it (``-1``, ``2GHz``), not as resolved (``-1.0``, ``2000000000``)."""
+    if e.allowed is None:
+        return e
+    try:
+        written = cfg.get(e.field)
+    except ConfigError:  # a field of the contract's own (a host key the user did not name)
+        return e
+    if written is None or isinstance(written, (Mapping, list)):
+        return e
+    return ConfigError.invalid(e.field, written, e.allowed)
 
 
 def check_contract(contract: Mapping[str, Any]) -> None:

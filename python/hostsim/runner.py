@@ -90,10 +90,11 @@ def check_with_core(contract: Mapping[str, Any]) -> None:
 def _config_error(e: ValueError) -> ValueError:
     """The core's config errors (``field: message``) as :class:`ConfigError`s naming the field."""
     field, sep, message = str(e).partition(": ")
-    if sep and re.fullmatch(r"[a-z_][a-z0-9_]*(\.[a-z0-9_]+)*", field):
+    if sep and re.fullmatch(r"[a-z_][a-z0-9_]*(\.[a-z0-9_]+|\[\d+\](\.[a-z0-9_]+)?)*", field):
         if not field.startswith("host."):  # a contract key names the user's field by its stem
             field = ".".join(p[:-3] if p.endswith("_ps") else p[:-4] if p.endswith("_bps") else p for p in field.split("."))
-        return ConfigError(field, message)
+        standard = re.fullmatch(r"invalid value '(.*)' \(allowed: (.*)\)", message, re.DOTALL)
+        return ConfigError.invalid(field, standard[1], standard[2]) if standard else ConfigError(field, message)
     return e
 
 

@@ -25,7 +25,7 @@ TAG_BYTES = 16
 FCS_BYTES = 4
 
 ALLOWED_SIZE = (
-    f"a frame size {MIN_FRAME_BYTES}..{MAX_FRAME_BYTES} B, a list like '64,128,256' or [64, 128], "
+    f"a frame size from {MIN_FRAME_BYTES} to {MAX_FRAME_BYTES} B, a list like '64,128,256' or [64, 128], "
     "'imix', 'uniform:64-1518' or a table with kind fixed|list|uniform|imix"
 )
 
@@ -33,7 +33,7 @@ ALLOWED_SIZE = (
 
 def _check_frame(b: int, value: Any, f: str) -> int:
     if not MIN_FRAME_BYTES <= b <= MAX_FRAME_BYTES:
-        raise ConfigError.invalid(f, value, f"frame sizes {MIN_FRAME_BYTES}..{MAX_FRAME_BYTES} B (FCS included)")
+        raise ConfigError.invalid(f, value, f"frame sizes from {MIN_FRAME_BYTES} to {MAX_FRAME_BYTES} B (FCS included)")
     return b
 
 
@@ -117,7 +117,7 @@ def _size_dict(value: Mapping, field: str) -> Dict[str, Any]:
     if kind == "uniform":
         lo, hi = _frame(value.get("min"), field + ".min"), _frame(value.get("max"), field + ".max")
         if hi < lo:
-            raise ConfigError.invalid(field + ".max", hi, f"{lo}..{MAX_FRAME_BYTES}")
+            raise ConfigError.invalid(field + ".max", hi, f"{lo} to {MAX_FRAME_BYTES}")
         return {"kind": "uniform", "min": lo, "max": hi}
     sizes = value.get("bytes")
     if not isinstance(sizes, (list, tuple)) or not sizes:

@@ -100,11 +100,15 @@ class ConfigError(ValueError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+        #: What is allowed, for an error in the standard form (else ``None``).
+        self.allowed: Optional[str] = None
 
     @classmethod
     def invalid(cls, field: str, value: Any, allowed: str) -> "ConfigError":
         """The standard form: ``field: invalid value 'x' (allowed: ...)``."""
-        return cls(field, f"invalid value {_show(value)} (allowed: {allowed})")
+        e = cls(field, f"invalid value {_show(value)} (allowed: {allowed})")
+        e.allowed = allowed
+        return e
 
 
 def _show(value: Any) -> str:
@@ -280,7 +284,7 @@ def parse_int(value: Any, field: str, lo: Optional[int] = None, hi: Optional[int
 
 def _range_text(lo: Optional[int], hi: Optional[int]) -> str:
     if lo is not None and hi is not None:
-        return f"an integer {lo}..{hi}"
+        return f"an integer from {lo} to {hi}"
     if lo is not None:
         return f"an integer >= {lo}"
     if hi is not None:

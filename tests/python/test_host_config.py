@@ -213,3 +213,19 @@ def test_a_contract_fed_back_keeps_its_record_of_what_was_given():
     assert resolve(dict(contract, given=[]))["given"] == [], "every field of a contract is set, none given"
     cfg = Config.from_dict(dict(contract, given=[])).set("host.app.echo_port", 7).set("sim.duration", "1ms")
     assert resolve(cfg)["given"] == ["host.app.echo_port", "sim.duration_ps"], "set afterwards: given"
+
+
+@pytest.mark.parametrize("given, message", [
+    # The value as written (an integer is not shown as a float), the range in words.
+    ({"loadgen": {"flow_skew": -1}}, "loadgen.flow_skew: invalid value '-1' (allowed: >= 0)"),
+    ({"host": {"queues": 0}}, "host.queues: invalid value '0' (allowed: 1 to 128 (host.nic.max_queues: "
+                              "the RSS queues of a port))"),
+    ({"host": {"ports": 0}}, "host.ports: invalid value '0' (allowed: 1 (host.nic.nics × host.nic.ports_per_nic: "
+                             "1 × 1))"),
+    ({"host": {"cpu": {"freq": 2000}}}, "host.cpu.freq: invalid value '2000' (allowed: 1 MHz to 100 GHz"),
+    ({"host": {"cores": -1}}, "host.cores: invalid value '-1' (allowed: an integer from 0 to 4294967295)"),
+])
+def test_range_errors_say_the_value_as_written_and_the_range_in_words(given, message):
+    with pytest.raises(ConfigError) as e:
+        resolve(dict(given, app="testpmd"))
+    assert str(e.value).startswith(message) and "..=" not in str(e.value) and '"' not in str(e.value)

@@ -101,11 +101,11 @@ def test_defaults_come_from_the_core():
 
 
 @pytest.mark.parametrize("dotted, value, words", [
-    ("loadgen.flows", 70000, "an integer 1..65536"),
-    ("loadgen.src_port", 70000, "an integer 0..65535"),
+    ("loadgen.flows", 70000, "an integer from 1 to 65536"),
+    ("loadgen.src_port", 70000, "an integer from 0 to 65535"),
     ("loadgen.memcached.get_ratio", 1.5, "loadgen.memcached.get_ratio"),
     ("loadgen.interarrival", "sometimes", "one of constant, poisson"),
-    ("reflector.queue_frames", 0, "an integer 1..4294967295"),
+    ("reflector.queue_frames", 0, "an integer from 1 to 4294967295"),
 ])
 def test_bounds_and_choices_come_from_the_schema(dotted, value, words):
     with pytest.raises(ConfigError) as e:

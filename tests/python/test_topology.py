@@ -68,14 +68,14 @@ def test_bind_accepts_tables_and_l3fwd_text_and_names_what_is_wrong():
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--ports", "0"], r"host\.ports: invalid value \"0\" \(allowed: 1\.\.=2 "),
-    (["--ports", "3"], r"host\.ports: invalid value \"3\" \(allowed: 1\.\.=2 \(host\.nic\.nics × host\.nic\.ports_per_nic"),
-    (["--queues", "17"], r"host\.queues: invalid value \"17\" \(allowed: 1\.\.=16 "),
-    (["--cores", "5"], r"host\.cores: invalid value \"5\" \(allowed: 1\.\.=4 \(host\.cpu\.cores"),
-    (["--cores", "2"], r"host\.cores: invalid value \"2\" \(allowed: 1\.\.=1 \(one queue pair per core"),
-    (["--queues", "2", "--bind", "(0,0,0),(0,2,0)"], r"host\.bind\[1\]\.queue: invalid value \"2\" \(allowed: 0\.\.2"),
+    (["--ports", "0"], r"host\.ports: invalid value '0' \(allowed: 1 to 2 "),
+    (["--ports", "3"], r"host\.ports: invalid value '3' \(allowed: 1 to 2 \(host\.nic\.nics × host\.nic\.ports_per_nic"),
+    (["--queues", "17"], r"host\.queues: invalid value '17' \(allowed: 1 to 16 "),
+    (["--cores", "5"], r"host\.cores: invalid value '5' \(allowed: 1 to 4 \(host\.cpu\.cores"),
+    (["--cores", "2"], r"host\.cores: invalid value '2' \(allowed: 1 \(one queue pair per core"),
+    (["--queues", "2", "--bind", "(0,0,0),(0,2,0)"], r"host\.bind\[1\]\.queue: invalid value '2' \(allowed: 0 to 1 \(host\.queues\)"),
     (["--queues", "2", "--bind", "(0,0,0)"], r"host\.bind: .*port 0 queue 1 is not"),
-    (["--traffic", "mesh"], r"loadgen\.traffic: invalid value \"mesh\" .*host\.ports >= 2"),
+    (["--traffic", "mesh"], r"loadgen\.traffic: invalid value 'mesh' .*host\.ports >= 2"),
     (["--traffic", "both"], r"loadgen\.traffic: invalid value 'both'"),
     (["--port-topology", "ring"], r"host\.app\.port_topology: invalid value 'ring'"),
 ])

@@ -135,7 +135,7 @@ def test_int_ranges():
     assert parse_int("7", "loadgen.flows", 1, 10) == 7
     with pytest.raises(ConfigError) as e:
         parse_int(0, "loadgen.flows", 1, 65536)
-    assert str(e.value) == "loadgen.flows: invalid value '0' (allowed: an integer 1..65536)"
+    assert str(e.value) == "loadgen.flows: invalid value '0' (allowed: an integer from 1 to 65536)"
     with pytest.raises(ConfigError):
         parse_int(True, "loadgen.flows", 1, 10)
     with pytest.raises(ConfigError):

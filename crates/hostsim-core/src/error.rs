@@ -19,9 +19,19 @@ impl ConfigError {
     }
 }
 
+/// An allowed range of whole numbers in words, as every message says one:
+/// `1 to 64`, or `1` when it holds one number.
+pub fn range_text(lo: u64, hi: u64) -> String {
+    if lo == hi {
+        lo.to_string()
+    } else {
+        format!("{lo} to {hi}")
+    }
+}
+
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: invalid value {:?} (allowed: {})", self.field, self.value, self.allowed)
+        write!(f, "{}: invalid value '{}' (allowed: {})", self.field, self.value, self.allowed)
     }
 }
 

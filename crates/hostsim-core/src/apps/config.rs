@@ -194,7 +194,7 @@ impl AppConfig {
         let invalid = |field: &str, value: String, allowed: &str| -> Result<()> { Err(ConfigError::new(field, value, allowed).into()) };
         let len = self.tx_frame_bytes;
         if !(crate::wire::ethernet::MIN_FRAME_BYTES..=crate::wire::ethernet::MAX_FRAME_BYTES).contains(&len) {
-            return invalid("app.tx_frame_bytes", len.to_string(), "64..=9216");
+            return invalid("app.tx_frame_bytes", len.to_string(), "64 to 9216");
         }
         self.flow_table.validate()?;
         self.ipfwd.validate()?;
@@ -206,10 +206,10 @@ impl AppConfig {
             return invalid("app.kvs.buckets", k.buckets.to_string(), "a power of two");
         }
         if k.items == 0 || k.items > 1 << 24 {
-            return invalid("app.kvs.items", k.items.to_string(), "1..=16777216");
+            return invalid("app.kvs.items", k.items.to_string(), "1 to 16777216");
         }
         if k.max_value_bytes > 1 << 20 {
-            return invalid("app.kvs.max_value_bytes", k.max_value_bytes.to_string(), "0..=1048576");
+            return invalid("app.kvs.max_value_bytes", k.max_value_bytes.to_string(), "0 to 1048576");
         }
         Ok(())
     }

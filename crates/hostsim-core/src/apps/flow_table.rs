@@ -75,13 +75,13 @@ impl FlowTableConfig {
     pub fn validate_as(&self, section: &str) -> Result<()> {
         let bad = |f: &str, v: u32, allowed: &str| -> Result<()> { Err(ConfigError::new(&format!("{section}.{f}"), v.to_string(), allowed).into()) };
         if !self.entries.is_power_of_two() || self.entries < BUCKET_ENTRIES || self.entries > 1 << 24 {
-            return bad("entries", self.entries, "a power of two, 8..=16777216");
+            return bad("entries", self.entries, "a power of two, 8 to 16777216");
         }
         if !(64..=4096).contains(&self.entry_bytes) || !self.entry_bytes.is_multiple_of(64) {
-            return bad("entry_bytes", self.entry_bytes, "a multiple of 64, 64..=4096");
+            return bad("entry_bytes", self.entry_bytes, "a multiple of 64, 64 to 4096");
         }
         if self.key_lines == 0 || self.key_lines * 64 > self.entry_bytes {
-            return bad("key_lines", self.key_lines, "1..=entry_bytes / 64");
+            return bad("key_lines", self.key_lines, "1 to entry_bytes / 64");
         }
         Ok(())
     }

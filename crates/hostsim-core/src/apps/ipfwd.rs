@@ -53,7 +53,7 @@ impl Default for IpfwdConfig {
 impl IpfwdConfig {
     pub fn validate(&self) -> Result<()> {
         if !(1..=32).contains(&self.fib_lines) {
-            return Err(ConfigError::new("app.ipfwd.fib_lines", self.fib_lines.to_string(), "1..=32 (trie nodes per lookup)").into());
+            return Err(ConfigError::new("app.ipfwd.fib_lines", self.fib_lines.to_string(), "1 to 32 (trie nodes per lookup)").into());
         }
         Ok(())
     }

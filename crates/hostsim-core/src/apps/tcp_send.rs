@@ -37,14 +37,14 @@ impl WriterSpec {
     pub fn validate(&self) -> Result<()> {
         let bad = |f: &str, v: u64, allowed: &str| -> Result<()> { Err(ConfigError::new(f, v.to_string(), allowed).into()) };
         if !(1..=256).contains(&self.connections) {
-            return bad("app.tcp_send.connections", self.connections as u64, "1..=256");
+            return bad("app.tcp_send.connections", self.connections as u64, "1 to 256");
         }
         // Each core's buffers sit in 64 GiB of simulated addresses (`tcp_tx.rs`).
         if !(1..=256 << 20).contains(&self.buffer_bytes) {
-            return bad("app.tcp_send.buffer_bytes", self.buffer_bytes, "1..=268435456 (256 MiB)");
+            return bad("app.tcp_send.buffer_bytes", self.buffer_bytes, "1 to 268435456 (256 MiB)");
         }
         if !(1..=64).contains(&self.buffers) {
-            return bad("app.tcp_send.buffers", self.buffers as u64, "1..=64");
+            return bad("app.tcp_send.buffers", self.buffers as u64, "1 to 64");
         }
         if self.buffer_bytes.div_ceil(2 << 20) * (2 << 20) * self.buffers as u64 * self.connections as u64 > 64 << 30 {
             return bad("app.tcp_send.buffer_bytes", self.buffer_bytes, "small enough that connections x buffers x buffer_bytes (2 MiB-aligned) fit in 64 GiB");

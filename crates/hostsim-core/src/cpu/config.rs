@@ -97,13 +97,13 @@ fn check(ok: bool, field: &str, value: impl ToString, allowed: &str) -> Result<(
 /// CPI the width can reach (at least 1 / width).
 fn check_issue(width: u32, cpi: f64, prefix: &str, group: &str) -> Result<()> {
     let f = |name: &str| format!("{prefix}.{group}{name}");
-    check((1..=64).contains(&width), &f("issue_width"), width, "1..=64")?;
+    check((1..=64).contains(&width), &f("issue_width"), width, "1 to 64")?;
     let min_cpi = 1.0 / width as f64;
     check(
         cpi.is_finite() && cpi >= min_cpi && cpi <= MAX_BASE_CPI,
         &f("base_cpi"),
         cpi,
-        &format!("{min_cpi}..={MAX_BASE_CPI} (at least 1 / {group}issue_width)"),
+        &format!("{min_cpi} to {MAX_BASE_CPI} (at least 1 / {group}issue_width)"),
     )
 }
 
@@ -249,21 +249,21 @@ impl CoreConfig {
     pub fn validate_at(&self, prefix: &str) -> Result<()> {
         let f = |name: &str| format!("{prefix}.{name}");
         let hint = if self.freq_hz < MIN_FREQ_HZ { " (a bare number is hertz: write 2000MHz or 2GHz, not 2000)" } else { "" };
-        check((MIN_FREQ_HZ..=MAX_FREQ_HZ).contains(&self.freq_hz), &f("freq"), self.freq_hz, &format!("1 MHz..=100 GHz{hint}"))?;
+        check((MIN_FREQ_HZ..=MAX_FREQ_HZ).contains(&self.freq_hz), &f("freq"), self.freq_hz, &format!("1 MHz to 100 GHz{hint}"))?;
         check_issue(self.issue_width, self.base_cpi, prefix, "")?;
         check(self.rob_entries >= 1, &f("rob_entries"), self.rob_entries, ">= 1")?;
         check(self.l1d_mshrs >= 1, &f("l1d_mshrs"), self.l1d_mshrs, ">= 1")?;
-        check((1..=MAX_STORE_ENTRIES).contains(&self.sq_entries), &f("sq_entries"), self.sq_entries, &format!("1..={MAX_STORE_ENTRIES}"))?;
+        check((1..=MAX_STORE_ENTRIES).contains(&self.sq_entries), &f("sq_entries"), self.sq_entries, &format!("1 to {MAX_STORE_ENTRIES}"))?;
         let io = &self.inorder;
         check_issue(io.issue_width, io.base_cpi, prefix, "inorder.")?;
         check(
             (1..=MAX_STORE_ENTRIES).contains(&io.store_buffer_entries),
             &f("inorder.store_buffer_entries"),
             io.store_buffer_entries,
-            &format!("1..={MAX_STORE_ENTRIES}"),
+            &format!("1 to {MAX_STORE_ENTRIES}"),
         )?;
-        check((1..=64).contains(&io.accesses_in_memory), &f("inorder.accesses_in_memory"), io.accesses_in_memory, "1..=64")?;
-        check((1..=256).contains(&self.cores), &f("cores"), self.cores, "1..=256")?;
+        check((1..=64).contains(&io.accesses_in_memory), &f("inorder.accesses_in_memory"), io.accesses_in_memory, "1 to 64")?;
+        check((1..=256).contains(&self.cores), &f("cores"), self.cores, "1 to 256")?;
         Ok(())
     }
 
@@ -303,11 +303,11 @@ mod tests {
     fn errors_name_the_field_value_and_range() {
         let bad = CoreConfig { freq_hz: 2000, ..CoreConfig::altra() };
         let msg = bad.validate().unwrap_err().to_string();
-        assert_eq!(msg, "cpu.freq: invalid value \"2000\" (allowed: 1 MHz..=100 GHz (a bare number is hertz: write 2000MHz or 2GHz, not 2000))");
+        assert_eq!(msg, "cpu.freq: invalid value '2000' (allowed: 1 MHz to 100 GHz (a bare number is hertz: write 2000MHz or 2GHz, not 2000))");
         assert_eq!(field_of(CoreConfig { freq_hz: 0, ..CoreConfig::altra() }.validate()), "cpu.freq");
         assert!(CoreConfig { freq_hz: MIN_FREQ_HZ, ..CoreConfig::altra() }.validate().is_ok());
         let fast = CoreConfig { freq_hz: 1000 * 1_000_000_000, ..CoreConfig::altra() }.validate().unwrap_err().to_string();
-        assert_eq!(fast, "cpu.freq: invalid value \"1000000000000\" (allowed: 1 MHz..=100 GHz)");
+        assert_eq!(fast, "cpu.freq: invalid value '1000000000000' (allowed: 1 MHz to 100 GHz)");
         assert_eq!(field_of(CoreConfig { issue_width: 0, ..CoreConfig::altra() }.validate()), "cpu.issue_width");
         // 4-wide cannot retire faster than 0.25 CPI.
         assert_eq!(field_of(CoreConfig { base_cpi: 0.2, ..CoreConfig::altra() }.validate()), "cpu.base_cpi");

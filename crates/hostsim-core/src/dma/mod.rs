@@ -61,7 +61,7 @@ impl Default for CopyEngineConfig {
 impl CopyEngineConfig {
     pub fn validate(&self) -> Result<()> {
         if !(1..=64).contains(&self.channels) {
-            return Err(ConfigError::new("copy_engine.channels", self.channels.to_string(), "1..=64").into());
+            return Err(ConfigError::new("copy_engine.channels", self.channels.to_string(), "1 to 64").into());
         }
         if self.bandwidth_bytes_per_s == 0 {
             return Err(ConfigError::new("copy_engine.bandwidth_bytes_per_s", "0".into(), "a positive rate").into());

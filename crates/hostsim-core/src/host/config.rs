@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::apps::config::{AppConfig, ForwardMode, KvsAppConfig};
 use crate::cpu::CoreConfig;
-use crate::error::{ConfigError, Result};
+use crate::error::{range_text, ConfigError, Result};
 use crate::mem::MemConfig;
 use crate::dma::CopyEngineConfig;
 use crate::io::{IoConfig, IoPathKind};
@@ -253,14 +253,14 @@ impl HostConfig {
     fn validate_topology(&self) -> Result<()> {
         let bad = |f: &str, v: u32, allowed: String| -> Result<()> { Err(ConfigError::new(f, v.to_string(), &allowed).into()) };
         if self.cores == 0 || self.cores > self.cpu.cores {
-            return bad("cores", self.cores, format!("1..={} (host.cpu.cores: the cores of this machine)", self.cpu.cores));
+            return bad("cores", self.cores, format!("{} (host.cpu.cores: the cores of this machine)", range_text(1, self.cpu.cores.into())));
         }
         let max_ports = self.nic.max_ports();
         if self.ports == 0 || self.ports > max_ports {
-            return bad("ports", self.ports, format!("1..={max_ports} (host.nic.nics × host.nic.ports_per_nic: {} × {})", self.nic.nics, self.nic.ports_per_nic));
+            return bad("ports", self.ports, format!("{} (host.nic.nics × host.nic.ports_per_nic: {} × {})", range_text(1, max_ports.into()), self.nic.nics, self.nic.ports_per_nic));
         }
         if self.queues == 0 || self.queues > self.nic.max_queues {
-            return bad("queues", self.queues, format!("1..={} (host.nic.max_queues: the RSS queues of a port)", self.nic.max_queues));
+            return bad("queues", self.queues, format!("{} (host.nic.max_queues: the RSS queues of a port)", range_text(1, self.nic.max_queues.into())));
         }
         if self.queues > self.nic.reta_size {
             return bad("queues", self.queues, format!("<= host.nic.reta_size ({})", self.nic.reta_size));
@@ -274,33 +274,37 @@ impl HostConfig {
         let pl = &self.pipeline;
         if pl.rx_cores > 0 {
             if pl.rx_cores >= self.cores {
-                return bad("pipeline.rx_cores", pl.rx_cores, format!("0 (run to completion) or 1..{} (host.cores; the rest are workers)", self.cores));
+                let allowed = match self.cores {
+                    1 => "0 (run to completion; a pipeline needs host.cores >= 2: receive cores and workers)".to_owned(),
+                    n => format!("0 (run to completion) or {} (host.cores; the rest are workers)", range_text(1, u64::from(n) - 1)),
+                };
+                return bad("pipeline.rx_cores", pl.rx_cores, allowed);
             }
             let workers = self.cores - pl.rx_cores;
             if self.queues < workers {
                 return bad("queues", self.queues, format!(">= {workers}: each pipeline worker transmits on a TX queue of its own"));
             }
             if !pl.ring_size.is_power_of_two() || !(64..=65536).contains(&pl.ring_size) {
-                return bad("pipeline.ring_size", pl.ring_size, "a power of two in 64..=65536".into());
+                return bad("pipeline.ring_size", pl.ring_size, "a power of two from 64 to 65536".into());
             }
             if !self.bind.is_empty() {
                 return Err(ConfigError::new("bind", format!("{} bindings", self.bind.len()), "empty with host.pipeline (the receiving cores take testpmd's map)").into());
             }
             if pl.rx_cores > self.ports * self.queues {
-                return bad("pipeline.rx_cores", pl.rx_cores, format!("1..={} (one queue pair each at least: host.ports × host.queues)", self.ports * self.queues));
+                return bad("pipeline.rx_cores", pl.rx_cores, format!("{} (one queue pair each at least: host.ports × host.queues)", range_text(1, u64::from(self.ports * self.queues))));
             }
             return Ok(());
         }
         let mut seen = vec![false; (self.ports * self.queues) as usize];
         for (i, b) in self.bind.iter().enumerate() {
             if b.core >= self.cores {
-                return bad(&format!("bind[{i}].core"), b.core, format!("0..{} (host.cores)", self.cores));
+                return bad(&format!("bind[{i}].core"), b.core, format!("{} (host.cores)", range_text(0, u64::from(self.cores).saturating_sub(1))));
             }
             if b.port >= self.ports {
-                return bad(&format!("bind[{i}].port"), b.port, format!("0..{} (host.ports)", self.ports));
+                return bad(&format!("bind[{i}].port"), b.port, format!("{} (host.ports)", range_text(0, u64::from(self.ports).saturating_sub(1))));
             }
             if b.queue >= self.queues {
-                return bad(&format!("bind[{i}].queue"), b.queue, format!("0..{} (host.queues)", self.queues));
+                return bad(&format!("bind[{i}].queue"), b.queue, format!("{} (host.queues)", range_text(0, u64::from(self.queues).saturating_sub(1))));
             }
             let k = (b.port * self.queues + b.queue) as usize;
             if seen[k] {
@@ -317,7 +321,7 @@ impl HostConfig {
                 return bad("bind", c, format!("a binding for every core of host.cores (core {c} has none)"));
             }
         } else if self.cores > self.ports * self.queues {
-            return bad("cores", self.cores, format!("1..={} (one queue pair per core at least: host.ports × host.queues)", self.ports * self.queues));
+            return bad("cores", self.cores, format!("{} (one queue pair per core at least: host.ports × host.queues)", range_text(1, u64::from(self.ports * self.queues))));
         }
         Ok(())
     }
@@ -349,7 +353,7 @@ impl HostConfig {
             }
         }
         if self.cores > MAX_QUEUE_PAIRS {
-            return bad("cores", self.cores.to_string(), format!("1..={MAX_QUEUE_PAIRS} with host.rx_sharing {d} (a TX queue per core; the driver's rings have room for {MAX_QUEUE_PAIRS})"));
+            return bad("cores", self.cores.to_string(), format!("1 to {MAX_QUEUE_PAIRS} with host.rx_sharing {d} (a TX queue per core; the driver's rings have room for {MAX_QUEUE_PAIRS})"));
         }
         Ok(())
     }
@@ -464,11 +468,15 @@ mod tests {
         assert!(err(&|h| h.ports = 3).starts_with("host.ports"));
         assert!(err(&|h| h.queues = 17).starts_with("host.queues"));
         assert!(err(&|h| h.cores = 2).contains("host.ports × host.queues"), "two cores, one queue");
+        // Ranges in words, a range of one number as that number; no Rust range syntax.
+        assert_eq!(err(&|h| h.cores = 2), "host.cores: invalid value '2' (allowed: 1 (one queue pair per core at least: host.ports × host.queues))");
+        assert_eq!(err(&|h| h.queues = 0), "host.queues: invalid value '0' (allowed: 1 to 16 (host.nic.max_queues: the RSS queues of a port))");
+        assert!(err(&|h| h.ports = 0).contains("(allowed: 1 to 2 (host.nic.nics"), "{}", err(&|h| h.ports = 0));
         let e = err(&|h| {
             h.queues = 2;
             h.bind = vec![Binding { core: 0, port: 0, queue: 0 }, Binding { core: 0, port: 0, queue: 2 }];
         });
-        assert!(e.starts_with("host.bind[1].queue") && e.contains("0..2"), "{e}");
+        assert!(e.starts_with("host.bind[1].queue") && e.contains("0 to 1 (host.queues)"), "{e}");
         let e = err(&|h| {
             h.queues = 2;
             h.bind = vec![Binding { core: 0, port: 0, queue: 0 }];

@@ -161,8 +161,8 @@ impl IoConfig {
     /// Checks every field; errors name the field as `io.<name>`.
     pub fn validate(&self) -> Result<()> {
         let x = &self.xbar;
-        check((1_000_000..=100_000_000_000).contains(&x.clock_hz), "io.xbar.clock_hz", x.clock_hz, "1 MHz..=100 GHz")?;
-        check((1..=1024).contains(&x.width_bytes), "io.xbar.width_bytes", x.width_bytes, "1..=1024")?;
+        check((1_000_000..=100_000_000_000).contains(&x.clock_hz), "io.xbar.clock_hz", x.clock_hz, "1 MHz to 100 GHz")?;
+        check((1..=1024).contains(&x.width_bytes), "io.xbar.width_bytes", x.width_bytes, "1 to 1024")?;
         for (f, v) in [
             ("io.xbar.frontend_latency_cycles", x.frontend_latency_cycles),
             ("io.xbar.forward_latency_cycles", x.forward_latency_cycles),
@@ -170,13 +170,13 @@ impl IoConfig {
             ("io.iocache.tag_latency_cycles", self.iocache.tag_latency_cycles),
             ("io.iocache.response_latency_cycles", self.iocache.response_latency_cycles),
         ] {
-            check(v <= 10_000, f, v, "0..=10000")?;
+            check(v <= 10_000, f, v, "0 to 10000")?;
         }
         let b = &self.bridge;
         check(b.delay_ps <= 1_000_000_000, "io.bridge.delay_ps", b.delay_ps, "<= 1 ms (1000000000 ps)")?;
-        check((1..=4096).contains(&b.req_queue_entries), "io.bridge.req_queue_entries", b.req_queue_entries, "1..=4096")?;
-        check((1..=4096).contains(&b.resp_queue_entries), "io.bridge.resp_queue_entries", b.resp_queue_entries, "1..=4096")?;
-        check((1..=4096).contains(&self.iocache.mshrs), "io.iocache.mshrs", self.iocache.mshrs, "1..=4096")?;
+        check((1..=4096).contains(&b.req_queue_entries), "io.bridge.req_queue_entries", b.req_queue_entries, "1 to 4096")?;
+        check((1..=4096).contains(&b.resp_queue_entries), "io.bridge.resp_queue_entries", b.resp_queue_entries, "1 to 4096")?;
+        check((1..=4096).contains(&self.iocache.mshrs), "io.iocache.mshrs", self.iocache.mshrs, "1 to 4096")?;
         Ok(())
     }
 }

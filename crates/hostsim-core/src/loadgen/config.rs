@@ -451,7 +451,7 @@ impl TraceConfig {
             (MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&self.max_frame_bytes),
             "loadgen.trace.max_frame_bytes",
             self.max_frame_bytes,
-            &format!("{MIN_FRAME_BYTES}..={MAX_FRAME_BYTES} bytes (FCS included)"),
+            &format!("{MIN_FRAME_BYTES} to {MAX_FRAME_BYTES} bytes (FCS included)"),
         )?;
         check(self.repeat != TraceLoop::Passes(0), "loadgen.trace.loop", 0, "true, false or a number of passes >= 1")
     }
@@ -535,8 +535,8 @@ impl LoadgenConfig {
         let lg = self;
         check(lg.keep_samples <= MAX_KEPT_SAMPLES, "loadgen.keep_samples", lg.keep_samples, &format!("<= {MAX_KEPT_SAMPLES} (16 B each)"))?;
         check(lg.rate.value.is_finite() && lg.rate.value > 0.0, "loadgen.rate", lg.rate.value, "> 0")?;
-        check((1..=MAX_FLOWS).contains(&lg.flows), "loadgen.flows", lg.flows, &format!("1..={MAX_FLOWS}"))?;
-        check(lg.flow_skew.is_finite() && (0.0..=MAX_FLOW_SKEW).contains(&lg.flow_skew), "loadgen.flow_skew", lg.flow_skew, &format!("0..={MAX_FLOW_SKEW} (0: flows in turn)"))?;
+        check((1..=MAX_FLOWS).contains(&lg.flows), "loadgen.flows", lg.flows, &format!("1 to {MAX_FLOWS}"))?;
+        check(lg.flow_skew.is_finite() && (0.0..=MAX_FLOW_SKEW).contains(&lg.flow_skew), "loadgen.flow_skew", lg.flow_skew, &format!("0 to {MAX_FLOW_SKEW} (0: flows in turn)"))?;
         if lg.flow_skew > 0.0 {
             check(lg.protocol != Protocol::Tcp, "loadgen.flow_skew", lg.flow_skew, "0 with loadgen.protocol tcp (its segments' offsets assume flows in turn)")?;
         }
@@ -580,22 +580,22 @@ impl LoadgenConfig {
         }
         if let Some(c) = &lg.closed_loop {
             check(lg.memcached.is_some(), "loadgen.closed_loop", "set", "only with loadgen.memcached (requests matched by id)")?;
-            check((1..=MAX_OUTSTANDING).contains(&c.outstanding), "loadgen.closed_loop.outstanding", c.outstanding, &format!("1..={MAX_OUTSTANDING}"))?;
+            check((1..=MAX_OUTSTANDING).contains(&c.outstanding), "loadgen.closed_loop.outstanding", c.outstanding, &format!("1 to {MAX_OUTSTANDING}"))?;
             check(c.timeout_ps > 0, "loadgen.closed_loop.timeout", c.timeout_ps, "> 0")?;
         }
         if let Some(t) = &lg.tcp {
             check(lg.trace.is_none() && lg.memcached.is_none(), "loadgen.tcp", "set", "not together with loadgen.trace or loadgen.memcached (the receiver sends only ACKs)")?;
             check(t.drop.is_finite() && (0.0..1.0).contains(&t.drop), "loadgen.tcp.drop", t.drop, "0 <= p < 1")?;
-            check((1..=MAX_DELACK_SEGMENTS).contains(&t.delack_segments), "loadgen.tcp.delack_segments", t.delack_segments, &format!("1..={MAX_DELACK_SEGMENTS}"))?;
+            check((1..=MAX_DELACK_SEGMENTS).contains(&t.delack_segments), "loadgen.tcp.delack_segments", t.delack_segments, &format!("1 to {MAX_DELACK_SEGMENTS}"))?;
             check(t.delack_timeout_ps > 0, "loadgen.tcp.delack_timeout", t.delack_timeout_ps, "> 0")?;
             let max = MAX_WINDOW_BYTES;
-            check((MIN_WINDOW_BYTES..=max).contains(&t.window_bytes), "loadgen.tcp.window_bytes", t.window_bytes, &format!("1500..={max} (the 16-bit field scaled by 2^{TCP_WINDOW_SHIFT})"))?;
+            check((MIN_WINDOW_BYTES..=max).contains(&t.window_bytes), "loadgen.tcp.window_bytes", t.window_bytes, &format!("1500 to {max} (the 16-bit field scaled by 2^{TCP_WINDOW_SHIFT})"))?;
         }
         Ok(())
     }
 
     fn validate_sizes(&self) -> Result<()> {
-        let range = format!("{MIN_FRAME_BYTES}..={MAX_FRAME_BYTES} bytes");
+        let range = format!("{MIN_FRAME_BYTES} to {MAX_FRAME_BYTES} bytes");
         let ok = |b: u32| (MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&b);
         match &self.size {
             SizeDist::Fixed { bytes } => check(ok(*bytes), "loadgen.size", bytes, &range),
@@ -614,7 +614,7 @@ impl LoadgenConfig {
             }
             SizeDist::Uniform { min, max } => {
                 check(ok(*min), "loadgen.size.min", min, &range)?;
-                check(ok(*max) && max >= min, "loadgen.size.max", max, &format!("{min}..={MAX_FRAME_BYTES}"))
+                check(ok(*max) && max >= min, "loadgen.size.max", max, &format!("{min} to {MAX_FRAME_BYTES}"))
             }
             SizeDist::Imix => Ok(()),
         }

@@ -47,10 +47,10 @@ fn invalid(field: &str, value: impl ToString, allowed: &str) -> crate::error::Er
 
 fn check_sizes(s: &ZipfSizeConfig, field: &str, lo: u32, hi: u32) -> Result<()> {
     if s.min < lo || s.min > hi {
-        return Err(invalid(&format!("{field}.min"), s.min, &format!("{lo}..={hi} bytes")));
+        return Err(invalid(&format!("{field}.min"), s.min, &format!("{lo} to {hi} bytes")));
     }
     if s.max < s.min || s.max > hi {
-        return Err(invalid(&format!("{field}.max"), s.max, &format!("{}..={hi} bytes", s.min)));
+        return Err(invalid(&format!("{field}.max"), s.max, &format!("{} to {hi} bytes", s.min)));
     }
     if !(s.skew.is_finite() && s.skew >= 0.0) {
         return Err(invalid(&format!("{field}.skew"), s.skew, ">= 0"));
@@ -68,14 +68,14 @@ fn index_digits(keys: u64) -> u32 {
 pub fn validate(c: &McClientConfig, limit_bytes: u32) -> Result<()> {
     const F: &str = "loadgen.memcached";
     if !(1..=super::config::MAX_MEMCACHED_KEYS).contains(&c.keys) {
-        return Err(invalid(&format!("{F}.keys"), c.keys, &format!("1..={}", super::config::MAX_MEMCACHED_KEYS)));
+        return Err(invalid(&format!("{F}.keys"), c.keys, &format!("1 to {}", super::config::MAX_MEMCACHED_KEYS)));
     }
     let need = index_digits(c.keys) + 1;
     check_sizes(&c.key_size, &format!("{F}.key_size"), need, KEY_MAX_BYTES as u32)?;
     check_sizes(&c.value_size, &format!("{F}.value_size"), 0, 1 << 20)?;
     for (f, v) in [("key_skew", c.key_skew), ("get_ratio", c.get_ratio)] {
         if !(v.is_finite() && v >= 0.0) || (f == "get_ratio" && v > 1.0) {
-            let allowed = if f == "get_ratio" { "0..=1" } else { ">= 0" };
+            let allowed = if f == "get_ratio" { "0 to 1" } else { ">= 0" };
             return Err(invalid(&format!("{F}.{f}"), v, allowed));
         }
     }

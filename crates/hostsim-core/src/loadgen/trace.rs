@@ -767,7 +767,7 @@ mod tests {
         let t = Trace::load(&cfg, &LoadgenConfig::default()).unwrap();
         let rate = Departures::new(1e6, Interarrival::Constant, 0, SimRng::new(1, 2));
         let err = Replay::new(t, &cfg, rate).err().unwrap().to_string();
-        assert!(err.starts_with("loadgen.trace.loop: invalid value \"true\""), "{err}");
+        assert!(err.starts_with("loadgen.trace.loop: invalid value 'true'"), "{err}");
     }
 
     #[test]

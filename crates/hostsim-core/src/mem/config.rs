@@ -514,12 +514,12 @@ impl MemConfig {
         check(llc.dca.held_ways <= llc.ways, "mem.llc.dca.held_ways", llc.dca.held_ways, &format!("<= mem.llc.ways ({})", llc.ways))?;
         check(!llc.dca.enabled || llc.dca.ways >= 1, "mem.llc.dca.ways", llc.dca.ways, ">= 1 when DCA is enabled")?;
         let d = &self.dram;
-        check((1..=1024).contains(&d.channels), "mem.dram.channels", d.channels, "1..=1024")?;
+        check((1..=1024).contains(&d.channels), "mem.dram.channels", d.channels, "1 to 1024")?;
         check(d.channel_bandwidth_bytes_per_s > 0, "mem.dram.channel_bandwidth_bytes_per_s", d.channel_bandwidth_bytes_per_s, "> 0")?;
         check(d.idle_latency_ps > 0, "mem.dram.idle_latency_ps", d.idle_latency_ps, "> 0")?;
         let q = &d.write_queue;
-        check(q.entries <= 4096, "mem.dram.write_queue.entries", q.entries, "0..=4096 (0: no write queue)")?;
-        check((1..=100).contains(&q.high_percent), "mem.dram.write_queue.high_percent", q.high_percent, "1..=100")?;
+        check(q.entries <= 4096, "mem.dram.write_queue.entries", q.entries, "0 to 4096 (0: no write queue)")?;
+        check((1..=100).contains(&q.high_percent), "mem.dram.write_queue.high_percent", q.high_percent, "1 to 100")?;
         check(q.low_percent < q.high_percent, "mem.dram.write_queue.low_percent", q.low_percent, &format!("< high_percent ({})", q.high_percent))?;
         check(q.min_writes >= 1, "mem.dram.write_queue.min_writes", q.min_writes, ">= 1")?;
         if d.model == DramModel::Banks {
@@ -552,7 +552,7 @@ fn check_cache(prefix: &str, size_bytes: u64, ways: u32) -> Result<()> {
 
 fn check_geometry(prefix: &str, size_bytes: u64, ways: u32, pow2_sets: bool) -> Result<()> {
     let field = |f: &str| format!("{prefix}.{f}");
-    check((1..=64).contains(&ways), &field("ways"), ways, "1..=64")?;
+    check((1..=64).contains(&ways), &field("ways"), ways, "1 to 64")?;
     let way_set_bytes = ways as u64 * LINE_BYTES;
     check(
         size_bytes > 0 && size_bytes.is_multiple_of(way_set_bytes),
@@ -645,6 +645,6 @@ mod tests {
         let mut c = MemConfig::altra();
         c.l2.ways = 65;
         let msg = c.validate().unwrap_err().to_string();
-        assert!(msg.contains("mem.l2.ways") && msg.contains("65") && msg.contains("1..=64"), "{msg}");
+        assert!(msg.contains("mem.l2.ways") && msg.contains("65") && msg.contains("1 to 64"), "{msg}");
     }
 }

@@ -170,9 +170,9 @@ impl DdrTiming {
 
 /// Checks a `model = banks` config; the error names the field.
 pub(super) fn validate(d: &DramConfig) -> Result<()> {
-    check((1..=8).contains(&d.ranks), "mem.dram.ranks", d.ranks, "1..=8")?;
-    check((1..=16).contains(&d.bank_groups), "mem.dram.bank_groups", d.bank_groups, "1..=16")?;
-    check((1..=64).contains(&d.banks_per_group), "mem.dram.banks_per_group", d.banks_per_group, "1..=64")?;
+    check((1..=8).contains(&d.ranks), "mem.dram.ranks", d.ranks, "1 to 8")?;
+    check((1..=16).contains(&d.bank_groups), "mem.dram.bank_groups", d.bank_groups, "1 to 16")?;
+    check((1..=64).contains(&d.banks_per_group), "mem.dram.banks_per_group", d.banks_per_group, "1 to 64")?;
     let row_ok = d.row_bytes >= LINE_BYTES as u32 && d.row_bytes % LINE_BYTES as u32 == 0;
     check(row_ok, "mem.dram.row_bytes", d.row_bytes, "a multiple of 64 B, at least 64")?;
     let t = &d.timing;

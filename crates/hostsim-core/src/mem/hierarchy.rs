@@ -166,7 +166,7 @@ impl MemSystem {
     pub fn new(cfg: &MemConfig, cores: usize, core_cycle_ps: &[Ps]) -> Result<MemSystem> {
         cfg.validate()?;
         if !(1..=1024).contains(&cores) {
-            return Err(ConfigError::new("cores", cores.to_string(), "1..=1024").into());
+            return Err(ConfigError::new("cores", cores.to_string(), "1 to 1024").into());
         }
         if core_cycle_ps.len() != cores || core_cycle_ps.contains(&0) {
             return Err(ConfigError::new("core_cycle_ps", format!("{core_cycle_ps:?}"), "one positive cycle time per core").into());

@@ -188,25 +188,25 @@ impl NicConfig {
             return Err(err("nic.rx_prefetch_threshold", self.rx_prefetch_threshold, &format!("<= nic.rx_desc_cache ({})", self.rx_desc_cache)));
         }
         if self.rx_wb_threshold == 0 || self.rx_wb_threshold > self.rx_desc_cache {
-            return Err(err("nic.rx_wb_threshold", self.rx_wb_threshold, &format!("1..=nic.rx_desc_cache ({})", self.rx_desc_cache)));
+            return Err(err("nic.rx_wb_threshold", self.rx_wb_threshold, &format!("1 to nic.rx_desc_cache ({})", self.rx_desc_cache)));
         }
         if self.rx_wb_timer_ps == 0 || self.rx_wb_timer_ps > 1_000_000_000_000 {
-            return Err(err("nic.rx_wb_timer_ps", self.rx_wb_timer_ps, "1 ps..=1 s"));
+            return Err(err("nic.rx_wb_timer_ps", self.rx_wb_timer_ps, "1 ps to 1 s"));
         }
         if self.tx_fetch_batch == 0 || self.tx_fetch_batch > self.tx_desc_cache {
-            return Err(err("nic.tx_fetch_batch", self.tx_fetch_batch, &format!("1..=nic.tx_desc_cache ({})", self.tx_desc_cache)));
+            return Err(err("nic.tx_fetch_batch", self.tx_fetch_batch, &format!("1 to nic.tx_desc_cache ({})", self.tx_desc_cache)));
         }
         if !(1..=16).contains(&self.nics) {
-            return Err(err("nic.nics", self.nics, "1..=16"));
+            return Err(err("nic.nics", self.nics, "1 to 16"));
         }
         if !(1..=8).contains(&self.ports_per_nic) {
-            return Err(err("nic.ports_per_nic", self.ports_per_nic, "1..=8"));
+            return Err(err("nic.ports_per_nic", self.ports_per_nic, "1 to 8"));
         }
         if !(1..=128).contains(&self.max_queues) {
-            return Err(err("nic.max_queues", self.max_queues, "1..=128"));
+            return Err(err("nic.max_queues", self.max_queues, "1 to 128"));
         }
         if self.max_pps > 10_000_000_000 {
-            return Err(err("nic.max_pps", self.max_pps, "0 (no limit) ..= 10^10 frames per second"));
+            return Err(err("nic.max_pps", self.max_pps, "0 (no limit) to 10^10 frames per second"));
         }
         if self.cqe_bytes != 64 && self.cqe_bytes != 128 {
             return Err(err("nic.cqe_bytes", self.cqe_bytes, "64 or 128 (a cache line)"));

@@ -61,7 +61,7 @@ impl NicMemoryConfig {
             return Err(ConfigError::new("nic.memory.bytes", self.bytes.to_string(), ">= 1 MiB").into());
         }
         if !(1..=64).contains(&self.channels) {
-            return Err(ConfigError::new("nic.memory.channels", self.channels.to_string(), "1..=64").into());
+            return Err(ConfigError::new("nic.memory.channels", self.channels.to_string(), "1 to 64").into());
         }
         if self.channel_bandwidth_bytes_per_s == 0 {
             return Err(ConfigError::new("nic.memory.channel_bandwidth_bytes_per_s", "0".into(), "a positive rate").into());

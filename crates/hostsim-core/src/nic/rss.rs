@@ -141,7 +141,7 @@ pub fn validate(key: &str, reta_size: u32) -> Result<()> {
         return Err(ConfigError::new("nic.rss_key", key.to_string(), "40 bytes as 80 hex digits (spaces or colons allowed)").into());
     }
     if !reta_size.is_power_of_two() || !(1..=512).contains(&reta_size) {
-        return Err(ConfigError::new("nic.reta_size", reta_size.to_string(), "a power of two in 1..=512 (82599: 128)").into());
+        return Err(ConfigError::new("nic.reta_size", reta_size.to_string(), "a power of two from 1 to 512 (82599: 128)").into());
     }
     Ok(())
 }

@@ -194,24 +194,24 @@ impl PcieConfig {
 
     /// Checks every field; errors name the field as `pcie.<name>`.
     pub fn validate(&self) -> Result<()> {
-        check((1..=6).contains(&self.gen), "pcie.gen", self.gen, "1..=6")?;
+        check((1..=6).contains(&self.gen), "pcie.gen", self.gen, "1 to 6")?;
         check(LANE_CHOICES.contains(&self.lanes), "pcie.lanes", self.lanes, &one_of(LANE_CHOICES))?;
         check(SIZE_CHOICES.contains(&self.mps_bytes), "pcie.mps_bytes", self.mps_bytes, &one_of(SIZE_CHOICES))?;
         check(SIZE_CHOICES.contains(&self.mrrs_bytes), "pcie.mrrs_bytes", self.mrrs_bytes, &one_of(SIZE_CHOICES))?;
         check(RCB_CHOICES.contains(&self.rcb_bytes), "pcie.rcb_bytes", self.rcb_bytes, &one_of(RCB_CHOICES))?;
         check(self.latency_ps <= 1_000_000_000, "pcie.latency_ps", self.latency_ps, "<= 1 ms (1000000000 ps)")?;
-        check((1..=MAX_READ_TAGS).contains(&self.read_tags), "pcie.read_tags", self.read_tags, &format!("1..={MAX_READ_TAGS}"))?;
+        check((1..=MAX_READ_TAGS).contains(&self.read_tags), "pcie.read_tags", self.read_tags, &format!("1 to {MAX_READ_TAGS}"))?;
         check(
             self.posted_header_credits <= MAX_HEADER_CREDITS,
             "pcie.posted_header_credits",
             self.posted_header_credits,
-            &format!("0 (infinite) or 1..={MAX_HEADER_CREDITS}"),
+            &format!("0 (infinite) or 1 to {MAX_HEADER_CREDITS}"),
         )?;
         check(
             self.nonposted_header_credits <= MAX_HEADER_CREDITS,
             "pcie.nonposted_header_credits",
             self.nonposted_header_credits,
-            &format!("0 (infinite) or 1..={MAX_HEADER_CREDITS}"),
+            &format!("0 (infinite) or 1 to {MAX_HEADER_CREDITS}"),
         )?;
         // A finite data allowance must take one TLP of Max_Payload_Size, or no write could ever be sent.
         let min_data = self.mps_bytes.div_ceil(DATA_CREDIT_BYTES);
@@ -219,7 +219,7 @@ impl PcieConfig {
             self.posted_data_credits == 0 || (min_data..=MAX_DATA_CREDITS).contains(&self.posted_data_credits),
             "pcie.posted_data_credits",
             self.posted_data_credits,
-            &format!("0 (infinite) or {min_data}..={MAX_DATA_CREDITS} (16 B each, at least one TLP of mps_bytes)"),
+            &format!("0 (infinite) or {min_data} to {MAX_DATA_CREDITS} (16 B each, at least one TLP of mps_bytes)"),
         )?;
         Ok(())
     }
@@ -255,17 +255,17 @@ mod tests {
     #[test]
     fn errors_name_the_field_value_and_choices() {
         let c = PcieConfig { mps_bytes: 100, ..PcieConfig::gen3_x16() };
-        assert_eq!(err(&c), r#"pcie.mps_bytes: invalid value "100" (allowed: one of 128, 256, 512, 1024, 2048, 4096)"#);
+        assert_eq!(err(&c), r#"pcie.mps_bytes: invalid value '100' (allowed: one of 128, 256, 512, 1024, 2048, 4096)"#);
         let c = PcieConfig { mrrs_bytes: 64, ..PcieConfig::gen3_x16() };
-        assert!(err(&c).starts_with(r#"pcie.mrrs_bytes: invalid value "64""#));
+        assert!(err(&c).starts_with(r#"pcie.mrrs_bytes: invalid value '64'"#));
         let c = PcieConfig { rcb_bytes: 32, ..PcieConfig::gen3_x16() };
-        assert_eq!(err(&c), r#"pcie.rcb_bytes: invalid value "32" (allowed: one of 64, 128, 256, 512)"#);
+        assert_eq!(err(&c), r#"pcie.rcb_bytes: invalid value '32' (allowed: one of 64, 128, 256, 512)"#);
         let c = PcieConfig { gen: 7, ..PcieConfig::gen3_x16() };
-        assert_eq!(err(&c), r#"pcie.gen: invalid value "7" (allowed: 1..=6)"#);
+        assert_eq!(err(&c), r#"pcie.gen: invalid value '7' (allowed: 1 to 6)"#);
         let c = PcieConfig { lanes: 12, ..PcieConfig::gen3_x16() };
-        assert_eq!(err(&c), r#"pcie.lanes: invalid value "12" (allowed: one of 1, 2, 4, 8, 16)"#);
+        assert_eq!(err(&c), r#"pcie.lanes: invalid value '12' (allowed: one of 1, 2, 4, 8, 16)"#);
         let c = PcieConfig { read_tags: 0, ..PcieConfig::gen3_x16() };
-        assert_eq!(err(&c), r#"pcie.read_tags: invalid value "0" (allowed: 1..=1023)"#);
+        assert_eq!(err(&c), r#"pcie.read_tags: invalid value '0' (allowed: 1 to 1023)"#);
         let c = PcieConfig { latency_ps: 2_000_000_000, ..PcieConfig::gen3_x16() };
         assert!(err(&c).starts_with("pcie.latency_ps: "));
     }

@@ -568,15 +568,15 @@ mod tests {
         assert_eq!(second, req + LAT + host + 2 * cpl + LAT);
         assert_eq!(free.np_credit_stalls, 0);
         let e = PcieLink::new(&PcieConfig { nonposted_header_credits: 200, ..PcieConfig::gen3_x16() }).err().unwrap().to_string();
-        assert_eq!(e, r#"pcie.nonposted_header_credits: invalid value "200" (allowed: 0 (infinite) or 1..=127)"#);
+        assert_eq!(e, r#"pcie.nonposted_header_credits: invalid value '200' (allowed: 0 (infinite) or 1 to 127)"#);
     }
 
     #[test]
     fn credit_counts_are_checked() {
         let e = PcieLink::new(&PcieConfig { posted_header_credits: 128, ..PcieConfig::gen3_x16() }).err().unwrap().to_string();
-        assert_eq!(e, r#"pcie.posted_header_credits: invalid value "128" (allowed: 0 (infinite) or 1..=127)"#);
+        assert_eq!(e, r#"pcie.posted_header_credits: invalid value '128' (allowed: 0 (infinite) or 1 to 127)"#);
         let e = PcieLink::new(&PcieConfig { posted_data_credits: 8, ..PcieConfig::gen3_x16() }).err().unwrap().to_string();
-        assert_eq!(e, r#"pcie.posted_data_credits: invalid value "8" (allowed: 0 (infinite) or 16..=2047 (16 B each, at least one TLP of mps_bytes))"#);
+        assert_eq!(e, r#"pcie.posted_data_credits: invalid value '8' (allowed: 0 (infinite) or 16 to 2047 (16 B each, at least one TLP of mps_bytes))"#);
     }
 
     #[test]

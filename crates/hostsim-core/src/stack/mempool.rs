@@ -51,7 +51,7 @@ impl MempoolConfig {
             return Err(ConfigError::new("pmd.mempool.mbufs", "0".into(), ">= 1").into());
         }
         if self.cache_size > 512 {
-            return Err(ConfigError::new("pmd.mempool.cache_size", self.cache_size.to_string(), "0..=512 (RTE_MEMPOOL_CACHE_MAX_SIZE)").into());
+            return Err(ConfigError::new("pmd.mempool.cache_size", self.cache_size.to_string(), "0 to 512 (RTE_MEMPOOL_CACHE_MAX_SIZE)").into());
         }
         if (self.buf_bytes as u64) < HEADROOM_BYTES + 64 {
             return Err(ConfigError::new("pmd.mempool.buf_bytes", self.buf_bytes.to_string(), ">= 192 (headroom + a 64 B frame)").into());

@@ -389,7 +389,7 @@ impl KernelConfig {
     pub fn validate(&self) -> Result<()> {
         let bad = |f: &str, v: u64, allowed: &str| -> Result<()> { Err(ConfigError::new(f, v.to_string(), allowed).into()) };
         if self.napi_budget == 0 || self.napi_budget > 4096 {
-            return bad("kernel.napi_budget", self.napi_budget as u64, "1..=4096");
+            return bad("kernel.napi_budget", self.napi_budget as u64, "1 to 4096");
         }
         if self.netdev_budget < self.napi_budget {
             return bad("kernel.netdev_budget", self.netdev_budget as u64, &format!(">= kernel.napi_budget ({})", self.napi_budget));
@@ -399,7 +399,7 @@ impl KernelConfig {
         }
         // The slab must fit its region of the core's layout (kernel/mod.rs).
         if self.skbs < 64 || self.skbs > MAX_SKBS {
-            return bad("kernel.skbs", self.skbs as u64, &format!("64..={MAX_SKBS}"));
+            return bad("kernel.skbs", self.skbs as u64, &format!("64 to {MAX_SKBS}"));
         }
         if self.irq_interval_ps > 10_000_000_000 {
             return bad("kernel.irq_interval", self.irq_interval_ps, "<= 10 ms");
@@ -411,17 +411,17 @@ impl KernelConfig {
             return bad("kernel.tcp_rcvbuf_bytes", self.tcp_rcvbuf_bytes as u64, &format!(">= kernel.skb_truesize_bytes ({})", self.skb_truesize_bytes));
         }
         if !(1500..=1 << 20).contains(&self.gro_max_bytes) {
-            return bad("kernel.gro_max_bytes", self.gro_max_bytes as u64, "1500..=1048576");
+            return bad("kernel.gro_max_bytes", self.gro_max_bytes as u64, "1500 to 1048576");
         }
         if !(1..=1 << 24).contains(&self.recv_bytes) {
-            return bad("kernel.recv_bytes", self.recv_bytes as u64, "1..=16777216");
+            return bad("kernel.recv_bytes", self.recv_bytes as u64, "1 to 16777216");
         }
         let t = &self.tcp;
         if !(536..=1460).contains(&t.mss_bytes) {
-            return bad("kernel.tcp.mss_bytes", t.mss_bytes as u64, "536..=1460 (RFC 879's least to a 1500 B MTU's; jumbo frames are not modelled)");
+            return bad("kernel.tcp.mss_bytes", t.mss_bytes as u64, "536 to 1460 (RFC 879's least to a 1500 B MTU's; jumbo frames are not modelled)");
         }
         if !(1..=1024).contains(&t.init_cwnd_segments) {
-            return bad("kernel.tcp.init_cwnd_segments", t.init_cwnd_segments as u64, "1..=1024");
+            return bad("kernel.tcp.init_cwnd_segments", t.init_cwnd_segments as u64, "1 to 1024");
         }
         if t.rto_min_ps == 0 || t.rto_min_ps > t.rto_max_ps {
             return bad("kernel.tcp.rto_min", t.rto_min_ps, &format!("> 0 and <= kernel.tcp.rto_max ({} ps)", t.rto_max_ps));
@@ -430,10 +430,10 @@ impl KernelConfig {
             return bad("kernel.tcp.rto_init", 0, "> 0");
         }
         if t.limit_output_bytes < 2 * self.skb_truesize_bytes as u64 || t.limit_output_bytes > 1 << 32 {
-            return bad("kernel.tcp.limit_output_bytes", t.limit_output_bytes, &format!("{}..=4294967296 (at least two skbs' truesize)", 2 * self.skb_truesize_bytes));
+            return bad("kernel.tcp.limit_output_bytes", t.limit_output_bytes, &format!("{} to 4294967296 (at least two skbs' truesize)", 2 * self.skb_truesize_bytes));
         }
         if t.sndbuf_bytes < self.skb_truesize_bytes as u64 || t.sndbuf_bytes > 1 << 32 {
-            return bad("kernel.tcp.sndbuf_bytes", t.sndbuf_bytes, &format!("{}..=4294967296 (at least one skb's truesize)", self.skb_truesize_bytes));
+            return bad("kernel.tcp.sndbuf_bytes", t.sndbuf_bytes, &format!("{} to 4294967296 (at least one skb's truesize)", self.skb_truesize_bytes));
         }
         Ok(())
     }

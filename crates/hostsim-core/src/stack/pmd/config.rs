@@ -229,17 +229,17 @@ impl PmdConfig {
     pub fn validate(&self) -> Result<()> {
         for (field, n) in [("pmd.rxd", self.rxd), ("pmd.txd", self.txd)] {
             if !(32..=4096).contains(&n) || n % 8 != 0 {
-                return Err(invalid(field, n, "32..=4096, a multiple of 8 (what the ixgbe PMD accepts)"));
+                return Err(invalid(field, n, "32 to 4096, a multiple of 8 (what the ixgbe PMD accepts)"));
             }
         }
         if self.burst == 0 || self.burst > self.rxd {
-            return Err(invalid("pmd.burst", self.burst, &format!("1..=pmd.rxd ({})", self.rxd)));
+            return Err(invalid("pmd.burst", self.burst, &format!("1 to pmd.rxd ({})", self.rxd)));
         }
         // The driver rings the tail doorbell once more than rx_free_thresh
         // refills are held; the NIC owns rxd − 1 descriptors at most, so a
         // threshold of rxd − 1 would never ring it.
         if self.rx_free_thresh == 0 || self.rx_free_thresh >= self.rxd - 1 {
-            return Err(invalid("pmd.rx_free_thresh", self.rx_free_thresh, &format!("1..=pmd.rxd - 2 ({})", self.rxd - 2)));
+            return Err(invalid("pmd.rx_free_thresh", self.rx_free_thresh, &format!("1 to pmd.rxd - 2 ({})", self.rxd - 2)));
         }
         if self.tx_free_thresh == 0 || self.tx_free_thresh >= self.txd - 3 {
             return Err(invalid("pmd.tx_free_thresh", self.tx_free_thresh, &format!("1..pmd.txd - 3 ({})", self.txd - 3)));
@@ -248,11 +248,11 @@ impl PmdConfig {
             return Err(invalid(
                 "pmd.tx_rs_thresh",
                 self.tx_rs_thresh,
-                &format!("1..=pmd.tx_free_thresh ({}), < pmd.txd - 2, and a divisor of pmd.txd ({})", self.tx_free_thresh, self.txd),
+                &format!("1 to pmd.tx_free_thresh ({}), < pmd.txd - 2, and a divisor of pmd.txd ({})", self.tx_free_thresh, self.txd),
             ));
         }
         if self.tx_buffer > self.txd {
-            return Err(invalid("pmd.tx_buffer", self.tx_buffer, &format!("0..=pmd.txd ({})", self.txd)));
+            return Err(invalid("pmd.tx_buffer", self.tx_buffer, &format!("0 to pmd.txd ({})", self.txd)));
         }
         if self.tx_buffer > 0 && self.tx_drain_ps == 0 {
             return Err(invalid("pmd.tx_drain_ps", 0, "a positive time (the buffers must be flushed)"));
