@@ -111,6 +111,8 @@ fn header_settings_beside_the_client_are_said_to_be_ignored() {
     assert_eq!(said(&run(&c).unwrap()), None);
     c.loadgen.protocol = Protocol::Raw;
     c.loadgen.dst_port = 7;
+    // Past the end of a 64 B frame: no tag is placed, so no error either.
+    c.loadgen.tag_offset = Some(100);
     let w = said(&run(&c).unwrap()).expect("a warning");
-    assert!(w.starts_with("loadgen.protocol, loadgen.dst_port ignored: the memcached client"), "{w}");
+    assert!(w.starts_with("loadgen.protocol, loadgen.dst_port, loadgen.tag_offset ignored: the memcached client"), "{w}");
 }
