@@ -206,6 +206,7 @@ class Config:
         given = data.get("given")
         if given is not None and (not isinstance(given, list) or not all(isinstance(g, str) for g in given)):
             raise ConfigError.invalid("given", given, "a list of dotted field names (a resolved contract's)")
+        check_spellings(data)
         for key, value in data.items():
             if key == "given":
                 continue
@@ -395,6 +396,45 @@ def field_docs() -> Dict[str, str]:
     return docs
 
 
+def _written(data: Mapping[str, Any], prefix: str = "") -> Iterable[Tuple[str, Any]]:
+    """Every field of a nested dict as written: (dotted name, value), descending
+    into sections, the host section and the load generator's nested tables."""
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and _is_table(dotted):
+            yield from _written(value, dotted + ".")
+        else:
+            yield dotted, value
+
+
+def _is_table(dotted: str) -> bool:
+    """Whether ``dotted`` names a table of fields (a section, a part of ``host``, ``loadgen.trace``...)."""
+    parts = dotted.split(".")
+    if parts[0] == "host" or (len(parts) == 1 and parts[0] in SECTIONS):
+        return True
+    if len(parts) == 2 and parts[0] in SECTIONS:
+        spec = FIELDS[parts[0]].get(_fields.aliases(FIELDS[parts[0]]).get(parts[1], parts[1]))
+        return spec is not None and spec.table is not None
+    return False
+
+
+def check_spellings(data: Mapping[str, Any], origin: Optional[str] = None) -> None:
+    """Refuses a nested dict that gives one field twice under two names, by
+    its stem and its core key (``sim.duration`` and ``sim.duration_ps``,
+    ``host.cpu.freq`` and ``host.cpu.freq_hz``): which one wins would depend
+    on the order of the lines. ``origin`` (a file) is named in the error."""
+    seen: Dict[str, Tuple[str, Any]] = {}
+    for dotted, value in _written(data):
+        key = field_key(dotted)
+        if key in seen:
+            first, before = seen[key]
+            where = f" in {origin}" if origin else ""
+            show = lambda v: json.dumps(v, default=str)  # noqa: E731  (as a JSON or TOML file writes it)
+            raise ConfigError(key, f"given twice{where}, as {first} = {show(before)} and as {dotted} = "
+                                   f"{show(value)}: give it once")
+        seen[key] = (dotted, value)
+
+
 def _host_path(dotted: Any) -> Optional[List[str]]:
     """``"host.cpu.freq"`` → ``["cpu", "freq"]``; ``None`` for a name outside the host section."""
     if not isinstance(dotted, str):
@@ -570,7 +610,8 @@ def read_config_file(path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
     if {"preset", "config", "machine"} <= set(data) and isinstance(data["config"], dict):
         # What `hostsim inspect --preset P` prints: the config is its `config`
         # member, the machine P's, every host field resolved.
-        return {**data["config"], "preset": data["preset"]}
+        data = {**data["config"], "preset": data["preset"]}
+    check_spellings(data, os.fspath(path))
     return data
 
 
@@ -607,6 +648,7 @@ def load_config(source: ConfigSource = None, overrides: Optional[Mapping[str, An
         raise ConfigError.invalid("config", source, "a Config, a dict or a path to a TOML/YAML/JSON file")
     if kwargs:
         cfg.update(kwargs)
+    check_spellings(overrides or {})
     for dotted, value in (overrides or {}).items():
         cfg.set(dotted, value)
     resolve(cfg)

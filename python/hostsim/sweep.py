@@ -44,7 +44,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .config import Config, resolve
+from .config import Config, field_key, resolve
 from .executor import Executor, check_jobs, local_executor
 from .msb import DEFAULT_OVERLOAD
 from .store import DEFAULT_STORE, Store, point_key, stored_result, summary
@@ -192,12 +192,15 @@ class Sweep:
         return sweep
 
     def _check_axes(self, lines: _Lines) -> None:
-        seen: Dict[str, int] = {}
+        seen: Dict[str, Axis] = {}
         for axis in self.axes:
-            if axis.key in seen:
+            other = seen.get(field_key(axis.key))
+            if other is not None:
+                same = "" if other.key == axis.key else f" ({other.key!r}, the same field)"
                 raise SweepError(self.path, lines.axis(axis.index, "key"), f"axes[{axis.index}].key",
-                                 f"{axis.key!r} is already the key of axes[{seen[axis.key]}] (allowed: each key once)")
-            seen[axis.key] = axis.index
+                                 f"{axis.key!r} is already the key of axes[{other.index}]{same} "
+                                 "(allowed: each field once)")
+            seen[field_key(axis.key)] = axis
         for group, members in self._zip_groups().items():
             lengths = {len(a.values) for a in members}
             if len(lengths) > 1:

@@ -2,6 +2,7 @@
 
 import json
 import pathlib
+import re
 
 import pytest
 
@@ -200,6 +201,47 @@ def test_config_file_errors(tmp_path):
     (tmp_path / "typo.yaml").write_text("reflector:\n  sevice_time: 1us\n")
     with pytest.raises(ConfigError, match=r"^reflector\.sevice_time: unknown field"):
         load_config(tmp_path / "typo.yaml")
+
+
+
+# A field given by its stem and by its core key in one file or dict: (file text by suffix, field, both spellings).
+BOTH_SPELLINGS = [
+    ({"toml": '[sim]\nduration = "2ms"\nduration_ps = 3000000000\n',
+      "json": '{"sim": {"duration": "2ms", "duration_ps": 3000000000}}',
+      "yaml": "sim:\n  duration: 2ms\n  duration_ps: 3000000000\n"},
+     "sim.duration", 'as sim.duration = "2ms" and as sim.duration_ps = 3000000000'),
+    ({"toml": 'app = "testpmd"\n[host.cpu]\nfreq_hz = 2000000000\nfreq = "2.5GHz"\n',
+      "json": '{"app": "testpmd", "host": {"cpu": {"freq_hz": 2000000000, "freq": "2.5GHz"}}}',
+      "yaml": "app: testpmd\nhost:\n  cpu:\n    freq_hz: 2000000000\n    freq: 2.5GHz\n"},
+     "host.cpu.freq", 'as host.cpu.freq_hz = 2000000000 and as host.cpu.freq = "2.5GHz"'),
+    ({"toml": '[loadgen.tcp]\nrtt = "10us"\nrtt_ps = 20000000\n',
+      "json": '{"loadgen": {"tcp": {"rtt": "10us", "rtt_ps": 20000000}}}',
+      "yaml": "loadgen:\n  tcp:\n    rtt: 10us\n    rtt_ps: 20000000\n"},
+     "loadgen.tcp.rtt", 'as loadgen.tcp.rtt = "10us" and as loadgen.tcp.rtt_ps = 20000000'),
+]
+
+
+@pytest.mark.parametrize("texts, field, spellings", BOTH_SPELLINGS, ids=[b[1] for b in BOTH_SPELLINGS])
+def test_a_field_given_by_stem_and_by_core_key_is_refused(tmp_path, cli, texts, field, spellings):
+    for ext, text in texts.items():
+        path = tmp_path / f"c.{ext}"
+        path.write_text(text)
+        with pytest.raises(ConfigError) as e:
+            load_config(path)
+        assert e.value.field == field
+        assert str(e.value) == f"{field}: given twice in {path}, {spellings}: give it once"
+        proc = cli("inspect", "--config", path.name)
+        assert proc.returncode == 2 and f"hostsim: error: {field}: given twice in c.{ext}, {spellings}" in proc.stderr
+    with pytest.raises(ConfigError, match=f"^{re.escape(field)}: given twice, {re.escape(spellings)}: give it once$"):
+        hostsim.simulate(json.loads(texts["json"]))
+
+
+def test_a_field_given_by_two_names_in_overrides_is_refused():
+    with pytest.raises(ConfigError, match=r'^sim\.duration: given twice, as sim\.duration = "2ms" and as '
+                                          r"sim\.duration_ps = 5000000000: give it once$"):
+        load_config(None, {"sim.duration": "2ms", "sim.duration_ps": 5000000000})
+    # One name, as the stem or as the key, is taken.
+    assert resolve(load_config(None, {"sim.duration_ps": 5000000000}))["sim"]["duration_ps"] == 5000000000
 
 
 # Each bad input: (overrides, field the message must start with, text it must contain).

@@ -178,6 +178,11 @@ BAD = [
      ["sweep.toml:5:", "axes[0]", "exactly one of values or range"]),
     ("a key twice", HEAD + '[[axes]]\nkey = "loadgen.size"\nvalues = [64]\n[[axes]]\nkey = "loadgen.size"\nvalues = [128]\n',
      ["sweep.toml:9:", "axes[1].key", "already the key of axes[0]"]),
+    ("a field by two names", HEAD + '[[axes]]\nkey = "sim.duration"\nvalues = ["1ms"]\n[[axes]]\nkey = "sim.duration_ps"\n'
+     'values = [2000000000]\n', ["sweep.toml:9:", "axes[1].key", "'sim.duration_ps' is already the key of axes[0] "
+                                  "('sim.duration', the same field) (allowed: each field once)"]),
+    ("base gives a field by two names", HEAD + '[base.sim]\nduration = "1ms"\nduration_ps = 2000000000\n',
+     ["sweep.toml:6:", "base.sim.duration", 'given twice, as sim.duration = "1ms" and as sim.duration_ps = 2000000000']),
     ("malformed TOML", 'name = \n', ["sweep.toml:", "cannot parse", "line 1"]),
 ]
 
