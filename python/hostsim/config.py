@@ -578,8 +578,57 @@ def _resolve_host(out: Dict[str, Any], cfg: Config, preset: str, given: List[str
 ConfigSource = Union[Config, Mapping[str, Any], str, "os.PathLike[str]", None]
 
 
+class DuplicateKey(ValueError):
+    """A key given twice in one table of a JSON or YAML file (``line`` when the parser knows it)."""
+
+    def __init__(self, key: Any, line: Optional[int] = None):
+        self.key, self.line = key, line
+        at = f" at line {line}" if line else ""
+        super().__init__(f"duplicate key {str(key)!r}{at} (allowed: each key once in a table; "
+                         "a second one would silently replace the first)")
+
+
+def _unique_pairs(pairs: List[Tuple[Any, Any]]) -> Dict[Any, Any]:
+    """``json``'s ``object_pairs_hook``: a dict, or :class:`DuplicateKey` (``json`` keeps the last)."""
+    out: Dict[Any, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def load_json(text: str) -> Any:
+    """JSON text; a key twice in one object is :class:`DuplicateKey`."""
+    return json.loads(text, object_pairs_hook=_unique_pairs)
+
+
+def load_yaml(text: str) -> Any:
+    """YAML text (safe types only); a key twice in one mapping is :class:`DuplicateKey`
+    (PyYAML keeps the last). Keys a merge (``<<: *base``) brings in may be replaced."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                seen = set()
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue
+                    key = self.construct_object(key_node, deep=deep)
+                    try:
+                        if key in seen:
+                            raise DuplicateKey(key, key_node.start_mark.line + 1)
+                        seen.add(key)
+                    except TypeError:  # an unhashable key: the base loader names it
+                        pass
+            return super().construct_mapping(node, deep)
+
+    return yaml.load(text, Loader=UniqueKeyLoader)
+
+
 def read_config_file(path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
-    """Reads a TOML, YAML or JSON config file into a nested dict."""
+    """Reads a TOML, YAML or JSON config file into a nested dict; a key twice in a table is an error."""
     p = Path(path)
     suffix = p.suffix.lower()
     try:
@@ -594,15 +643,15 @@ def read_config_file(path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
                 import tomli as tomllib  # type: ignore[no-redef]
             data = tomllib.loads(raw.decode("utf-8"))
         elif suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(raw.decode("utf-8")) or {}
+            data = load_yaml(raw.decode("utf-8")) or {}
         elif suffix == ".json":
-            data = json.loads(raw.decode("utf-8"))
+            data = load_json(raw.decode("utf-8"))
         else:
             raise ConfigError.invalid("config", str(path), "a .toml, .yaml, .yml or .json file")
     except ConfigError:
         raise
+    except DuplicateKey as e:
+        raise ConfigError("config", f"{path}: {e}") from None
     except Exception as e:  # each parser has its own error type; all mean "malformed file"
         raise ConfigError("config", f"{path}: cannot parse: {e}") from None
     if not isinstance(data, dict):

@@ -44,7 +44,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .config import Config, field_key, resolve
+from .config import Config, DuplicateKey, field_key, load_json, load_yaml, resolve
 from .executor import Executor, check_jobs, local_executor
 from .msb import DEFAULT_OVERLOAD
 from .store import DEFAULT_STORE, Store, point_key, stored_result, summary
@@ -374,7 +374,7 @@ def _range(raw: Any, fld: str, line: Optional[int], fail: Any) -> List[Any]:
 
 
 def load_sweep(path: PathLike) -> Sweep:
-    """Reads and checks a sweep file (``.toml``, ``.yaml``/``.yml`` or ``.json``)."""
+    """Reads and checks a sweep file (``.toml``, ``.yaml``/``.yml`` or ``.json``); a key twice in a table is an error."""
     p = Path(path)
     shown = os.fspath(path)
     try:
@@ -392,16 +392,16 @@ def load_sweep(path: PathLike) -> Sweep:
                 import tomli as tomllib  # type: ignore[no-redef]
             data = tomllib.loads(text)
         elif suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text) or {}
+            data = load_yaml(text) or {}
         elif suffix == ".json":
-            data = json.loads(text)
+            data = load_json(text)
         else:
             raise SweepError(shown, None, "sweep", f"invalid file name {p.name!r} (allowed: a .toml, .yaml, .yml "
                                                    "or .json file)")
     except SweepError:
         raise
+    except DuplicateKey as e:  # YAML knows the line; JSON does not
+        raise SweepError(shown, e.line, "sweep", str(e).replace(f" at line {e.line}", "")) from None
     except Exception as e:  # each parser has its own error type; all mean "malformed file"
         raise SweepError(shown, None, "sweep", f"cannot parse: {e}") from None
     return Sweep.from_dict(data, name=p.stem, path=shown, source=text)

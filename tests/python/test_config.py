@@ -204,6 +204,30 @@ def test_config_file_errors(tmp_path):
 
 
 
+
+@pytest.mark.parametrize("name, text, where", [
+    ("c.json", '{"loadgen": {"rate": "1Mpps"}, "loadgen": {"rate": "2Mpps"}}', ""),
+    ("c.json", '{"loadgen": {"rate": "1Mpps", "rate": "2Mpps"}}', ""),
+    ("c.yaml", "loadgen:\n  rate: 1Mpps\nloadgen:\n  rate: 2Mpps\n", " at line 3"),
+    ("c.yml", "loadgen:\n  rate: 1Mpps\n  rate: 2Mpps\n", " at line 3"),
+])
+def test_a_key_twice_in_a_json_or_yaml_table_is_refused(tmp_path, cli, name, text, where):
+    (tmp_path / name).write_text(text)
+    key = "loadgen" if text.count("loadgen") == 2 else "rate"
+    expected = f"config: {tmp_path / name}: duplicate key '{key}'{where} (allowed: each key once in a table"
+    with pytest.raises(ConfigError) as e:
+        load_config(tmp_path / name)
+    assert str(e.value).startswith(expected), str(e.value)
+    proc = cli("inspect", "--config", name)
+    assert proc.returncode == 2 and f"hostsim: error: config: {name}: duplicate key '{key}'{where}" in proc.stderr
+
+
+def test_a_yaml_merge_may_replace_the_keys_it_brings():
+    from hostsim.config import load_yaml
+
+    assert load_yaml("a: &a\n  rate: 1Mpps\nloadgen:\n  <<: *a\n  rate: 2Mpps\n")["loadgen"] == {"rate": "2Mpps"}
+
+
 # A field given by its stem and by its core key in one file or dict: (file text by suffix, field, both spellings).
 BOTH_SPELLINGS = [
     ({"toml": '[sim]\nduration = "2ms"\nduration_ps = 3000000000\n',

@@ -204,6 +204,18 @@ def test_a_bad_yaml_sweep_names_the_line_too(tmp_path):
         load_sweep(write(tmp_path, text, "sweep.yaml")).points()
 
 
+@pytest.mark.parametrize("name, text, expected", [
+    ("sweep.json", '{"base": {"app": "reflector"},\n "axes": [{"key": "loadgen.size", "values": [64]}],\n'
+                   ' "base": {"app": "testpmd"}}\n', "sweep.json: sweep: duplicate key 'base'"),
+    ("sweep.yaml", "base:\n  app: reflector\naxes:\n  - key: loadgen.size\n    values: [64]\n    values: [128]\n",
+     "sweep.yaml:6: sweep: duplicate key 'values'"),
+])
+def test_a_key_twice_in_a_json_or_yaml_sweep_is_refused(tmp_path, name, text, expected):
+    with pytest.raises(SweepError) as info:
+        load_sweep(write(tmp_path, text, name))
+    assert str(info.value).startswith(f"{tmp_path / expected} (allowed: each key once in a table"), str(info.value)
+
+
 @pytest.mark.parametrize("where", ["under_a_file", "a_directory"])
 def test_a_store_that_cannot_be_written_is_a_clear_error(tmp_path, cli, where):
     (tmp_path / "somefile").write_text("not a directory")
