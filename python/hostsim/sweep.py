@@ -18,7 +18,9 @@ and what to run at every point::
     range = { start = 1, stop = 3, step = 1 }   # inclusive stop; or values = [...]
 
 The points are the product of the standalone axes and the zip groups, in
-file order, the last varying fastest. Each point is the base with its axis
+file order, the last varying fastest; a sweep of more than
+:data:`MAX_SWEEP_POINTS` points is refused, counted before any range is
+expanded. Each point is the base with its axis
 values set by :meth:`Config.set` and resolved; every point is validated
 before anything runs, and a bad file is a :class:`SweepError` naming the
 file, the line, the field, the value and what is allowed.
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import re
 import time
@@ -59,6 +62,12 @@ MSB_DEFAULTS: Dict[str, Any] = {"threshold": 0.01, "resolution": 0.005, "points"
                                 "overload": DEFAULT_OVERLOAD, "max_trials": 40}
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+#: The most points a sweep may have. A guard, not a model or hardware value:
+#: far above any real study (the bundled studies have 2 to 36 points each;
+#: see `hostsim study --list`), it stops a mistyped range (``stop = 3e7``, ``step = 1``) before
+#: its values or points are built, which would take minutes and gigabytes.
+MAX_SWEEP_POINTS = 100_000
 
 
 class SweepError(ConfigError):
@@ -209,6 +218,18 @@ class Sweep:
                 raise SweepError(self.path, lines.axis(odd.index, "zip"), f"axes[{odd.index}].zip",
                                  f"zip group {group!r} has axes of unequal lengths: {sizes} "
                                  "(allowed: the same number of values in every axis of a zip group)")
+        self._check_count(lines)
+
+    def _check_count(self, lines: _Lines) -> None:
+        total = self.count()
+        if total > MAX_SWEEP_POINTS:
+            factors = " x ".join(f"{len(d[0].values)} ({', '.join(a.key for a in d)})" for d in self.dimensions())
+            raise SweepError(self.path, lines.key("axes"), "axes",
+                             f"{total} points = {factors} (allowed: at most {MAX_SWEEP_POINTS} points in a sweep)")
+
+    def count(self) -> int:
+        """How many points the sweep has (the product of its axes' and zip groups' lengths), without building them."""
+        return math.prod(len(d[0].values) for d in self.dimensions())
 
     def _zip_groups(self) -> Dict[str, List[Axis]]:
         groups: Dict[str, List[Axis]] = {}
@@ -233,6 +254,7 @@ class Sweep:
         from . import __version__
 
         lines = _Lines(self.source)
+        self._check_count(lines)  # a Sweep built in Python has not been through from_dict
         try:
             base = Config.from_dict(self.base)
         except ConfigError as e:
@@ -369,6 +391,10 @@ def _range(raw: Any, fld: str, line: Optional[int], fail: Any) -> List[Any]:
     if count <= 0:
         raise fail(line, fld, f"empty range from {numbers['start']} to {numbers['stop']} by {numbers['step']} "
                               "(allowed: a step that goes from start towards stop)")
+    if count > MAX_SWEEP_POINTS:  # counted, not built: the values would not fit in memory
+        raise fail(line, fld, f"range from {numbers['start']} to {numbers['stop']} by {numbers['step']} has {count} "
+                              f"values (allowed: at most {MAX_SWEEP_POINTS} points in a sweep; a larger step or "
+                              "a shorter range)")
     integral = all(isinstance(numbers[n], int) for n in RANGE_KEYS)
     return [int(start + k * step) if integral else float(start + k * step) for k in range(count)]
 

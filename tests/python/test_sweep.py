@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Dict, List
 
@@ -18,7 +20,7 @@ import pytest
 
 import hostsim
 from hostsim.store import Store, StoreError, canonical_json
-from hostsim.sweep import SweepError, counts, load_sweep, run_sweep
+from hostsim.sweep import MAX_SWEEP_POINTS, SweepError, counts, load_sweep, run_sweep
 
 from conftest import REPO
 
@@ -202,6 +204,30 @@ def test_a_bad_yaml_sweep_names_the_line_too(tmp_path):
            "  - key: loadgen.flowz\n    values: [1, 2]\n"
     with pytest.raises(SweepError, match=r"sweep\.yaml:7: axes\[1\]\.key: .*unknown field 'loadgen\.flowz'"):
         load_sweep(write(tmp_path, text, "sweep.yaml")).points()
+
+
+def test_a_sweep_too_large_is_refused_before_it_is_built(tmp_path):
+    # A mistyped range: 1e9 values, refused at once and in little memory (it took minutes and gigabytes).
+    start, rss = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(SweepError) as info:
+        load_sweep(write(tmp_path, HEAD + '[[axes]]\nkey = "loadgen.size"\nrange = {start=64, stop=1e9, step=1}\n'))
+    assert str(info.value) == (f"{tmp_path / 'sweep.toml'}:7: axes[0].range: range from 64 to 1000000000.0 by 1 has "
+                               f"999999937 values (allowed: at most {MAX_SWEEP_POINTS} points in a sweep; a larger "
+                               "step or a shorter range)")
+    assert time.perf_counter() - start < 5
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss < 200_000  # KiB
+    # Axes each within the limit whose product is not; a zip group counts once.
+    text = HEAD + ('[[axes]]\nkey = "loadgen.size"\nrange = {start=64, stop=1063}\n'
+                   '[[axes]]\nkey = "loadgen.flows"\nrange = {start=1, stop=1000}\n'
+                   '[[axes]]\nzip = "z"\nkey = "reflector.queue_frames"\nvalues = [16, 32]\n'
+                   '[[axes]]\nzip = "z"\nkey = "seed"\nvalues = [1, 2]\n')
+    with pytest.raises(SweepError) as info:
+        load_sweep(write(tmp_path, text))
+    assert str(info.value) == (f"{tmp_path / 'sweep.toml'}:5: axes: 2000000 points = 1000 (loadgen.size) x "
+                               "1000 (loadgen.flows) x 2 (reflector.queue_frames, seed) "
+                               f"(allowed: at most {MAX_SWEEP_POINTS} points in a sweep)")
+    small = load_sweep(write(tmp_path, text.replace("stop=1000}", "stop=10}")))
+    assert small.count() == 1000 * 10 * 2
 
 
 @pytest.mark.parametrize("name, text, expected", [
