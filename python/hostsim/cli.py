@@ -21,8 +21,8 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import host as _host
 from . import presets as _presets
-from .config import (Config, apps, apply_assignments, field_docs, field_key, inspected_preset, parse_assignment,
-                     read_config_file, resolve, size_label)
+from .config import (Config, apps, apply_assignments, config_file, field_docs, field_key, inspected_preset,
+                     parse_assignment, resolve, size_label)
 from .units import ConfigError, parse_fraction
 
 #: Common flags and the config field each one sets.
@@ -231,7 +231,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         raise ConfigError("preset", f"--preset {args.preset} would change only the result's label: {args.config} is preset "
                                     f"{made_for}'s resolved config (hostsim inspect), every host field set; drop --preset, "
                                     f"or start from hostsim inspect --preset {args.preset}")
-    cfg = Config.from_dict(read_config_file(args.config)) if args.config else Config()
+    cfg = config_file(args.config) if args.config else Config()
     given = {}
     for flag, dotted in FLAG_FIELDS:
         value = getattr(args, flag, None)

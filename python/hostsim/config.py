@@ -677,6 +677,42 @@ def inspected_preset(path: Union[str, "os.PathLike[str]"]) -> Optional[str]:
     return data["preset"] if is_inspect and isinstance(data["preset"], str) else None
 
 
+#: Fields that name a file the simulation reads. In a config or sweep file a
+#: relative path is relative to that file's directory (:func:`resolve_paths`).
+INPUT_PATHS = ("loadgen.trace.path",)
+
+
+def resolve_paths(cfg: Config, root: Union[str, "os.PathLike[str]"]) -> Config:
+    """Makes each relative input path of ``cfg`` (:data:`INPUT_PATHS`) absolute,
+    relative to ``root``, the directory of the file that gave it: the file
+    works from any working directory, and a stored point's key names one file."""
+    for dotted in INPUT_PATHS:
+        value = cfg.get(dotted)
+        if isinstance(value, str) and value.strip() and not os.path.isabs(value):
+            cfg.set(dotted, str((Path(root) / value).resolve()))
+    return cfg
+
+
+def config_file(path: Union[str, "os.PathLike[str]"]) -> Config:
+    """The :class:`Config` a file holds, its relative input paths taken from the file's directory."""
+    return resolve_paths(Config.from_dict(read_config_file(path)), Path(path).parent)
+
+
+def check_input_files(resolved: Mapping[str, Any]) -> None:
+    """Refuses a resolved config whose input files (a trace) cannot be opened for reading,
+    before a run finds it out; relative paths are taken from the working directory, as the core does."""
+    trace = resolved.get("loadgen", {}).get("trace") or {}
+    path = trace.get("path")
+    if not path:
+        return
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as e:
+        raise ConfigError("loadgen.trace.path", f"cannot read {path!r} ({e.strerror or e}) "
+                                                "(allowed: a readable pcap or pcapng file)") from None
+
+
 def load_config(source: ConfigSource = None, overrides: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> Config:
     """A validated :class:`Config` from a file path, a dict, a Config or nothing.
 
@@ -692,7 +728,7 @@ def load_config(source: ConfigSource = None, overrides: Optional[Mapping[str, An
     elif isinstance(source, Mapping):
         cfg = Config.from_dict(source)
     elif isinstance(source, (str, os.PathLike)):
-        cfg = Config.from_dict(read_config_file(source))
+        cfg = config_file(source)
     else:
         raise ConfigError.invalid("config", source, "a Config, a dict or a path to a TOML/YAML/JSON file")
     if kwargs:

@@ -47,7 +47,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .config import Config, DuplicateKey, field_key, load_json, load_yaml, resolve
+from .config import Config, DuplicateKey, check_input_files, field_key, load_json, load_yaml, resolve, resolve_paths
 from .executor import Executor, check_jobs, local_executor
 from .msb import DEFAULT_OVERLOAD
 from .store import DEFAULT_STORE, Store, point_key, stored_result, summary
@@ -165,11 +165,14 @@ class Sweep:
     description: str = ""
     path: Optional[str] = None
     source: str = ""
+    #: The directory relative input paths (a trace) are taken from: the sweep file's; ``None``: the working directory.
+    root: Optional[str] = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], name: Optional[str] = None, path: Optional[str] = None,
-                  source: str = "") -> "Sweep":
-        """A sweep from the file's table; errors name ``path`` and the line in ``source``."""
+                  source: str = "", root: Optional[str] = None) -> "Sweep":
+        """A sweep from the file's table; errors name ``path`` and the line in ``source``;
+        relative input paths are taken from ``root``."""
         lines = _Lines(source)
 
         def fail(line: Optional[int], fld: str, message: str) -> SweepError:
@@ -196,7 +199,7 @@ class Sweep:
                                                   "[[axes]] with key and values or range)")
         axes = [_axis(i, a, lines, fail) for i, a in enumerate(raw_axes)]
         sweep = cls(name=sweep_name.strip(), kind=kind, base=dict(base), axes=axes, options=options,
-                    description=str(data.get("description", "")), path=path, source=source)
+                    description=str(data.get("description", "")), path=path, source=source, root=root)
         sweep._check_axes(lines)
         return sweep
 
@@ -250,7 +253,8 @@ class Sweep:
         return dims
 
     def points(self) -> List[Point]:
-        """Every point, built and resolved; the first bad one is a :class:`SweepError`."""
+        """Every point, built and resolved, its input files (a trace) readable; the first bad one is a
+        :class:`SweepError`. Relative input paths become absolute, from :attr:`root`, in the config and key."""
         from . import __version__
 
         lines = _Lines(self.source)
@@ -268,7 +272,10 @@ class Sweep:
             try:
                 for key, value in params.items():
                     cfg.set(key, value)
+                if self.root is not None:
+                    resolve_paths(cfg, self.root)
                 resolved = resolve(cfg)
+                check_input_files(resolved)
             except ConfigError as e:
                 raise self._point_error(lines, idx, params, e) from None
             points.append(Point(idx, params, cfg, resolved, point_key(resolved, self.kind, self.options, __version__)))
@@ -430,7 +437,7 @@ def load_sweep(path: PathLike) -> Sweep:
         raise SweepError(shown, e.line, "sweep", str(e).replace(f" at line {e.line}", "")) from None
     except Exception as e:  # each parser has its own error type; all mean "malformed file"
         raise SweepError(shown, None, "sweep", f"cannot parse: {e}") from None
-    return Sweep.from_dict(data, name=p.stem, path=shown, source=text)
+    return Sweep.from_dict(data, name=p.stem, path=shown, source=text, root=os.fspath(p.parent))
 
 
 # ---------------------------------------------------------------- running

@@ -242,6 +242,72 @@ def test_a_key_twice_in_a_json_or_yaml_sweep_is_refused(tmp_path, name, text, ex
     assert str(info.value).startswith(f"{tmp_path / expected} (allowed: each key once in a table"), str(info.value)
 
 
+# A run that replays a trace (see write_pcap), short enough to take a few milliseconds.
+TRACE_SWEEP = """[base]
+app = "reflector"
+preset = "a72-quad"
+[base.sim]
+duration = "100us"
+warmup = "1us"
+[[axes]]
+key = "loadgen.trace.path"
+values = VALUES
+"""
+
+
+def write_pcap(path: Path, frames: int = 10, size: int = 82) -> Path:
+    """A small valid pcap: ``frames`` UDP frames of ``size`` bytes, 1 us apart."""
+    scapy = pytest.importorskip("scapy.all")
+    pkts = [scapy.Ether(dst="02:00:00:00:00:02", src="02:00:00:00:00:01") / scapy.IP(src="10.0.0.1", dst="10.0.0.2")
+            / scapy.UDP(sport=1, dport=2) / scapy.Raw(b"x" * (size - 42)) for _ in range(frames)]
+    for i, p in enumerate(pkts):
+        p.time = i * 1e-6
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scapy.wrpcap(str(path), pkts)
+    return path
+
+
+def test_a_missing_trace_file_is_refused_before_any_point_runs(tmp_path):
+    write_pcap(tmp_path / "t1.pcap")
+    (tmp_path / "adir.pcap").mkdir()
+    for missing, why in (("nonexist.pcap", "No such file or directory"), ("adir.pcap", "Is a directory")):
+        path = write(tmp_path, TRACE_SWEEP.replace("VALUES", f'["t1.pcap", "{missing}"]'))
+        with pytest.raises(SweepError) as info:
+            run_sweep(path, store=tmp_path / "s.duckdb")
+        assert str(info.value) == (f"{path}:9: axes[0].values: at point 1 (loadgen.trace.path={missing}): "
+                                   f"loadgen.trace.path: cannot read '{tmp_path.resolve() / missing}' ({why}) "
+                                   "(allowed: a readable pcap or pcapng file)")
+        assert not (tmp_path / "s.duckdb").exists()  # nothing ran, not even the good point
+
+
+def test_relative_trace_paths_in_a_sweep_or_config_file_are_the_files(tmp_path, cli, monkeypatch):
+    """A relative trace path in a sweep file or a --config file is taken from
+    that file's directory, whatever the working directory, and the point's
+    key holds the absolute path: one key, one file."""
+    for name in ("a", "b"):
+        write_pcap(tmp_path / name / "t1.pcap", frames=10 if name == "a" else 20)
+        write(tmp_path / name, TRACE_SWEEP.replace("VALUES", '["t1.pcap"]'), "tr.toml")
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    points = {name: load_sweep(Path("..") / name / "tr.toml").points()[0] for name in ("a", "b")}
+    for name, p in points.items():
+        assert p.resolved["loadgen"]["trace"]["path"] == str((tmp_path / name / "t1.pcap").resolve())
+        assert p.params == {"loadgen.trace.path": "t1.pcap"}  # as the file gives it
+    assert points["a"].key != points["b"].key
+    # The first frame leaves within the 1 us warm-up: 9 of a's 10 frames and 19 of b's 20 are measured.
+    rows = run_sweep(Path("..") / "a" / "tr.toml", store=tmp_path / "s.duckdb")
+    assert [r["status"] for r in rows] == ["computed"] and rows[0]["result"]["loadgen"]["tx_packets"] == 9
+    proc = cli("sweep", "b/tr.toml", "--store", "s.duckdb", "--no-progress")  # in tmp_path
+    assert summary_line(proc.stdout) == {"points": 1, "computed": 1, "cached": 0, "failed": 0}, proc.stderr
+    (tmp_path / "b" / "cfg.toml").write_text('app = "reflector"\npreset = "a72-quad"\n[sim]\nduration = "100us"\n'
+                                            'warmup = "1us"\n[loadgen.trace]\npath = "t1.pcap"\n')
+    result = hostsim.simulate(Path("..") / "b" / "cfg.toml")
+    assert result.config["loadgen"]["trace"]["path"] == str((tmp_path / "b" / "t1.pcap").resolve())
+    assert result.to_dict()["loadgen"]["tx_packets"] == 19
+    proc = cli("run", "--config", "b/cfg.toml")
+    assert proc.returncode == 0 and re.search(r"tx packets +19\b", proc.stdout), proc.stdout + proc.stderr
+
+
 @pytest.mark.parametrize("where", ["under_a_file", "a_directory"])
 def test_a_store_that_cannot_be_written_is_a_clear_error(tmp_path, cli, where):
     (tmp_path / "somefile").write_text("not a directory")
@@ -320,7 +386,9 @@ def test_a_failing_point_is_reported_not_stored_and_exits_1(tmp_path, cli):
     proc = cli("sweep", "sweep.toml", "--store", "s.duckdb", "--no-progress")
     assert proc.returncode == 1, proc.stderr
     assert summary_line(proc.stdout) == {"points": 2, "computed": 1, "cached": 0, "failed": 1}
-    assert re.search(r"\[\d/2\] failed +#0 loadgen.trace.path=bad.pcap +OSError: bad.pcap: not a valid pcap",
+    # The core reads the trace by the absolute path the point's config holds (the sweep file's directory).
+    bad = re.escape(str((tmp_path / "bad.pcap").resolve()))
+    assert re.search(rf"\[\d/2\] failed +#0 loadgen.trace.path=bad.pcap +OSError: {bad}: not a valid pcap",
                      proc.stderr), proc.stderr
     with Store(tmp_path / "s.duckdb", read_only=True) as db:
         assert [r["params"] for r in db.rows()] == [{"loadgen.trace.path": "good.pcap"}]
