@@ -23,7 +23,9 @@ Each row is written by one ``INSERT`` (its own transaction) as the point
 finishes, so a process killed at any moment leaves whole rows only; DuckDB
 replays its write-ahead log on the next open. Only one process may open a
 store for writing at a time (DuckDB's file lock); workers return results
-to the process that owns the store.
+to the process that owns the store. While it is open for writing no other
+process can open it at all, not even to read: ``query`` and ``report``
+during a sweep are refused with an error saying so.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ import datetime
 import hashlib
 import json
 import os
+import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
@@ -154,7 +158,7 @@ class Store:
         try:
             self._db = duckdb.connect(self.path, read_only=read_only)
         except duckdb.Error as e:
-            raise StoreError(self.path, _open_error(e)) from None
+            raise StoreError(self.path, _open_error(e, self.path, read_only)) from None
         if not read_only:
             columns = ", ".join(f"{name} {kind}" for name, kind, _ in SCHEMA)
             self._db.execute(f"CREATE TABLE IF NOT EXISTS points ({columns})")
@@ -280,8 +284,15 @@ def _check_writable(path: Path) -> None:
         raise StoreError(path, f"{os.fspath(target)!r} is not writable (allowed: {ALLOWED_STORE})")
 
 
-def _open_error(e: Exception) -> str:
+def _open_error(e: Exception, path: str, read_only: bool) -> str:
     text = str(e)
+    if "lock" in text.lower() and read_only:
+        # DuckDB's file lock keeps every other process out while one writes, readers included.
+        pid = re.search(r"\(PID (\d+)\)", text)
+        who = f"another process ({f'PID {pid.group(1)}, ' if pid else ''}such as a running sweep)"
+        return (f"being written by {who}: DuckDB lets no other process open a store, "
+                "not even to read it, until the writer ends; wait until it ends, or query a copy "
+                f"(cp {shlex.quote(path)} copy.duckdb, then --store copy.duckdb), which may lack the latest points")
     if "lock" in text.lower():
         return ("in use by another process (DuckDB lets one process write a store at a time; "
                 "wait for it to finish or pass another --store)")

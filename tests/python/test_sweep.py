@@ -476,6 +476,34 @@ def test_query_errors_name_the_store_or_the_sql(tmp_path, cli):
     assert proc.returncode == 2 and "hostsim: error: query:" in proc.stderr and "nope" in proc.stderr
 
 
+def test_reading_a_store_another_process_writes_says_so(computed, tmp_path, cli):
+    """DuckDB's lock keeps readers out while a sweep writes: query, report and a
+    dry run say the store is being written and that they must wait (or read a copy)."""
+    store = copy_store(computed, tmp_path)
+    code = "import sys\nfrom hostsim.store import Store\ns = Store(sys.argv[1])\nprint('open', flush=True)\nsys.stdin.read()\n"
+    writer = subprocess.Popen([sys.executable, "-c", code, str(store)], env=env(), stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "open"
+        write(tmp_path, MSB_SWEEP)
+        expected = (f"hostsim: error: store: 's.duckdb': being written by another process (PID {writer.pid}, such as "
+                    "a running sweep): DuckDB lets no other process open a store, not even to read it, until the "
+                    "writer ends; wait until it ends, or query a copy (cp s.duckdb copy.duckdb, then --store "
+                    "copy.duckdb), which may lack the latest points")
+        for args in (("query", "SELECT count(*) FROM points"), ("report", "-o", "r.html"),
+                     ("sweep", "sweep.toml", "--dry-run")):
+            proc = cli(*args, "--store", "s.duckdb")
+            assert proc.returncode == 2 and proc.stderr.strip() == expected, (args, proc.stderr)
+        # A second writer is told what it was told before.
+        proc = cli("sweep", "sweep.toml", "--store", "s.duckdb", "--no-progress")
+        assert proc.returncode == 2 and "'s.duckdb': in use by another process (DuckDB lets one process write" \
+            in proc.stderr, proc.stderr
+    finally:
+        writer.communicate("", timeout=60)
+    proc = cli("query", "SELECT count(*) AS n FROM points", "--store", "s.duckdb", check=True)
+    assert re.search(r"^ 4 +$", proc.stdout, re.M), proc.stdout
+
+
 def test_the_sweep_command_prints_status_lines_and_a_final_table(computed, tmp_path, cli):
     copy_store(computed, tmp_path)
     text = MSB_SWEEP.replace('values = ["100ns", "200ns"]', 'values = ["100ns", "300ns"]')
