@@ -325,15 +325,9 @@ def _contract_keys(data: Mapping[str, Any]) -> set:
     return keys
 
 
-#: Unit suffixes a contract key has beyond the name a user may write (``duration`` for ``duration_ps``).
-_KEY_UNITS = ("ps", "bps", "hz", "bytes", "bytes_per_s")
-
-
 def _names(dotted: str, key: str) -> bool:
-    """Whether setting ``dotted`` sets contract key ``key`` (itself, its stem, or a table above it)."""
-    if key == dotted or key.startswith(dotted + "."):
-        return True
-    return key.startswith(dotted + "_") and key[len(dotted) + 1:] in _KEY_UNITS
+    """Whether setting ``dotted`` sets contract key ``key`` (itself, by another name, or a table above it)."""
+    return key.startswith(dotted + ".") or field_key(key) == field_key(dotted)
 
 
 def _set_in_table(section: Section, parts: List[str], value: Any, dotted: str) -> None:
@@ -656,9 +650,8 @@ def read_config_file(path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
         raise ConfigError("config", f"{path}: cannot parse: {e}") from None
     if not isinstance(data, dict):
         raise ConfigError.invalid("config", str(path), "a file holding a table of fields")
-    if {"preset", "config", "machine"} <= set(data) and isinstance(data["config"], dict):
-        # What `hostsim inspect --preset P` prints: the config is its `config`
-        # member, the machine P's, every host field resolved.
+    if _is_inspect_output(data):
+        # The config is its `config` member, the machine P's, every host field resolved.
         data = {**data["config"], "preset": data["preset"]}
     check_spellings(data, os.fspath(path))
     return data
@@ -673,8 +666,13 @@ def inspected_preset(path: Union[str, "os.PathLike[str]"]) -> Optional[str]:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError):
         return None
-    is_inspect = isinstance(data, dict) and {"preset", "config", "machine"} <= set(data)
-    return data["preset"] if is_inspect and isinstance(data["preset"], str) else None
+    return data["preset"] if _is_inspect_output(data) else None
+
+
+def _is_inspect_output(data: Any) -> bool:
+    """Whether ``data`` is what ``hostsim inspect --preset P`` prints: P, the resolved config, the machine."""
+    return (isinstance(data, dict) and {"preset", "config", "machine"} <= set(data)
+            and isinstance(data["config"], dict) and isinstance(data["preset"], str))
 
 
 #: Fields that name a file the simulation reads. In a config or sweep file a

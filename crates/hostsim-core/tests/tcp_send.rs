@@ -100,4 +100,9 @@ fn settings_of_synthetic_traffic_are_said_to_be_ignored_by_the_receiver() {
     c.loadgen.interarrival = Interarrival::Poisson;
     let w = warned(&c).expect("a warning");
     assert!(w.starts_with("loadgen.rate, loadgen.interarrival, loadgen.flows ignored: the TCP receiver"), "{w}");
+    // A field the user gave at its default value (SimConfig::given) is said too.
+    let mut c = cfg(1, 100_000, 0.0);
+    c.given = vec!["loadgen.flows".into()];
+    let w = warned(&c).expect("a warning");
+    assert!(w.starts_with("loadgen.flows ignored: the TCP receiver"), "{w}");
 }

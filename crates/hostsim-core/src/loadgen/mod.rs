@@ -66,7 +66,7 @@ const STREAM_SIZES: u64 = 1;
 const STREAM_DEPARTURES: u64 = 2;
 
 /// What a generator port needs to know of the run beyond its own config.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Env {
     pub seed: u64,
     /// The generator port (its random streams differ from the other ports').
@@ -77,6 +77,8 @@ pub struct Env {
     pub warmup_ps: Ps,
     /// One-way propagation delay of the port's links.
     pub propagation_ps: Ps,
+    /// The fields the user set (`SimConfig::given`), as dotted keys.
+    pub given: Vec<String>,
 }
 
 impl Env {
@@ -127,8 +129,10 @@ pub struct Loadgen {
     pub sink: Option<tcp_sink::TcpSink>,
 }
 
-/// The fields that shape synthetic traffic and differ from their defaults.
-fn given_fields(lg: &LoadgenConfig) -> Vec<&'static str> {
+/// The fields that shape synthetic traffic that the user gave (`user`,
+/// `SimConfig::given`: whatever their values) or that differ from their
+/// defaults (a config built without that record, in Rust).
+fn given_fields(lg: &LoadgenConfig, user: &[String]) -> Vec<&'static str> {
     let d = LoadgenConfig::default();
     let given = [
         ("rate", lg.rate != d.rate),
@@ -140,7 +144,8 @@ fn given_fields(lg: &LoadgenConfig) -> Vec<&'static str> {
         ("dst_port", lg.dst_port != d.dst_port),
         ("tag_offset", lg.tag_offset != d.tag_offset),
     ];
-    given.iter().filter(|g| g.1).map(|g| g.0).collect()
+    let named = |f: &str| user.iter().any(|g| g.strip_prefix("loadgen.") == Some(f));
+    given.iter().filter(|g| g.1 || named(g.0)).map(|g| g.0).collect()
 }
 
 impl Loadgen {
@@ -203,7 +208,7 @@ impl Loadgen {
             mc,
             closed_loop: lg.closed_loop,
             credits: lg.closed_loop.map_or(0, |c| c.outstanding),
-            given: given_fields(lg),
+            given: given_fields(lg, &env.given),
             sink,
         })
     }

@@ -665,6 +665,7 @@ fn port_loadgen(cfg: &SimConfig, p: usize, ports: usize) -> Result<Loadgen> {
         duration_ps: cfg.sim.duration_ps,
         warmup_ps: cfg.sim.warmup_ps,
         propagation_ps: cfg.link.propagation_ps,
+        given: cfg.given.clone(),
     };
     let mut lg = Loadgen::new(&cfg.loadgen.for_port(p), &env)?;
     if cfg.loadgen.to_stations() && ports > 1 {

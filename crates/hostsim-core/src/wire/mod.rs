@@ -98,11 +98,6 @@ pub struct FiveTuple {
 }
 
 impl FiveTuple {
-    /// The UDP or TCP source port (0 when `ports` is false).
-    pub fn src_port(&self) -> u16 {
-        u16::from_be_bytes([self.bytes[8], self.bytes[9]])
-    }
-
     /// The UDP or TCP destination port (0 when `ports` is false).
     pub fn dst_port(&self) -> u16 {
         u16::from_be_bytes([self.bytes[10], self.bytes[11]])
