@@ -1471,6 +1471,13 @@ class RxSharing(RootModel[Literal["none", "arbitration", "range", "parent_worker
     ]
 
 
+class Scheduler(RootModel[Literal["frfcfs", "fcfs"]]):
+    root: Annotated[
+        Literal["frfcfs", "fcfs"],
+        Field(description="How a DRAM controller orders its queued reads."),
+    ]
+
+
 class ServiceDist(RootModel[Literal["fixed", "exponential"]]):
     root: Literal["fixed", "exponential"]
 
@@ -2157,72 +2164,6 @@ class CoreConfig(BaseModel):
     ]
 
 
-class DramConfig(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    address_map: Annotated[
-        AddressMap,
-        Field(
-            description="How a line address is split into row, rank, bank, column and channel."
-        ),
-    ]
-    bank_groups: Annotated[
-        int,
-        Field(description="Bank groups per rank (1 for DDR3).", ge=0, le=4294967295),
-    ]
-    banks_per_group: Annotated[
-        int, Field(description="Banks per bank group.", ge=0, le=4294967295)
-    ]
-    channel_bandwidth_bytes_per_s: Annotated[
-        int,
-        Field(
-            description="Peak bandwidth of one channel (bytes per second).",
-            ge=0,
-            le=18446744073709551615,
-        ),
-    ]
-    channels: Annotated[
-        int,
-        Field(
-            description="Independent channels; consecutive 64 B lines go to consecutive channels.",
-            ge=0,
-            le=4294967295,
-        ),
-    ]
-    idle_latency_ps: Annotated[
-        int,
-        Field(
-            description="Unloaded load-to-use latency (ps); queueing for a busy channel adds to\nit. With `model = banks` it is the latency of a row conflict, what a\nrandom pointer chase measures; a row hit costs tRP + tRCD less.",
-            ge=0,
-            le=18446744073709551615,
-        ),
-    ]
-    model: Annotated[
-        DramModel,
-        Field(
-            description="`banks`: ranks, banks and rows with DDR timing and refresh; `channel`:\neach channel one server of line transfers."
-        ),
-    ]
-    ranks: Annotated[int, Field(description="Ranks per channel.", ge=0, le=4294967295)]
-    row_bytes: Annotated[
-        int,
-        Field(
-            description="Row buffer of one rank (bytes): the device page × devices per rank.",
-            ge=0,
-            le=4294967295,
-        ),
-    ]
-    timing: Annotated[DdrTiming, Field(description="DDR timing of the speed grade.")]
-    write_queue: Annotated[
-        WriteQueueConfig,
-        Field(
-            description="The controller's write queue (`mem/write_queue.rs`); `entries = 0`: none.",
-            validate_default=True,
-        ),
-    ] = {"entries": 64, "high_percent": 85, "low_percent": 50, "min_writes": 16}
-
-
 class IoConfig(BaseModel):
     """
     `host.io`: the path and, for `gem5_xbar`, its parts.
@@ -2427,28 +2368,6 @@ class McClientConfig(BaseModel):
         ZipfSizeConfig,
         Field(description="Value lengths of SETs (bytes).", validate_default=True),
     ] = {"max": 512, "min": 16, "skew": 1.0}
-
-
-class MemConfig(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    dram: DramConfig
-    l1d: CacheConfig
-    l1i: Annotated[
-        L1iConfig,
-        Field(description="The instruction cache (per core).", validate_default=True),
-    ] = {"size_bytes": 0}
-    l2: CacheConfig
-    llc: LlcConfig
-    transfer_cycles: Annotated[
-        int,
-        Field(
-            description="Latency of a load or store whose line must come from (or be taken\naway from) another core's private cache (core cycles).",
-            ge=0,
-            le=4294967295,
-        ),
-    ]
 
 
 class NicConfig(BaseModel):
@@ -2721,6 +2640,35 @@ class Rate(BaseModel):
     value: float
 
 
+class ReadQueueConfig(BaseModel):
+    """
+    A DRAM controller's read queue per channel (gem5 `MemCtrl`,
+    `MemInterface.read_buffer_size`, `mem_sched_policy`). Reads wait in it
+    and the controller picks the next one `tRP + tRCD` before the bus can
+    take its data: first ready (a row hit), first come, first served
+    (`frfcfs`), or in arrival order (`fcfs`).
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    entries: Annotated[
+        int,
+        Field(
+            description="Reads the queue holds (gem5: 32); 0 books every read when it comes.",
+            ge=0,
+            le=4294967295,
+        ),
+    ] = 32
+    scheduler: Annotated[
+        Scheduler,
+        Field(
+            description="Which queued read goes next (gem5: `frfcfs`).",
+            validate_default=True,
+        ),
+    ] = "frfcfs"
+
+
 class ReflectorConfig(BaseModel):
     """
     The reference device: a single server with a finite queue that returns
@@ -2851,6 +2799,79 @@ class TraceConfig(BaseModel):
             le=65535,
         ),
     ] = None
+
+
+class DramConfig(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    address_map: Annotated[
+        AddressMap,
+        Field(
+            description="How a line address is split into row, rank, bank, column and channel."
+        ),
+    ]
+    bank_groups: Annotated[
+        int,
+        Field(description="Bank groups per rank (1 for DDR3).", ge=0, le=4294967295),
+    ]
+    banks_per_group: Annotated[
+        int, Field(description="Banks per bank group.", ge=0, le=4294967295)
+    ]
+    channel_bandwidth_bytes_per_s: Annotated[
+        int,
+        Field(
+            description="Peak bandwidth of one channel (bytes per second).",
+            ge=0,
+            le=18446744073709551615,
+        ),
+    ]
+    channels: Annotated[
+        int,
+        Field(
+            description="Independent channels; consecutive 64 B lines go to consecutive channels.",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    idle_latency_ps: Annotated[
+        int,
+        Field(
+            description="Unloaded load-to-use latency (ps); queueing for a busy channel adds to\nit. With `model = banks` it is the latency of a row conflict, what a\nrandom pointer chase measures; a row hit costs tRP + tRCD less.",
+            ge=0,
+            le=18446744073709551615,
+        ),
+    ]
+    model: Annotated[
+        DramModel,
+        Field(
+            description="`banks`: ranks, banks and rows with DDR timing and refresh; `channel`:\neach channel one server of line transfers."
+        ),
+    ]
+    ranks: Annotated[int, Field(description="Ranks per channel.", ge=0, le=4294967295)]
+    read_queue: Annotated[
+        ReadQueueConfig,
+        Field(
+            description="The controller's read queue (`mem/read_queue.rs`), for reads whose\nrequester takes the completion later (`sim.core_horizon`'s held\nunit); `entries = 0`: none. Needs `model = banks`.",
+            validate_default=True,
+        ),
+    ] = {"entries": 32, "scheduler": "frfcfs"}
+    row_bytes: Annotated[
+        int,
+        Field(
+            description="Row buffer of one rank (bytes): the device page × devices per rank.",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
+    timing: Annotated[DdrTiming, Field(description="DDR timing of the speed grade.")]
+    write_queue: Annotated[
+        WriteQueueConfig,
+        Field(
+            description="The controller's write queue (`mem/write_queue.rs`); `entries = 0`: none.",
+            validate_default=True,
+        ),
+    ] = {"entries": 64, "high_percent": 85, "low_percent": 50, "min_writes": 16}
 
 
 class LoadgenConfig(BaseModel):
@@ -2990,6 +3011,28 @@ class LoadgenConfig(BaseModel):
             validate_default=True,
         ),
     ] = "bidir"
+
+
+class MemConfig(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    dram: DramConfig
+    l1d: CacheConfig
+    l1i: Annotated[
+        L1iConfig,
+        Field(description="The instruction cache (per core).", validate_default=True),
+    ] = {"size_bytes": 0}
+    l2: CacheConfig
+    llc: LlcConfig
+    transfer_cycles: Annotated[
+        int,
+        Field(
+            description="Latency of a load or store whose line must come from (or be taken\naway from) another core's private cache (core cycles).",
+            ge=0,
+            le=4294967295,
+        ),
+    ]
 
 
 class PmdConfig(BaseModel):
@@ -3373,4 +3416,4 @@ class SimConfig(BaseModel):
 
 #: The fingerprint of the core schema these models were generated from
 #: (``hostsim.runner.schema_fingerprint``).
-CORE_SCHEMA_FINGERPRINT = "23b7a092aa7372ec"
+CORE_SCHEMA_FINGERPRINT = "ebdddc14b27803fd"

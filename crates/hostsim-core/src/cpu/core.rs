@@ -101,6 +101,7 @@ use super::work::{Access, Work};
 use crate::engine::stats::{HasStats, StatSink};
 use crate::engine::time::{Ps, PS_PER_NS, PS_PER_S};
 use crate::error::Result;
+use crate::mem::Ticket;
 
 /// Picoseconds per milli-cycle numerator: ps = milli_cycles × 10⁹ / f.
 const PS_NUM_PER_MILLI_CYCLE: u64 = 1_000_000_000;
@@ -165,6 +166,12 @@ pub struct Core {
     /// stopped before a statistics reset counts its later stops only).
     suspended_units: u64,
     suspensions: u64,
+    /// The open window's load misses whose reads wait in the memory's
+    /// read queue: their tickets and issue times.
+    waiting: Vec<(Ticket, Ps)>,
+    /// Stops to wait for such reads, and the time waited for them beyond
+    /// the rest of the window (their share of the stall).
+    memory_waits: u64,
 }
 
 impl Core {
@@ -203,6 +210,8 @@ impl Core {
             spare: Vec::new(),
             suspended_units: 0,
             suspensions: 0,
+            waiting: Vec::new(),
+            memory_waits: 0,
         })
     }
 
@@ -330,10 +339,24 @@ impl Core {
         }
     }
 
-    /// The issue time of the pending unit's next access, if a unit is pending.
+    /// The issue time of the pending unit's next access, if a unit is
+    /// pending; `Ps::MAX` while it waits for loads queued at the memory,
+    /// until [`wake`](Self::wake).
     #[inline]
     pub fn pending_at(&self) -> Option<Ps> {
         self.pending.as_ref().map(|p| p.at)
+    }
+
+    /// The memory has served queued reads at `now`: a unit waiting for its
+    /// loads may go on from `now` (true if one was waiting).
+    pub fn wake(&mut self, now: Ps) -> bool {
+        match &mut self.pending {
+            Some(p) if p.at == Ps::MAX => {
+                p.at = now;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Executes `instructions` instructions making `accesses` (positions as in
@@ -365,12 +388,27 @@ impl Core {
     #[inline]
     fn walk<M: MemPort, const HORIZON: bool>(&mut self, start: Ps, w: &mut Walk, accesses: &[Access], mem: &mut M, horizon: Ps) -> Option<(usize, Ps)> {
         let Walk { mut stall, mut win_n, mut win_first, mut win_max } = *w;
+        // Before the open window's slowest miss is needed: its reads still
+        // in the memory's read queue must have been served, or the walk
+        // stops here until the memory's next pick (an access made already
+        // is not made again: each stop is before one).
+        macro_rules! settle {
+            ($at:expr) => {
+                if HORIZON && !self.waiting.is_empty() && !self.settle(mem, &mut win_max, horizon == Ps::MAX) {
+                    self.memory_waits += 1;
+                    *w = Walk { stall, win_n, win_first, win_max };
+                    return Some(($at, Ps::MAX));
+                }
+            };
+        }
         let mut it = accesses.iter();
         while let Some(a) = it.next() {
+            let here = accesses.len() - it.len() - 1;
             if a.atomic {
                 // A locked instruction: the misses before it complete first,
                 // then the core waits for the line itself.
                 if win_n > 0 {
+                    settle!(here);
                     stall += win_max;
                     self.miss_windows += 1;
                     win_n = 0;
@@ -390,6 +428,7 @@ impl Core {
                 continue;
             }
             if win_n > 0 && (a.dependent || win_n >= self.window_misses || a.at_instr.saturating_sub(win_first) >= self.rob_reach) {
+                settle!(here);
                 stall += win_max;
                 self.miss_windows += 1;
                 win_n = 0;
@@ -400,7 +439,10 @@ impl Core {
                 *w = Walk { stall, win_n, win_first, win_max };
                 return Some((accesses.len() - it.len() - 1, t));
             }
-            let cost = mem.access(self.id, a.addr, a.write, t);
+            if a.write && self.sb_oldest() > t {
+                settle!(here); // the store will wait for the buffer, the window's misses meanwhile
+            }
+            let (cost, ticket) = if HORIZON && !a.write { mem.load_later(self.id, a.addr, t) } else { (mem.access(self.id, a.addr, a.write, t), None) };
             if a.write {
                 if cost.l1_hit && self.sb_last <= t {
                     continue; // an empty buffer: the store drains at once
@@ -431,14 +473,33 @@ impl Core {
                 win_first = a.at_instr;
             }
             win_n += 1;
-            win_max = win_max.max(cost.latency_ps);
+            match ticket {
+                Some(k) => self.waiting.push((k, t)),
+                None => win_max = win_max.max(cost.latency_ps),
+            }
         }
         if win_n > 0 {
+            settle!(accesses.len());
             stall += win_max;
             self.miss_windows += 1;
         }
         *w = Walk { stall, win_n: 0, win_first, win_max: 0 };
         None
+    }
+
+    /// Takes the completions of the window's queued reads that the memory
+    /// has served into `win_max` (each its completion less its issue);
+    /// true once none waits. With `force` the memory serves them now.
+    #[inline(never)]
+    fn settle<M: MemPort>(&mut self, mem: &mut M, win_max: &mut Ps, force: bool) -> bool {
+        self.waiting.retain(|&(ticket, issued)| match mem.take_read(ticket, force) {
+            Some(done) => {
+                *win_max = (*win_max).max(done.saturating_sub(issued));
+                false
+            }
+            None => true,
+        });
+        self.waiting.is_empty()
     }
 
     /// When the store buffer's `k`-th most recent store (1 = the last) drains; 0 if none.
@@ -537,6 +598,7 @@ impl Core {
             "fetch_stall_ps": self.fetch_stall_ps,
             "suspended_units": self.suspended_units,
             "suspensions": self.suspensions,
+            "memory_waits": self.memory_waits,
         })
     }
 }
@@ -554,6 +616,7 @@ impl HasStats for Core {
         s.add("fetch_stall_ps", self.fetch_stall_ps as f64, "Picosecond", "Time the front end stalled on instruction (L1I) misses");
         s.count("suspended_units", self.suspended_units, "Work units that stopped at a horizon (sim.core_horizon)");
         s.count("suspensions", self.suspensions, "Stops of work units at a horizon (sim.core_horizon)");
+        s.count("memory_waits", self.memory_waits, "Stops of work units to wait for loads queued at the DRAM controller (sim.core_horizon)");
     }
 
     fn reset_stats(&mut self) {
@@ -568,6 +631,7 @@ impl HasStats for Core {
         self.fetch_stall_ps = 0;
         self.suspended_units = 0;
         self.suspensions = 0;
+        self.memory_waits = 0;
     }
 }
 

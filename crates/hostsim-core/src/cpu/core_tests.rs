@@ -512,3 +512,90 @@ fn a_unit_stopped_at_horizons_and_resumed_runs_as_at_once() {
         assert_eq!((core.now(), core.result_json()["suspended_units"].clone()), (end, 0.into()));
     }
 }
+
+/// [`LoggingMemory`] whose load misses wait in a queue: each comes back
+/// with a ticket, and its completion (issue + the latency it would have
+/// had) is given only once [`serve`](Self::serve) has run, or when forced.
+#[derive(Default)]
+struct DeferredMemory {
+    inner: LoggingMemory,
+    /// By ticket: completion, served, taken.
+    reads: Vec<(Ps, bool, bool)>,
+}
+
+impl DeferredMemory {
+    fn serve(&mut self) {
+        for r in &mut self.reads {
+            r.1 = true;
+        }
+    }
+}
+
+impl MemPort for DeferredMemory {
+    fn access(&mut self, core: usize, addr: u64, write: bool, now: Ps) -> AccessCost {
+        self.inner.access(core, addr, write, now)
+    }
+
+    fn load_later(&mut self, core: usize, addr: u64, now: Ps) -> (AccessCost, Option<crate::mem::Ticket>) {
+        let c = self.inner.access(core, addr, false, now);
+        if c.l1_hit {
+            return (c, None);
+        }
+        self.reads.push((now + c.latency_ps, false, false));
+        (AccessCost { latency_ps: 0, ..c }, Some((self.reads.len() - 1) as crate::mem::Ticket))
+    }
+
+    fn take_read(&mut self, ticket: crate::mem::Ticket, force: bool) -> Option<Ps> {
+        let r = &mut self.reads[ticket as usize];
+        assert!(!r.2, "ticket {ticket} taken twice");
+        (r.1 || force).then(|| {
+            r.2 = true;
+            r.0
+        })
+    }
+}
+
+#[test]
+fn a_unit_whose_loads_wait_in_a_queue_stops_until_the_memory_serves_them_and_runs_as_at_once() {
+    for out_of_order in [true, false] {
+        let cfg = CoreConfig { sq_entries: 4, ..simple(out_of_order, 12, 3) };
+        let (w, start) = (mixed_unit(), 7_000);
+        let mut once = Core::new(0, &cfg).unwrap();
+        once.idle_until(start);
+        let mut mem = LoggingMemory::default();
+        let end = once.exec(&w, &mut mem);
+        // Held with no horizon in the way: it stops only for its queued loads.
+        let mut core = Core::new(0, &cfg).unwrap();
+        core.idle_until(start);
+        let mut m = DeferredMemory::default();
+        let mut done = core.exec_until(&w, &mut m, Ps::MAX - 1);
+        let mut waits = 0;
+        while !done {
+            assert_eq!(core.pending_at(), Some(Ps::MAX), "waiting for the memory, not for a time");
+            assert!(core.resume(&mut m, Ps::MAX - 1) == false && core.pending_at() == Some(Ps::MAX), "nothing served, nothing moves");
+            m.serve();
+            assert!(core.wake(start + waits));
+            assert_eq!(core.pending_at(), Some(start + waits));
+            assert!(!core.wake(start), "woken once");
+            done = core.resume(&mut m, Ps::MAX - 1);
+            waits += 1;
+        }
+        assert!(waits > 0);
+        assert_eq!(m.inner.log, mem.log, "out_of_order {out_of_order}: the same accesses at the same times");
+        assert!(m.reads.iter().all(|r| r.2), "every queued read taken");
+        assert_eq!(core.now(), end);
+        let (r, o) = (core.result_json(), once.result_json());
+        for k in ["stall_ps", "miss_windows", "load_misses", "store_buffer_full_ps"] {
+            assert_eq!(r[k], o[k], "{k}");
+        }
+        assert_eq!(r["memory_waits"].as_u64(), Some(2 * waits), "each wait stops twice: once asked in vain");
+        // A unit finished at once (an application that needs the core) forces the memory.
+        let mut core = Core::new(0, &cfg).unwrap();
+        core.idle_until(start);
+        let mut m = DeferredMemory::default();
+        if !core.exec_until(&w, &mut m, Ps::MAX - 1) {
+            assert!(core.resume(&mut m, Ps::MAX));
+        }
+        assert_eq!((core.now(), &m.inner.log), (end, &mem.log));
+    }
+}

@@ -10,6 +10,7 @@
 
 use super::work::CodeRegion;
 use crate::engine::time::Ps;
+use crate::mem::Ticket;
 
 /// What one access costs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -45,6 +46,28 @@ pub trait MemPort {
     fn fetch_code(&mut self, _core: usize, _region: CodeRegion, _now: Ps) -> Ps {
         0
     }
+
+    /// A load whose latency the core may take later: with a ticket, its
+    /// read waits in the memory's read queue and the latency returned is
+    /// not its own; [`take_read`](Self::take_read) gives its completion.
+    #[inline]
+    fn load_later(&mut self, core: usize, addr: u64, now: Ps) -> (AccessCost, Option<Ticket>) {
+        (self.access(core, addr, false, now), None)
+    }
+
+    /// A queued read's completion time once the memory has served it (the
+    /// ticket is then spent); with `force`, the memory serves it now,
+    /// ahead of the event loop.
+    #[inline]
+    fn take_read(&mut self, _ticket: Ticket, _force: bool) -> Option<Ps> {
+        None
+    }
+
+    /// When the memory next serves a queued read.
+    #[inline]
+    fn next_pick(&self) -> Option<Ps> {
+        None
+    }
 }
 
 impl<M: MemPort + ?Sized> MemPort for &mut M {
@@ -56,6 +79,21 @@ impl<M: MemPort + ?Sized> MemPort for &mut M {
     #[inline]
     fn fetch_code(&mut self, core: usize, region: CodeRegion, now: Ps) -> Ps {
         (**self).fetch_code(core, region, now)
+    }
+
+    #[inline]
+    fn load_later(&mut self, core: usize, addr: u64, now: Ps) -> (AccessCost, Option<Ticket>) {
+        (**self).load_later(core, addr, now)
+    }
+
+    #[inline]
+    fn take_read(&mut self, ticket: Ticket, force: bool) -> Option<Ps> {
+        (**self).take_read(ticket, force)
+    }
+
+    #[inline]
+    fn next_pick(&self) -> Option<Ps> {
+        (**self).next_pick()
     }
 }
 

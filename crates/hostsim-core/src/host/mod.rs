@@ -31,7 +31,7 @@ use crate::engine::stats::{HasStats, StatSink};
 use crate::engine::time::{Ps, PS_PER_S};
 use crate::error::{ConfigError, Error, Result};
 use crate::framebuf::{FrameId, FramePool};
-use crate::mem::{Level, MemSystem};
+use crate::mem::{Level, MemSystem, Ticket};
 use crate::nic::rss::{self, Rss};
 use crate::nic::{CompletionQueue, Nic, NicDev, NicEvent, NicOut, Port, PortAddrs, PortParams, QueueModel, RxDescCache, RxQueue, RxRing, TxQueue, TxRing};
 use crate::io::IoPath;
@@ -73,6 +73,22 @@ impl MemPort for MemSystem {
     #[inline]
     fn fetch_code(&mut self, core: usize, r: CodeRegion, now: Ps) -> Ps {
         MemSystem::fetch_code(self, core, r.id, r.addr, r.bytes, now)
+    }
+
+    #[inline]
+    fn load_later(&mut self, core: usize, addr: u64, now: Ps) -> (AccessCost, Option<Ticket>) {
+        let (a, ticket) = MemSystem::load_later(self, core, addr, now);
+        (AccessCost { latency_ps: a.latency_ps, l1_hit: a.level == Level::L1, queued_ps: a.queued_ps }, ticket)
+    }
+
+    #[inline]
+    fn take_read(&mut self, ticket: Ticket, force: bool) -> Option<Ps> {
+        MemSystem::take_read(self, ticket, force)
+    }
+
+    #[inline]
+    fn next_pick(&self) -> Option<Ps> {
+        MemSystem::next_pick(self)
     }
 }
 
@@ -121,6 +137,8 @@ pub struct Host {
     tx_queues: usize,
     /// What handling an event produced: events, frames for the wire, frames consumed.
     pub out: Out,
+    /// When the DRAM controller's next pick is scheduled (`Event::DramPick`).
+    pick_at: Option<Ps>,
 }
 
 /// Routes the NIC's consequences: events and frames into `out`, write-backs
@@ -309,6 +327,7 @@ impl Host {
             queues: nqueues,
             tx_queues: ntx,
             out: Out::default(),
+            pick_at: None,
         };
         h.start();
         Ok(h)
@@ -458,7 +477,33 @@ impl Host {
                 }
                 wakes.clear();
                 self.out.wakes = wakes;
+                self.schedule_pick(now);
             }
+            Event::DramPick => {
+                if self.pick_at == Some(now) {
+                    self.pick_at = None;
+                }
+                self.mem.pick_reads(now);
+                // A core waiting for its loads looks again.
+                for (c, core) in self.cores.iter_mut().enumerate() {
+                    if core.wake(now) {
+                        self.out.schedule(now, Event::Core(c as u16));
+                    }
+                }
+                self.schedule_pick(now);
+            }
+        }
+    }
+
+    /// Schedules the DRAM controller's next pick of a queued read (no
+    /// earlier than `now`) unless one as soon is scheduled.
+    #[inline]
+    fn schedule_pick(&mut self, now: Ps) {
+        let Some(t) = self.mem.next_pick() else { return };
+        let t = t.max(now);
+        if self.pick_at.map_or(true, |p| t < p) {
+            self.pick_at = Some(t);
+            self.out.schedule(t, Event::DramPick);
         }
     }
 }

@@ -312,6 +312,18 @@ impl Banks {
         ((p.row * self.ranks + p.rank as u64) * self.banks) + p.bank as u64
     }
 
+    /// Would a request to `line` at `at` find its row open: the state the
+    /// bank's accesses that start by `at` leave, the row not closed by a
+    /// refresh since (a read queue's first-ready pick; nothing is booked).
+    pub fn row_open(&mut self, line: u64, at: Ps) -> bool {
+        let p = self.place(line);
+        let ri = p.channel * self.ranks as usize + p.rank;
+        let b = &self.bank[ri * self.banks as usize + p.bank];
+        let k = b.after.partition_point(|e| e.0 <= at);
+        let state = if k == 0 { b.before } else { b.after[k - 1].1 };
+        state.open_row == p.row && self.refresh(ri, at).1 == state.epoch
+    }
+
     /// Serves one line at `now` whose burst takes `burst` ps on the data
     /// bus `bus` of its channel; books every resource it uses. Returns the
     /// end of its data on the bus, the time it waited beyond its unloaded

@@ -145,6 +145,44 @@ pub struct DramConfig {
     /// The controller's write queue (`mem/write_queue.rs`); `entries = 0`: none.
     #[serde(default)]
     pub write_queue: WriteQueueConfig,
+    /// The controller's read queue (`mem/read_queue.rs`), for reads whose
+    /// requester takes the completion later (`sim.core_horizon`'s held
+    /// unit); `entries = 0`: none. Needs `model = banks`.
+    #[serde(default)]
+    pub read_queue: ReadQueueConfig,
+}
+
+/// A DRAM controller's read queue per channel (gem5 `MemCtrl`,
+/// `MemInterface.read_buffer_size`, `mem_sched_policy`). Reads wait in it
+/// and the controller picks the next one `tRP + tRCD` before the bus can
+/// take its data: first ready (a row hit), first come, first served
+/// (`frfcfs`), or in arrival order (`fcfs`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReadQueueConfig {
+    /// Reads the queue holds (gem5: 32); 0 books every read when it comes.
+    pub entries: u32,
+    /// Which queued read goes next (gem5: `frfcfs`).
+    pub scheduler: Scheduler,
+}
+
+impl Default for ReadQueueConfig {
+    /// gem5's: 32 entries, FR-FCFS.
+    fn default() -> Self {
+        ReadQueueConfig { entries: 32, scheduler: Scheduler::Frfcfs }
+    }
+}
+
+/// How a DRAM controller orders its queued reads.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, schemars::JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Scheduler {
+    /// First ready, first come, first served: the oldest read whose row is
+    /// open, else the oldest.
+    #[default]
+    Frfcfs,
+    /// In arrival order.
+    Fcfs,
 }
 
 /// A DRAM controller's write queue per channel, drained in batches (gem5
@@ -194,6 +232,7 @@ impl DramConfig {
             row_bytes: 8192,
             timing,
             write_queue: WriteQueueConfig::default(),
+            read_queue: ReadQueueConfig::default(),
         }
     }
 
@@ -522,6 +561,7 @@ impl MemConfig {
         check((1..=100).contains(&q.high_percent), "mem.dram.write_queue.high_percent", q.high_percent, "1 to 100")?;
         check(q.low_percent < q.high_percent, "mem.dram.write_queue.low_percent", q.low_percent, &format!("< high_percent ({})", q.high_percent))?;
         check(q.min_writes >= 1, "mem.dram.write_queue.min_writes", q.min_writes, ">= 1")?;
+        check(d.read_queue.entries <= 4096, "mem.dram.read_queue.entries", d.read_queue.entries, "0 to 4096 (0: no read queue)")?;
         if d.model == DramModel::Banks {
             super::ddr::validate(d)?;
         }

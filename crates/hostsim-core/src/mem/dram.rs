@@ -40,8 +40,9 @@ use crate::engine::timeline::Timeline;
 
 use super::cache::{LINE_BYTES, LINE_SHIFT};
 use super::banks::{BankCounters, Banks};
-use super::config::DramConfig;
+use super::config::{DramConfig, Scheduler};
 use super::ddr::DramModel;
+use super::read_queue::{ReadQueues, Ticket};
 use super::write_queue::WriteQueues;
 
 /// Who caused a DRAM transfer.
@@ -58,6 +59,15 @@ impl Agent {
     pub(super) fn index(self) -> usize {
         self as usize
     }
+}
+
+/// What [`Dram::read_later`] did with a read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Read {
+    /// Served at once: its latency.
+    Done(Ps),
+    /// Waiting in the read queue: ask [`Dram::read_done`] with the ticket.
+    Queued(Ticket),
 }
 
 /// One channel: its busy periods and the rounding carried between transfers.
@@ -111,6 +121,8 @@ pub struct Dram {
     /// lines a drain issues (reused).
     write_queues: Option<WriteQueues>,
     drain: Vec<(u64, Ps)>,
+    /// The controller's read queues (`read_queue.entries` > 0, `model = banks`).
+    read_queues: Option<ReadQueues>,
     /// How long the last read waited for its channel or bank (ps; 0 when
     /// the write queue served it).
     last_read_wait: Ps,
@@ -147,6 +159,11 @@ impl Dram {
             booked: (Ps::MAX, 0),
             write_queues: WriteQueues::new(&cfg.write_queue, cfg.channels as usize),
             drain: Vec::new(),
+            read_queues: if cfg.model == DramModel::Banks {
+                ReadQueues::new(cfg.channels as usize, cfg.read_queue.entries, cfg.read_queue.scheduler == Scheduler::Frfcfs)
+            } else {
+                None
+            },
             last_read_wait: 0,
         }
     }
@@ -204,14 +221,19 @@ impl Dram {
         (latency, passing, end - dur, wait)
     }
 
-    /// Reads one line; returns its latency (the idle latency, or the row's
-    /// case with banks, plus the waits).
-    pub fn read(&mut self, addr: u64, now: Ps, agent: Agent) -> Ps {
+    #[inline]
+    fn count_read(&mut self, agent: Agent) {
         match agent {
             Agent::Core => self.counters.bytes_read_core += LINE_BYTES,
             Agent::Device => self.counters.bytes_read_device += LINE_BYTES,
             Agent::Engine => self.counters.bytes_read_engine += LINE_BYTES,
         }
+    }
+
+    /// Reads one line; returns its latency (the idle latency, or the row's
+    /// case with banks, plus the waits).
+    pub fn read(&mut self, addr: u64, now: Ps, agent: Agent) -> Ps {
+        self.count_read(agent);
         let queued = self.write_queues.is_some() && {
             let ch = self.channel_of(addr);
             self.write_queues.as_mut().is_some_and(|q| q.holds(ch, addr >> LINE_SHIFT, now))
@@ -227,6 +249,87 @@ impl Dram {
         c.read_latency_ps[agent.index()] += latency;
         c.reads_passing[agent.index()] += passing as u64;
         latency
+    }
+
+    /// A read whose requester takes its completion later: it waits in the
+    /// channel's read queue ([`read_queue`](super::read_queue)) unless
+    /// there is none, it is full, or the write queue holds the line; then
+    /// it is served as [`Dram::read`] serves it and its latency returned.
+    pub fn read_later(&mut self, addr: u64, now: Ps, agent: Agent) -> Read {
+        let ch = self.channel_of(addr);
+        let room = match &mut self.read_queues {
+            Some(q) if q.has_room(ch) => true,
+            Some(q) => {
+                q.full += 1;
+                false
+            }
+            None => false,
+        };
+        if !room {
+            return Read::Done(self.read(addr, now, agent));
+        }
+        self.count_read(agent);
+        if self.write_queues.as_mut().is_some_and(|w| w.holds(ch, addr >> LINE_SHIFT, now)) {
+            let latency = self.controller_ps();
+            self.counters.read_latency_ps[agent.index()] += latency;
+            self.last_read_wait = 0;
+            return Read::Done(latency);
+        }
+        let q = self.read_queues.as_mut().expect("a read queue");
+        Read::Queued(q.push(ch, addr >> LINE_SHIFT, now, agent))
+    }
+
+    /// When the controller next picks a queued read ([`Dram::decide`]).
+    pub fn next_decision(&self) -> Option<Ps> {
+        self.read_queues.as_ref().and_then(ReadQueues::next_decision)
+    }
+
+    /// Makes every pick of the read queues due by `now`, each at its own
+    /// decision time: the read is booked on its banks then, and its
+    /// completion ([`Dram::read_done`]) known from then on.
+    pub fn decide(&mut self, now: Ps) {
+        let Some(mut q) = self.read_queues.take() else { return };
+        let lead = self.banks.as_ref().map_or(0, |(b, _)| b.conflict_ps());
+        for ch in 0..self.channels.len() {
+            while let Some(at) = q.decision(ch).filter(|&at| at <= now) {
+                let banks = &mut self.banks;
+                let p = q.pick(ch, at, |line| banks.as_mut().is_some_and(|(b, _)| b.row_open(line, at)));
+                let (latency, passing, _, _) = self.occupy(p.line << LINE_SHIFT, at, false);
+                let done = at + latency;
+                // With banks a latency is the data's end less `at`, plus the fixed part.
+                q.picked(ch, p.ticket, done, done - self.controller_ps(), lead);
+                let c = &mut self.counters;
+                c.queue_wait_ps += at - p.arrival;
+                c.read_latency_ps[p.agent.index()] += done - p.arrival;
+                c.reads_passing[p.agent.index()] += passing as u64;
+            }
+        }
+        self.read_queues = Some(q);
+    }
+
+    /// A queued read's completion, once the controller has picked it.
+    #[inline]
+    pub fn read_done(&self, ticket: Ticket) -> Option<Ps> {
+        self.read_queues.as_ref().and_then(|q| q.done(ticket))
+    }
+
+    /// The requester has taken a queued read's completion.
+    pub fn release_read(&mut self, ticket: Ticket) {
+        if let Some(q) = &mut self.read_queues {
+            q.release(ticket);
+        }
+    }
+
+    /// A pick made ahead of the event loop, for a requester that could not wait.
+    pub(super) fn count_forced(&mut self) {
+        if let Some(q) = &mut self.read_queues {
+            q.forced += 1;
+        }
+    }
+
+    /// Reads waiting in the read queues.
+    pub fn reads_queued(&self) -> usize {
+        self.read_queues.as_ref().map_or(0, ReadQueues::len)
     }
 
     /// How long the last [`Dram::read`] waited behind other transfers (ps),
@@ -251,7 +354,7 @@ impl Dram {
         let line = addr >> LINE_SHIFT;
         let row = self.banks.as_ref().map_or(0, |(b, _)| b.row_key(line));
         let ch = self.channel_of(addr);
-        let reads_wait = self.channels[ch].busy.idle_from() > now;
+        let reads_wait = self.channels[ch].busy.idle_from() > now || self.read_queues.as_ref().is_some_and(|q| q.waiting(ch));
         let mut drain = std::mem::take(&mut self.drain);
         if let Some(q) = &mut self.write_queues {
             q.push(ch, line, row, now, reads_wait, &mut drain);
@@ -301,6 +404,7 @@ impl Dram {
         let c = &self.counters;
         // The write queue's counters, zero without one.
         let wq = |f: fn(&WriteQueues) -> u64| self.write_queues.as_ref().map_or(0, f);
+        let rq = |f: fn(&ReadQueues) -> u64| self.read_queues.as_ref().map_or(0, f);
         json!({
             "bytes_read_core": c.bytes_read_core,
             "bytes_read_device": c.bytes_read_device,
@@ -324,6 +428,10 @@ impl Dram {
             "refresh_wait_ps": self.bank_counters().refresh_wait_ps,
             "turnaround_wait_ps": self.bank_counters().turnaround_wait_ps,
             "rw_switches": self.bank_counters().rw_switches,
+            "read_queue": {
+                "queued": rq(|q| q.queued), "passed": rq(|q| q.passed), "full": rq(|q| q.full),
+                "wait_ps": rq(|q| q.wait_ps), "waiting": rq(|q| q.len() as u64), "forced": rq(|q| q.forced),
+            },
             "write_queue": {
                 "drains": wq(|q| q.drains), "drained": wq(|q| q.drained), "merged": wq(|q| q.merged),
                 "read_hits": wq(|q| q.read_hits), "queued": wq(|q| q.queued() as u64),
@@ -372,6 +480,13 @@ impl HasStats for Dram {
             s.add("reads_passing_engine", n[2], "Count", "Copy-engine reads not held back at their bank by an access requested after them but booked before them");
             s.add("passed_hits", b.passed_hits as f64, "Count", "Row hits passed by an earlier-requested access to another row: conflicts in request order, kept as booked");
         }
+        if let Some(q) = &self.read_queues {
+            s.add("read_queue_queued", q.queued as f64, "Count", "Reads that waited in the read queue (sim.core_horizon's held unit)");
+            s.add("read_queue_passed", q.passed as f64, "Count", "Queued reads picked ahead of an older arrived one (first ready: a row hit)");
+            s.add("read_queue_full", q.full as f64, "Count", "Reads booked at once because the read queue was full");
+            s.add("read_queue_wait_ps", q.wait_ps as f64, "Picosecond", "Summed time queued reads waited for the controller's pick");
+            s.add("read_queue_forced", q.forced as f64, "Count", "Picks made ahead of the event loop for a requester that could not wait");
+        }
         if let Some(q) = &self.write_queues {
             s.add("write_queue_drains", q.drains as f64, "Count", "Batches of queued writes the controller issued");
             s.add("write_queue_drained", q.drained as f64, "Count", "Writes the drains issued");
@@ -387,6 +502,9 @@ impl HasStats for Dram {
             b.reset_stats();
         }
         if let Some(q) = &mut self.write_queues {
+            q.reset_stats();
+        }
+        if let Some(q) = &mut self.read_queues {
             q.reset_stats();
         }
         for c in &mut self.channels {

@@ -36,7 +36,8 @@ use crate::error::{ConfigError, Result};
 use super::cache::{flag, Cache, Victim, LINE_BYTES};
 use super::code::CodeLru;
 use super::config::{CleanVictims, CoreRead, Inclusion, MemConfig};
-use super::dram::{Agent, Dram};
+use super::dram::{Agent, Dram, Read};
+use super::read_queue::Ticket;
 use super::filter::SnoopFilter;
 
 /// The level that served an access.
@@ -159,6 +160,10 @@ pub struct MemSystem {
     pub(super) dca_held_mask: u64,
     pub(super) llc_mask: u64,
     pub(super) c: MemCounters,
+    /// A core's read from DRAM may wait in the read queue (`later.rs`),
+    /// and the ticket of the one that did.
+    pub(super) defer: bool,
+    pub(super) deferred: Option<Ticket>,
 }
 
 impl MemSystem {
@@ -207,6 +212,8 @@ impl MemSystem {
             fills_clean: cfg.llc.inclusion == Inclusion::NonInclusive && cfg.llc.clean_victims == CleanVictims::Fill,
             dca_enabled: cfg.llc.dca.enabled,
             c: MemCounters::new(cores),
+            defer: false,
+            deferred: None,
         })
     }
 
@@ -358,7 +365,19 @@ impl MemSystem {
             // A mostly exclusive LLC's snoop filter sends the read to the
             // core that holds the line, clean or dirty.
             transfer |= self.moves && found;
-            let latency = if transfer { lat.transfer } else { self.dram.read(addr, now, Agent::Core) };
+            let latency = if transfer {
+                lat.transfer
+            } else if self.defer {
+                match self.dram.read_later(addr, now, Agent::Core) {
+                    Read::Done(latency) => latency,
+                    Read::Queued(t) => {
+                        self.deferred = Some(t);
+                        0
+                    }
+                }
+            } else {
+                self.dram.read(addr, now, Agent::Core)
+            };
             if self.inclusive {
                 self.llc_fill(addr, 0, self.llc_mask, now);
             }

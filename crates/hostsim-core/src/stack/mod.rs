@@ -50,6 +50,8 @@ pub enum Event {
     Nic(NicEvent),
     /// Core `n` runs its stack's next step.
     Core(u16),
+    /// The DRAM controller picks the queued reads due (`mem/read_queue.rs`).
+    DramPick,
 }
 
 /// What the host's parts produce while handling one event, in order.

@@ -201,7 +201,10 @@ impl Pmd {
     }
 
     fn schedule_loop(&self, cx: &mut StackCx, t: Ps) {
-        cx.out.schedule(t, Event::Core(self.id as u16));
+        // `Ps::MAX`: the unit waits for loads queued at the memory, which wakes it.
+        if t != Ps::MAX {
+            cx.out.schedule(t, Event::Core(self.id as u16));
+        }
     }
 
     /// One loop iteration over the core's streams.

@@ -1,0 +1,322 @@
+//! The controller's read queue per channel (`host.mem.dram.read_queue`):
+//! reads wait in it and the controller picks which one goes next, first
+//! ready, first come, first served (FR-FCFS), as gem5's `MemCtrl` does
+//! with `mem_sched_policy = frfcfs`.
+//!
+//! Only a requester that can take its read's completion later, as an
+//! event, may queue a read ([`Dram::read_later`](super::Dram::read_later)):
+//! its latency is not known when it asks. A work unit held to the event
+//! loop (`sim.core_horizon`) is such a requester: its load misses wait in
+//! the queue and the core waits for them when its miss window closes
+//! (`cpu/core.rs`). Every other read is booked when it is made and
+//! returns its latency at once, as before; the queue's picks are booked
+//! around those bookings and never move one.
+//!
+//! # When the controller picks, and what
+//!
+//! gem5 (`src/mem/mem_ctrl.cc`, `dram_interface.cc`, v24.0.0.1) picks the
+//! next request `tRP + tRCD` before the next burst could start seamlessly
+//! (`nextReqTime = nextBurstAt - commandOffset()`, `nextBurstAt` one burst
+//! after the last column command), so that even a row conflict picked then
+//! has its data ready when the bus is. Here, a channel picks at
+//!
+//! ```text
+//! decide = max(oldest queued read's arrival, last pick's data end - (tRP + tRCD + CL))
+//! ```
+//!
+//! (`last pick's data end - CL` is gem5's `nextBurstAt`), among the reads
+//! arrived by then: the oldest whose row is open in its bank, else the
+//! oldest (`scheduler = fcfs`: always the oldest). The pick is booked on
+//! the banks at `decide` ([`Banks`](super::banks::Banks): its activate,
+//! column command and burst fitted around everything booked), and the
+//! next decision follows from its data end. While the channel is busy,
+//! reads gather in the queue and a row hit that came later goes before
+//! an older conflict, which is FR-FCFS's effect; on an idle channel a read
+//! is picked when it arrives and pays nothing for the queue.
+//!
+//! Simplified: gem5 also prefers a hit that can issue seamlessly and,
+//! among misses, the bank that can be prepared first (`minBankPrep`);
+//! here a pick is the oldest hit, else the oldest. No cap on hits passing
+//! an older read (gem5 has none; its `max_accesses_per_row` closes a row
+//! after 16 accesses under its adaptive page policies, and the model keeps
+//! rows open). A read that finds the queue full is booked at once, as
+//! without a queue (counted: `read_queue_full`); gem5 would make its
+//! requester retry.
+
+use std::collections::VecDeque;
+
+use crate::engine::time::Ps;
+
+use super::dram::Agent;
+
+/// A queued read's handle; its completion is asked for with it.
+pub type Ticket = u32;
+
+/// A read waiting for the controller.
+#[derive(Debug, Clone, Copy)]
+struct Queued {
+    line: u64,
+    arrival: Ps,
+    ticket: Ticket,
+    agent: Agent,
+}
+
+/// One pick: the read the controller chose.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Pick {
+    pub line: u64,
+    pub arrival: Ps,
+    pub ticket: Ticket,
+    pub agent: Agent,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ReadQueues {
+    queues: Vec<VecDeque<Queued>>,
+    /// Per channel: the earliest time of its next pick (gem5's `nextReqTime`).
+    next_req: Vec<Ps>,
+    entries: usize,
+    first_ready: bool,
+    /// By ticket: the read's completion once picked (`Ps::MAX` until then);
+    /// a freed ticket is reused.
+    done: Vec<Ps>,
+    free: Vec<Ticket>,
+    // statistics
+    /// Reads queued, picked ahead of an older arrived read, turned away
+    /// by a full queue; summed time from arrival to pick; picks made ahead
+    /// of the event loop (`MemSystem::take_read` with `force`).
+    pub(super) queued: u64,
+    pub(super) passed: u64,
+    pub(super) full: u64,
+    pub(super) wait_ps: u64,
+    pub(super) forced: u64,
+}
+
+impl ReadQueues {
+    /// `entries` reads per channel at most; `first_ready`: FR-FCFS, else FCFS.
+    pub(super) fn new(channels: usize, entries: u32, first_ready: bool) -> Option<ReadQueues> {
+        (entries > 0).then(|| ReadQueues {
+            queues: vec![VecDeque::new(); channels],
+            next_req: vec![0; channels],
+            entries: entries as usize,
+            first_ready,
+            ..ReadQueues::default()
+        })
+    }
+
+    /// Does channel `ch` have room for another read?
+    #[inline]
+    pub(super) fn has_room(&self, ch: usize) -> bool {
+        self.queues[ch].len() < self.entries
+    }
+
+    /// Does a read wait on channel `ch`?
+    #[inline]
+    pub(super) fn waiting(&self, ch: usize) -> bool {
+        !self.queues[ch].is_empty()
+    }
+
+    /// Queues a read of `line` on channel `ch`, arrived at `arrival`.
+    pub(super) fn push(&mut self, ch: usize, line: u64, arrival: Ps, agent: Agent) -> Ticket {
+        let ticket = match self.free.pop() {
+            Some(t) => {
+                self.done[t as usize] = Ps::MAX;
+                t
+            }
+            None => {
+                self.done.push(Ps::MAX);
+                (self.done.len() - 1) as Ticket
+            }
+        };
+        self.queues[ch].push_back(Queued { line, arrival, ticket, agent });
+        self.queued += 1;
+        ticket
+    }
+
+    /// When channel `ch` picks next, if a read waits.
+    #[inline]
+    pub(super) fn decision(&self, ch: usize) -> Option<Ps> {
+        self.queues[ch].front().map(|q| q.arrival.max(self.next_req[ch]))
+    }
+
+    /// The earliest pick of any channel.
+    pub(super) fn next_decision(&self) -> Option<Ps> {
+        (0..self.queues.len()).filter_map(|ch| self.decision(ch)).min()
+    }
+
+    /// Channel `ch`'s pick at `at` (its decision time): among the reads
+    /// arrived by then, the oldest whose row `open` says is open, else
+    /// the oldest. Taken out of the queue.
+    pub(super) fn pick(&mut self, ch: usize, at: Ps, mut open: impl FnMut(u64) -> bool) -> Pick {
+        let q = &mut self.queues[ch];
+        // The front has arrived (a channel decides no earlier); so may others.
+        let i = if self.first_ready { q.iter().position(|e| e.arrival <= at && open(e.line)).unwrap_or(0) } else { 0 };
+        let e = q.remove(i).expect("a pick from a non-empty queue");
+        self.passed += (i > 0) as u64;
+        self.wait_ps += at - e.arrival;
+        Pick { line: e.line, arrival: e.arrival, ticket: e.ticket, agent: e.agent }
+    }
+
+    /// Channel `ch`'s pick is done at `done`, its data on the bus until
+    /// `data_end`: the next pick comes `lead` (tRP + tRCD + CL) before that.
+    pub(super) fn picked(&mut self, ch: usize, ticket: Ticket, done: Ps, data_end: Ps, lead: Ps) {
+        self.done[ticket as usize] = done;
+        self.next_req[ch] = data_end.saturating_sub(lead);
+    }
+
+    /// The read's completion, once picked.
+    #[inline]
+    pub(super) fn done(&self, ticket: Ticket) -> Option<Ps> {
+        self.done.get(ticket as usize).copied().filter(|&d| d != Ps::MAX)
+    }
+
+    /// The requester has taken the read's completion: its ticket may be reused.
+    pub(super) fn release(&mut self, ticket: Ticket) {
+        debug_assert!(self.done(ticket).is_some(), "ticket {ticket} released before its read was picked");
+        self.free.push(ticket);
+    }
+
+    /// Reads still queued.
+    pub(super) fn len(&self) -> usize {
+        self.queues.iter().map(VecDeque::len).sum()
+    }
+
+    pub(super) fn reset_stats(&mut self) {
+        (self.queued, self.passed, self.full, self.wait_ps, self.forced) = (0, 0, 0, 0, 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::config::{DramConfig, ReadQueueConfig, Scheduler};
+    use super::super::ddr::DdrTiming;
+    use super::super::dram::{Agent, Dram, Read};
+    use super::Ticket;
+    use crate::engine::time::Ps;
+
+    /// One DDR4-2400 channel (19.2 GB/s), 80 ns idle latency, no write
+    /// queue, and the given read queue.
+    fn dram(entries: u32, scheduler: Scheduler) -> Dram {
+        let mut cfg = DramConfig::ddr4(1, 19_200_000_000, 80_000, DdrTiming::ddr4_2400());
+        cfg.write_queue.entries = 0;
+        cfg.read_queue = ReadQueueConfig { entries, scheduler };
+        Dram::new(&cfg)
+    }
+
+    /// The address of column line `col` of `row` in bank `bank` of rank 0
+    /// (one channel, RoRaBaCoCh: 128 lines a row, 16 banks, 2 ranks).
+    fn addr(row: u64, bank: u64, col: u64) -> u64 {
+        ((row * 2 * 16 + bank) * 128 + col) * 64
+    }
+
+    fn queued(r: Read) -> Ticket {
+        match r {
+            Read::Queued(t) => t,
+            Read::Done(l) => panic!("served at once ({l} ps), not queued"),
+        }
+    }
+
+    #[test]
+    fn a_read_on_an_idle_channel_is_picked_when_it_arrives_and_costs_what_a_booked_read_costs() {
+        let mut booked = dram(0, Scheduler::Frfcfs);
+        let latency = booked.read(addr(3, 2, 0), 1_000, Agent::Core);
+        let mut d = dram(32, Scheduler::Frfcfs);
+        let t = queued(d.read_later(addr(3, 2, 0), 1_000, Agent::Core));
+        assert_eq!(d.next_decision(), Some(1_000));
+        assert_eq!(d.read_done(t), None, "not picked before its decision");
+        d.decide(999);
+        assert_eq!(d.read_done(t), None);
+        d.decide(1_000);
+        assert_eq!(d.read_done(t), Some(1_000 + latency));
+        assert_eq!(d.next_decision(), None);
+        assert_eq!(d.counters().read_latency_ps[0], latency);
+        assert_eq!(d.counters().bytes_read_core, 64);
+        d.release_read(t);
+        let t2 = queued(d.read_later(addr(4, 2, 0), 200_000, Agent::Core));
+        assert_eq!(t2, t, "a released ticket is reused");
+        assert_eq!(d.read_done(t2), None, "and pending again");
+    }
+
+    /// Bank 1's row 0 is opened at time 0; twenty reads to other rows of
+    /// bank 0 arrive at 100 ns, then at 150 ns a read of bank 1's row 5
+    /// (a conflict) and one of its open row 0 (a hit). Returns the
+    /// completions of the conflict, the hit and the last of the twenty,
+    /// and the row hits.
+    fn conflict_then_hit(scheduler: Scheduler) -> (Ps, Ps, Ps, u64) {
+        let mut d = dram(32, scheduler);
+        d.read(addr(0, 1, 0), 0, Agent::Core);
+        let backlog: Vec<Ticket> = (0..20).map(|i| queued(d.read_later(addr(10 + i, 0, 0), 100_000, Agent::Core))).collect();
+        d.decide(100_000);
+        let conflict = queued(d.read_later(addr(5, 1, 0), 150_000, Agent::Core));
+        let hit = queued(d.read_later(addr(0, 1, 1), 150_001, Agent::Core));
+        while let Some(t) = d.next_decision() {
+            assert!(t >= 100_000, "a decision is never before the event that made it ({t})");
+            d.decide(t);
+        }
+        assert_eq!(d.reads_queued(), 0);
+        let done = |t: Ticket| d.read_done(t).expect("picked");
+        (done(conflict), done(hit), backlog.iter().map(|&t| done(t)).max().unwrap(), d.bank_counters().row_hits)
+    }
+
+    #[test]
+    fn first_ready_serves_a_later_row_hit_before_older_reads_and_in_order_does_not() {
+        let (conflict, hit, backlog, hits) = conflict_then_hit(Scheduler::Frfcfs);
+        assert!(hit < conflict, "FR-FCFS: the hit ({hit}) before the older conflict ({conflict})");
+        assert!(hit < backlog, "FR-FCFS: the hit ({hit}) before the older backlog ({backlog})");
+        assert_eq!(hits, 1);
+        let (conflict, hit, backlog, hits) = conflict_then_hit(Scheduler::Fcfs);
+        assert!(backlog < conflict && conflict < hit, "FCFS: backlog {backlog}, conflict {conflict}, then the (former) hit {hit}");
+        assert_eq!(hits, 0, "in arrival order the conflict closed the hit's row first");
+    }
+
+    #[test]
+    fn the_controller_picks_lead_before_the_last_picks_data_end() {
+        // Twenty conflicts on one bank arrive together. Each is picked at
+        // tRP + tRCD + CL before the previous pick's data end, but not
+        // before it arrived: the first few at once, the rest one a row cycle.
+        let mut d = dram(32, Scheduler::Frfcfs);
+        let t: Vec<Ticket> = (0..20).map(|i| queued(d.read_later(addr(i, 0, 0), 1_000, Agent::Core))).collect();
+        let mut picked_at = vec![None; t.len()];
+        while let Some(at) = d.next_decision() {
+            d.decide(at);
+            for (k, &tk) in t.iter().enumerate() {
+                if picked_at[k].is_none() && d.read_done(tk).is_some() {
+                    picked_at[k] = Some(at);
+                }
+            }
+        }
+        let picked_at: Vec<Ps> = picked_at.into_iter().map(Option::unwrap).collect();
+        let timing = DdrTiming::ddr4_2400();
+        let lead = timing.t_rp_ps + timing.t_rcd_ps + timing.t_cl_ps;
+        let burst = DramConfig::ddr4(1, 19_200_000_000, 80_000, timing).burst_ps();
+        let fixed = 80_000 - (lead + burst); // the idle latency less a conflict's DRAM timing
+        assert_eq!(picked_at[0], 1_000);
+        for k in 1..t.len() {
+            let data_end = d.read_done(t[k - 1]).unwrap() - fixed;
+            assert_eq!(picked_at[k], data_end.saturating_sub(lead).max(1_000), "pick {k}");
+        }
+        assert!(picked_at[1] == 1_000 && picked_at[19] > 1_000, "{picked_at:?}");
+    }
+
+    #[test]
+    fn a_full_queue_books_the_read_at_once() {
+        let mut d = dram(2, Scheduler::Frfcfs);
+        queued(d.read_later(addr(1, 0, 0), 0, Agent::Core));
+        queued(d.read_later(addr(2, 0, 0), 0, Agent::Core));
+        assert!(matches!(d.read_later(addr(3, 0, 0), 0, Agent::Device), Read::Done(_)));
+        assert_eq!(d.reads_queued(), 2);
+        let j = d.result_json();
+        assert_eq!(j["read_queue"]["full"], 1);
+        assert_eq!(j["read_queue"]["queued"], 2);
+        assert_eq!(d.counters().bytes_read_core + d.counters().bytes_read_device, 3 * 64);
+    }
+
+    #[test]
+    fn without_banks_or_entries_there_is_no_queue() {
+        let mut d = dram(0, Scheduler::Frfcfs);
+        assert!(matches!(d.read_later(addr(1, 0, 0), 0, Agent::Core), Read::Done(_)));
+        let mut flat = Dram::new(&DramConfig::flat(1, 19_200_000_000, 80_000));
+        assert_eq!(flat.read_later(0, 0, Agent::Core), Read::Done(80_000));
+        assert_eq!(flat.next_decision(), None);
+    }
+}
