@@ -23,7 +23,7 @@ from . import host as _host
 from . import presets as _presets
 from .config import (Config, apps, apply_assignments, config_file, field_docs, field_key, inspected_preset,
                      parse_assignment, resolve, size_label)
-from .units import ConfigError, parse_fraction
+from .units import ConfigError
 
 #: Common flags and the config field each one sets.
 FLAG_FIELDS = (
@@ -249,11 +249,12 @@ def config_from_args(args: argparse.Namespace) -> Config:
     return cfg
 
 
-def _parse_count(text: str, field: str) -> int:
+def _integer_or_text(text: str) -> Any:
+    """A flag's text as an integer when it is one (``--points 3``), else as typed, for the option's own check."""
     try:
-        return int(str(text).strip())
+        return int(text.strip())
     except ValueError:
-        raise ConfigError.invalid(field, text, "an integer") from None
+        return text
 
 
 # ---------------------------------------------------------------- commands
@@ -305,23 +306,21 @@ def _print_warnings(warnings: List[str]) -> None:
 
 def cmd_msb(args: argparse.Namespace) -> int:
     from .executor import check_jobs
-    from .msb import msb
+    from .msb import check_option, msb
 
     _check_outputs(args)
     cfg = config_from_args(args)
-    threshold = parse_fraction(args.threshold, "threshold")
-    resolution = parse_fraction(args.resolution, "resolution")
-    points = _parse_count(args.points, "points")
-    max_trials = _parse_count(args.max_trials, "max_trials")
-    overload = parse_fraction(args.overload, "overload")
-    jobs = check_jobs(_parse_count(args.jobs, "jobs"))
-    options = dict(threshold=threshold, resolution=resolution, points=points, max_trials=max_trials,
-                   progress=args.progress, overload=overload, jobs=jobs)
+    # Each option checked here, so that an error names the flag and shows the value as typed.
+    options: Dict[str, Any] = {
+        name: check_option(name, _integer_or_text(getattr(args, name)), "--" + name.replace("_", "-"))
+        for name in ("threshold", "resolution", "points", "max_trials", "overload")}
+    jobs = check_jobs(_integer_or_text(args.jobs), "--jobs")
+    options.update(progress=args.progress, jobs=jobs)
     if args.ray is None:
         result = msb(cfg, **options)  # jobs > 1: msb's own pool, kept for every round
     else:
         if jobs == 1:  # the bisection runs in this process: nothing would go to the cluster
-            raise ConfigError.invalid("jobs", args.jobs, "an integer >= 2 with --ray: the trials a round of the "
+            raise ConfigError.invalid("--jobs", args.jobs, "an integer >= 2 with --ray: the trials a round of the "
                                                          "k-ary search sends to the cluster")
         # A round's trials are tasks on the cluster; only a local cluster takes its CPU count from --jobs.
         with executor_from_args(jobs if args.ray.strip() == "local" else 1, args.ray) as executor:
@@ -345,9 +344,10 @@ def _console(stderr: bool = False) -> Any:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from .executor import check_jobs
     from .sweep import counts, load_sweep, points_table, run_sweep
 
-    jobs = _parse_count(args.jobs, "jobs")
+    jobs = check_jobs(_integer_or_text(args.jobs), "--jobs")
     sweep = load_sweep(args.file)
     with executor_from_args(jobs, args.ray) as executor:
         rows = run_sweep(sweep, store=args.store, jobs=jobs, progress=args.progress,

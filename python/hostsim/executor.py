@@ -105,10 +105,10 @@ class ProcessExecutor:
                     future.cancel()
 
 
-def check_jobs(jobs: Any) -> int:
-    """A worker count: an integer >= 1."""
+def check_jobs(jobs: Any, field: str = "jobs") -> int:
+    """A worker count: an integer >= 1 (an error names ``field``: the command line passes ``--jobs``)."""
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ConfigError.invalid("jobs", jobs, "an integer >= 1")
+        raise ConfigError.invalid(field, jobs, "an integer >= 1")
     return jobs
 
 

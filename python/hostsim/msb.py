@@ -87,26 +87,35 @@ def sample_frames() -> int:
     return int(core().SAMPLE_FRAMES)
 
 
-def check_threshold(threshold: Any, field: str = "threshold") -> float:
-    """A loss-rate threshold in [0, 1): a number, or text such as ``"1%"``."""
-    threshold = parse_fraction(threshold, field)
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold < 1:
-        raise ConfigError.invalid(field, threshold, "a loss-rate fraction in [0, 1), e.g. 0.01 for 1%")
-    return float(threshold)
+#: The bandwidth test's options that are fractions below 1: whether 0 is one, and what is allowed.
+FRACTIONS = {
+    "threshold": (True, "a loss rate from 0 to below 1, as a fraction (0.01) or a percentage (1%); "
+                        "0 is RFC 2544 throughput"),
+    "resolution": (False, "a relative width above 0 and below 1, as a fraction (0.005) or a percentage (0.5%)"),
+    "overload": (False, "a loss rate above 0 and below 1, as a fraction (0.005) or a percentage (0.5%)"),
+}
+#: The bandwidth test's options that are counts: the least each may be.
+COUNTS = {"points": 0, "max_trials": 1}
 
 
-def check_resolution(resolution: Any, field: str = "resolution") -> float:
-    """A relative search resolution in (0, 1): a number, or text such as ``"0.5%"``."""
-    resolution = parse_fraction(resolution, field)
-    if isinstance(resolution, bool) or not isinstance(resolution, (int, float)) or not 0 < resolution < 1:
-        raise ConfigError.invalid(field, resolution, "a relative resolution in (0, 1), e.g. 0.005")
-    return float(resolution)
-
-
-def _check_count(value: Any, field: str, lo: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-        raise ConfigError.invalid(field, value, f"an integer >= {lo}")
-    return value
+def check_option(name: str, value: Any, field: Optional[str] = None) -> Any:
+    """One bandwidth-test option, checked: a fraction (``FRACTIONS``) as a
+    number or text (``0.01``, ``"1%"``), a count (``COUNTS``) as an integer.
+    An error names ``field`` (default ``name``, the keyword; the command
+    line passes its flag, ``--threshold``) and shows ``value`` as given."""
+    field = field or name
+    if name in COUNTS:
+        if isinstance(value, bool) or not isinstance(value, int) or value < COUNTS[name]:
+            raise ConfigError.invalid(field, value, f"an integer >= {COUNTS[name]}")
+        return value
+    zero, allowed = FRACTIONS[name]
+    try:
+        number = parse_fraction(value, field)
+    except ConfigError:
+        raise ConfigError.invalid(field, value, allowed) from None
+    if isinstance(number, bool) or not isinstance(number, (int, float)) or not (0 <= number < 1 and (zero or number)):
+        raise ConfigError.invalid(field, value, allowed)
+    return float(number)
 
 
 def _trials(n: int) -> str:
@@ -376,13 +385,12 @@ def msb(
     ``executor``, by default a local pool of ``jobs`` processes; with
     ``jobs=1`` every trial runs in this process and ``executor`` is unused.
     """
-    threshold = check_threshold(threshold)
-    resolution = check_resolution(resolution)
-    max_trials = _check_count(max_trials, "max_trials", 1)
-    points = _check_count(points, "points", 0)
+    threshold = check_option("threshold", threshold)
+    resolution = check_option("resolution", resolution)
+    max_trials = check_option("max_trials", max_trials)
+    points = check_option("points", points)
+    overload = check_option("overload", overload)
     k = check_jobs(jobs)
-    if isinstance(overload, bool) or not isinstance(overload, (int, float)) or not 0 < overload < 1:
-        raise ConfigError.invalid("overload", overload, "a fraction in (0, 1), e.g. 0.01")
     cfg = as_config(config, overrides)
     base = resolve(cfg)
     warnings: List[str] = []

@@ -49,7 +49,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .config import Config, DuplicateKey, check_input_files, field_key, load_json, load_yaml, resolve, resolve_paths
 from .executor import Executor, check_jobs, local_executor
-from .msb import DEFAULT_OVERLOAD
+from .msb import DEFAULT_OVERLOAD, check_option
 from .store import DEFAULT_STORE, Store, point_key, stored_result, summary
 from .units import ConfigError, _show
 
@@ -311,37 +311,10 @@ def _msb_options(raw: Any, kind: str, lines: _Lines, fail: Any) -> Dict[str, Any
         if name not in MSB_DEFAULTS:
             raise fail(line, f"msb.{name}", f"unknown field {str(name)!r} (allowed: {', '.join(MSB_DEFAULTS)})")
         try:
-            out[name] = _msb_option(str(name), value)
+            out[name] = check_option(str(name), value, f"msb.{name}")
         except ConfigError as e:
             raise fail(line, f"msb.{name}", e.message) from None
     return out
-
-
-def _msb_option(name: str, value: Any) -> Any:
-    if name in ("points", "max_trials"):
-        lo = 0 if name == "points" else 1
-        if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-            raise ConfigError.invalid(name, value, f"an integer >= {lo}")
-        return value
-    number = _fraction(name, value)
-    if name == "threshold" and not 0 <= number < 1:
-        raise ConfigError.invalid(name, value, "a loss-rate fraction in [0, 1), e.g. 0.01 or '1%'")
-    if name != "threshold" and not 0 < number < 1:
-        raise ConfigError.invalid(name, value, "a fraction in (0, 1), e.g. 0.005 or '0.5%'")
-    return number
-
-
-def _fraction(name: str, value: Any) -> float:
-    """``"1%"`` → 0.01; a number as it is."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            return float(text[:-1]) / 100 if text.endswith("%") else float(text)
-        except ValueError:
-            pass
-    raise ConfigError.invalid(name, value, "a fraction like 0.01 or a percentage like '1%'")
 
 
 def _axis(i: int, raw: Any, lines: _Lines, fail: Any) -> Axis:

@@ -169,11 +169,14 @@ BAD = [
     (["run", "--set", "reflector.sevice_time=1"], "reflector.sevice_time"),
     (["run", "--set", "link.rate=0Gbps"], "link.rate"),
     (["run", "--set", "novalue"], "--set"),
-    (["msb", "--threshold", "1.5"], "threshold"),
-    (["msb", "--threshold=-1%"], "threshold"),
-    (["msb", "--threshold", "100%"], "threshold"),
-    (["msb", "--threshold", "lots"], "threshold"),
-    (["msb", "--resolution", "0"], "resolution"),
+    (["msb", "--threshold", "1.5"], "--threshold"),
+    (["msb", "--threshold=-1%"], "--threshold"),
+    (["msb", "--threshold", "100%"], "--threshold"),
+    (["msb", "--threshold", "lots"], "--threshold"),
+    (["msb", "--resolution", "0"], "--resolution"),
+    (["msb", "--max-trials", "0"], "--max-trials"),
+    (["msb", "--points", "1.5"], "--points"),
+    (["msb", "--jobs", "0"], "--jobs"),
     (["inspect", "--set", "loadgen.size=uniform:64-99999"], "loadgen.size"),
     (["run", "--config", "missing.toml"], "missing.toml"),
     # Output files are checked before anything is simulated (a search must not lose its result).
@@ -191,6 +194,15 @@ def test_bad_input_is_a_clean_error(cli, args, field):
     assert "Traceback" not in proc.stderr
     assert proc.stderr.startswith(f"hostsim: error: {field}"), proc.stderr
     assert proc.stdout == ""
+
+
+def test_a_bandwidth_test_option_is_named_by_its_flag_and_shown_as_typed(cli):
+    proc = cli("msb", "--threshold", "150%")
+    assert proc.stderr == ("hostsim: error: --threshold: invalid value '150%' (allowed: a loss rate from 0 to below 1, "
+                           "as a fraction (0.01) or a percentage (1%); 0 is RFC 2544 throughput)\n")
+    proc = cli("msb", "--overload", "1.5")
+    assert proc.stderr.startswith("hostsim: error: --overload: invalid value '1.5' (allowed: a loss rate above 0 "
+                                  "and below 1"), proc.stderr
 
 
 def test_unknown_field_message(cli):

@@ -19,7 +19,7 @@ from hostsim.config import (
     parse_size_dist,
     resolve,
 )
-from hostsim.msb import check_threshold
+from hostsim.msb import check_option
 from hostsim.units import ConfigError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -340,12 +340,12 @@ def test_typo_in_attribute_assignment_is_an_error():
 @pytest.mark.parametrize("bad", [-0.01, 1, 1.5, "100%", "1 pct", None, True])
 def test_threshold_outside_0_1(bad):
     with pytest.raises(ConfigError, match=r"^threshold: invalid value"):
-        check_threshold(bad)
+        check_option("threshold", bad)
 
 
 def test_threshold_bounds_accepted():
-    assert check_threshold(0) == 0.0
-    assert check_threshold(0.999) == 0.999
+    assert check_option("threshold", 0) == 0.0
+    assert check_option("threshold", 0.999) == 0.999
 
 
 def test_known_fields_cover_the_contract():

@@ -292,15 +292,19 @@ def test_the_tcp_sender_has_no_msb():
 
 
 def test_the_api_takes_a_threshold_and_resolution_as_the_cli_writes_them():
-    from hostsim.msb import check_resolution, check_threshold
+    from hostsim.msb import check_option
     from hostsim.units import ConfigError
 
+    check_threshold = lambda v: check_option("threshold", v)  # noqa: E731
     assert check_threshold("1%") == pytest.approx(0.01) and check_threshold("0.02") == 0.02 and check_threshold(0) == 0.0
-    assert check_resolution("0.5%") == pytest.approx(0.005)
+    assert check_option("resolution", "0.5%") == pytest.approx(0.005)
     with pytest.raises(ConfigError, match=r"^threshold: invalid value '1 pct'"):
         check_threshold("1 pct")
-    with pytest.raises(ConfigError, match=r"^threshold: invalid value '1\.5'"):
+    # The value as given, not as parsed.
+    with pytest.raises(ConfigError, match=r"^threshold: invalid value '150%' \(allowed: a loss rate from 0 to below 1"):
         check_threshold("150%")
+    with pytest.raises(ConfigError, match=r"^overload: invalid value '100%'"):
+        hostsim.msb(None, overload="100%")
 
 
 def test_the_progress_bar_counts_trials_against_a_bound_known_in_advance(short, monkeypatch):

@@ -173,7 +173,7 @@ BAD = [
      ["sweep.toml:6:", "base.loadgen.sizee", "unknown field"]),
     ("bad kind", 'kind = "msbb"\n', ["sweep.toml:1:", "kind", "invalid value 'msbb'", "allowed: run or msb"]),
     ("bad msb option", 'kind = "msb"\n[msb]\nthreshold = "150%"\n',
-     ["sweep.toml:3:", "msb.threshold", "invalid value '150%'", "[0, 1)"]),
+     ["sweep.toml:3:", "msb.threshold", "invalid value '150%'", "from 0 to below 1"]),
     ("msb options on a run", 'kind = "run"\n[msb]\nthreshold = "1%"\n',
      ["sweep.toml:2:", "msb", "kind = 'msb' only"]),
     ("both values and range", HEAD + '[[axes]]\nkey = "loadgen.size"\nvalues = [64]\nrange = { start = 64, stop = 65 }\n',

@@ -29,7 +29,8 @@ def add_parser(sub: Any, store_default: str) -> None:
 
 
 def cmd_study(args: argparse.Namespace) -> int:
-    from ..cli import _console, _parse_count, executor_from_args
+    from ..cli import _console, _integer_or_text, executor_from_args
+    from ..executor import check_jobs
     from ..units import ConfigError
     from . import format_table, get, names, run_study
 
@@ -40,7 +41,7 @@ def cmd_study(args: argparse.Namespace) -> int:
             s = get(name)
             print(f"{name:<18} {s.points():>3} points  {s.title}")
         return 0
-    jobs = _parse_count(args.jobs, "jobs")
+    jobs = check_jobs(_integer_or_text(args.jobs), "--jobs")
     with executor_from_args(jobs, args.ray) as executor:
         run = run_study(args.name, out=args.out, store=args.store, jobs=jobs, progress=args.progress,
                         console=_console(stderr=True), quick=args.quick, executor=executor,
