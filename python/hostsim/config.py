@@ -56,7 +56,7 @@ from .sizes import (  # noqa: F401  (the size helpers' long-standing home)
     parse_size_dist,
     size_label,
 )
-from .units import ConfigError, parse_choice
+from .units import ConfigError, parse_choice, with_unit
 
 SECTIONS = _fields.SECTIONS
 #: Each section's fields by user name (see :mod:`hostsim.fields`).
@@ -510,17 +510,22 @@ def resolve(config: Union[Config, Mapping[str, Any]]) -> Dict[str, Any]:
 
 
 def _as_written(e: ConfigError, cfg: Config) -> ConfigError:
-    """A range error on a field the user set, showing the value as the user
-    wrote it (``-1``, ``2GHz``), not as resolved (``-1.0``, ``2000000000``)."""
+    """A range error on a field the user set, named and showing the value as
+    the user wrote it (``-1``, ``2GHz``; ``host.nic.rx_fifo`` for the core's
+    ``host.nic.rx_fifo_bytes``), not as resolved (``-1.0``, ``2000000000``)."""
     if e.allowed is None:
         return e
-    try:
-        written = cfg.get(e.field)
-    except ConfigError:  # a field of the contract's own (a host key the user did not name)
-        return e
-    if written is None or isinstance(written, (Mapping, list)):
-        return e
-    return ConfigError.invalid(e.field, written, e.allowed)
+    names = [e.field]
+    if _host_path(e.field) is not None:  # a host field may have been given by its stem
+        names += [e.field[: -len(x)] for x, _ in _host.SUFFIXES if e.field.endswith(x)]
+    for name in names:
+        try:
+            written = cfg.get(name)
+        except ConfigError:  # a field of the contract's own (a host key the user did not name)
+            continue
+        if written is not None and not isinstance(written, (Mapping, list)):
+            return ConfigError.invalid(name, written, e.allowed)
+    return e
 
 
 def check_contract(contract: Mapping[str, Any]) -> None:
@@ -546,7 +551,8 @@ def _schema_error(e: pydantic.ValidationError) -> ConfigError:
     limit = ctx.get(bound[1]) if bound else None
     if isinstance(limit, float) and limit.is_integer():
         limit = int(limit)
-    allowed = f"{bound[0]} {limit}" if bound and limit is not None else first["msg"]
+    # In the field's unit: the core key's suffix says it (``duration_ps``: ps).
+    allowed = f"{bound[0]} {with_unit(loc[-1] if loc else '', limit)}" if bound and limit is not None else first["msg"]
     return ConfigError.invalid(name, first.get("input"), allowed)
 
 

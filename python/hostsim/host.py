@@ -164,7 +164,7 @@ def _base_or(parse: Parser) -> Parser:
 
     def parse_raw(v: Any, f: str) -> Any:
         if isinstance(v, int) and not isinstance(v, bool):
-            return parse_int(v, f, 0, 2**64 - 1)
+            return parse_int(v, f, 0, 2**64 - 1, key=f)
         return parse(v, f)
 
     return parse_raw

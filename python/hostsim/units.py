@@ -89,6 +89,26 @@ ALLOWED_BYTE_RATE = "a byte rate like '19.2GB/s' (units: B/s, KB/s, MB/s, GB/s, 
 ALLOWED_SIZE = "a size like 64, '2MiB' or '1.5KB' (units: B, KB, MB, GB, KiB, MiB, GiB)"
 
 
+#: The base unit of a core field by the suffix of its name (``duration_ps``), longest suffix first.
+BASE_UNITS = (("_bytes_per_s", "B/s"), ("_bytes", "B"), ("_bps", "bps"), ("_hz", "Hz"), ("_ps", "ps"))
+
+
+def with_unit(key: str, number: Any) -> str:
+    """A number of core field ``key``'s base unit as a user reads a bound:
+    ``18446744073709551615 ps (about 214 days)``; a field without a unit gives the number alone."""
+    unit = next((u for suffix, u in BASE_UNITS if key.endswith(suffix)), None)
+    if unit is None or not isinstance(number, int):
+        return str(number)
+    about = None
+    if unit == "ps" and number >= PS_PER_S:
+        seconds = number / PS_PER_S
+        about = f"{seconds / 86400:.3g} days" if seconds >= 86400 else f"{seconds:.3g} s"
+    elif unit == "B" and number >= 2**30:
+        about = next(f"{number / scale:.3g} {name}" for name, scale in (("EiB", 2**60), ("PiB", 2**50),
+                     ("TiB", 2**40), ("GiB", 2**30)) if number >= scale)
+    return f"{number} {unit}" + (f" (about {about})" if about else "")
+
+
 class ConfigError(ValueError):
     """A configuration value is wrong; the message names the field.
 
@@ -265,9 +285,10 @@ def parse_size_bytes(value: Any, field: str, positive: bool = True) -> int:
     return int(total)
 
 
-def parse_int(value: Any, field: str, lo: Optional[int] = None, hi: Optional[int] = None) -> int:
-    """An integer within ``[lo, hi]``; accepts ints and integer strings."""
-    allowed = _range_text(lo, hi)
+def parse_int(value: Any, field: str, lo: Optional[int] = None, hi: Optional[int] = None, key: str = "") -> int:
+    """An integer within ``[lo, hi]``; accepts ints and integer strings. The
+    bounds are said in the unit of core field ``key`` (``latency_ps``: ps), if it has one."""
+    allowed = _range_text(lo, hi, key)
     result: Optional[int] = None
     if isinstance(value, bool):
         result = None
@@ -282,13 +303,13 @@ def parse_int(value: Any, field: str, lo: Optional[int] = None, hi: Optional[int
     return result
 
 
-def _range_text(lo: Optional[int], hi: Optional[int]) -> str:
+def _range_text(lo: Optional[int], hi: Optional[int], key: str = "") -> str:
     if lo is not None and hi is not None:
-        return f"an integer from {lo} to {hi}"
+        return f"an integer from {lo} to {with_unit(key, hi)}"
     if lo is not None:
-        return f"an integer >= {lo}"
+        return f"an integer >= {with_unit(key, lo)}"
     if hi is not None:
-        return f"an integer <= {hi}"
+        return f"an integer <= {with_unit(key, hi)}"
     return "an integer"
 
 

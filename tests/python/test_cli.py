@@ -160,6 +160,7 @@ BAD = [
     (["run", "--rate", "0Mpps"], "loadgen.rate"),
     (["run", "--duration", "5 parsecs"], "sim.duration"),
     (["run", "--duration", "0ms"], "sim.duration"),
+    (["run", "--duration", "1e400ms"], "sim.duration: invalid value '1e400ms' (allowed: <= 18446744073709551615 ps"),
     (["run", "--size", "63"], "loadgen.size"),
     (["run", "--size", "9217"], "loadgen.size"),
     (["run", "--flows", "0"], "loadgen.flows"),

@@ -311,6 +311,13 @@ BAD = [
     ({"loadgen": {"rat": "1Gbps"}}, "loadgen.rat", "unknown field"),
     ({"machine": {"cores": 4}}, "machine", "unknown field"),
     ({"sim": "1ms"}, "sim", "a table of core_horizon, dma_at_memory_time, drain, duration, fidelity, overflow_sample, settle, warmup"),
+    # Past the field's integer type: the limit in the field's unit, the field and value as given.
+    ({"sim": {"duration": "1e400ms"}}, "sim.duration", "'1e400ms' (allowed: <= 18446744073709551615 ps (about 214 days))"),
+    ({"app": "testpmd", "host": {"nic": {"rx_fifo": "1e30KiB"}}}, "host.nic.rx_fifo",
+     "'1e30KiB' (allowed: <= 18446744073709551615 B (about 16 EiB))"),
+    ({"app": "testpmd", "host": {"cpu": {"freq": "1e30GHz"}}}, "host.cpu.freq", "(allowed: <= 18446744073709551615 Hz)"),
+    ({"app": "testpmd", "host": {"pcie": {"latency_ps": -5}}}, "host.pcie.latency_ps",
+     "(allowed: an integer from 0 to 18446744073709551615 ps (about 214 days))"),
 ]
 
 
