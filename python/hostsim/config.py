@@ -32,6 +32,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
@@ -493,6 +494,30 @@ def resolve(config: Union[Config, Mapping[str, Any]]) -> Dict[str, Any]:
     Checked against the schema's models and by the core; raises :class:`ConfigError`.
     """
     cfg = config if isinstance(config, Config) else Config.from_dict(config)
+    try:
+        return _resolve(cfg)
+    except ConfigError as e:
+        raise _real_range(e, cfg) from None
+
+
+def _real_range(e: ConfigError, cfg: Config) -> ConfigError:
+    """An integer past the bounds it was checked against, often only its
+    type's (``--cores -1``: 0 to 4294967295), with the range the core gives
+    (1 to host.cpu.cores), asked with the nearest value in them; ``e`` if the
+    core takes it or words its answer by it, or the name cannot be set."""
+    try:
+        if e.nearest is not None:
+            _resolve(cfg.copy().set(e.field, e.nearest))
+    except ConfigError as real:
+        stand_in = e.nearest != 0 and re.search(rf"\b{e.nearest}\b", real.allowed or "")
+        if real.field == e.field and real.allowed and not stand_in:
+            return ConfigError.invalid(e.field, e.value, real.allowed)
+    except Exception:  # a name set() does not take (host.bind[0].core)
+        pass
+    return e
+
+
+def _resolve(cfg: Config) -> Dict[str, Any]:
     values = cfg.effective()
     out: Dict[str, Any] = {name: _parse_top(name, values[name]) for name in ("seed", "app", "stack")}
     for section, specs in FIELDS.items():

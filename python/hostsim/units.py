@@ -120,14 +120,19 @@ class ConfigError(ValueError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
-        #: What is allowed, for an error in the standard form (else ``None``).
+        #: What is allowed and the value given, for an error in the standard form (else ``None``).
         self.allowed: Optional[str] = None
+        self.value: Any = None
+        #: For an integer outside the bounds it was checked against (which may
+        #: be no more than its type's), the nearest value inside them: with
+        #: it resolution asks the core for the field's real range (``config.resolve``).
+        self.nearest: Optional[int] = None
 
     @classmethod
     def invalid(cls, field: str, value: Any, allowed: str) -> "ConfigError":
         """The standard form: ``field: invalid value 'x' (allowed: ...)``."""
         e = cls(field, f"invalid value {_show(value)} (allowed: {allowed})")
-        e.allowed = allowed
+        e.allowed, e.value = allowed, value
         return e
 
 
@@ -299,7 +304,10 @@ def parse_int(value: Any, field: str, lo: Optional[int] = None, hi: Optional[int
     elif isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
         result = int(value)
     if result is None or (lo is not None and result < lo) or (hi is not None and result > hi):
-        raise ConfigError.invalid(field, value, allowed)
+        e = ConfigError.invalid(field, value, allowed)
+        if result is not None:
+            e.nearest = lo if lo is not None and result < lo else hi
+        raise e
     return result
 
 

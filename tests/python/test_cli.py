@@ -164,6 +164,7 @@ BAD = [
     (["run", "--size", "63"], "loadgen.size"),
     (["run", "--size", "9217"], "loadgen.size"),
     (["run", "--flows", "0"], "loadgen.flows"),
+    (["run", "--app", "testpmd", "--cores", "-1"], "host.cores: invalid value '-1' (allowed: 1 to 80 (host.cpu.cores"),
     (["run", "--preset", "cray-1"], "preset"),
     (["run", "--app", "redis"], "app"),
     (["run", "--seed", "abc"], "seed"),

@@ -223,9 +223,20 @@ def test_a_contract_fed_back_keeps_its_record_of_what_was_given():
     ({"host": {"ports": 0}}, "host.ports: invalid value '0' (allowed: 1 (host.nic.nics × host.nic.ports_per_nic: "
                              "1 × 1))"),
     ({"host": {"cpu": {"freq": 2000}}}, "host.cpu.freq: invalid value '2000' (allowed: 1 MHz to 100 GHz"),
-    ({"host": {"cores": -1}}, "host.cores: invalid value '-1' (allowed: an integer from 0 to 4294967295)"),
+    # Past the integer type (u32) too, the field's real range, not the type's.
+    ({"host": {"cores": -1}}, "host.cores: invalid value '-1' (allowed: 1 to 80 (host.cpu.cores: the cores of "
+                              "this machine))"),
+    ({"host": {"cores": 5_000_000_000}}, "host.cores: invalid value '5000000000' (allowed: 1 to 80 (host.cpu.cores"),
+    ({"host": {"queues": "-1"}}, "host.queues: invalid value '-1' (allowed: 1 to 128 (host.nic.max_queues"),
+    ({"host": {"pmd": {"rxd": -1}}}, "host.pmd.rxd: invalid value '-1' (allowed: 32 to 4096, a multiple of 8"),
+    # The core takes the type's bound (0 rx cores: run to completion): the type's range is what is known.
+    ({"host": {"pipeline": {"rx_cores": -1}}}, "host.pipeline.rx_cores: invalid value '-1' (allowed: an integer "
+                                               "from 0 to 4294967295)"),
+    # The core's answer for the stand-in (u32's largest) speaks of it, not of what was given: the type's range.
+    ({"reflector": {"queue_frames": 5_000_000_000}, "app": "reflector"},
+     "reflector.queue_frames: invalid value '5000000000' (allowed: an integer from 1 to 4294967295)"),
 ])
 def test_range_errors_say_the_value_as_written_and_the_range_in_words(given, message):
     with pytest.raises(ConfigError) as e:
-        resolve(dict(given, app="testpmd"))
+        resolve({"app": "testpmd", **given})
     assert str(e.value).startswith(message) and "..=" not in str(e.value) and '"' not in str(e.value)
