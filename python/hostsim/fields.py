@@ -308,12 +308,20 @@ def number(v: Any, f: str) -> float:
     return x
 
 
+#: What a trace's ``loop`` takes (the core says it so too, ``loadgen/config.rs``).
+LOOP_ALLOWED = "true (loop until sim.duration), false (one pass) or a number of passes >= 1"
+
+
 def _loop(v: Any, f: str) -> Union[bool, int]:
+    """``true``, ``false`` or a count of passes; 0 is neither (false here, forever to ``tcpreplay --loop``)."""
     if isinstance(v, bool):
         return v
     if isinstance(v, str) and v.strip().lower() in ("true", "false", "yes", "no", "on", "off"):
         return parse_bool(v, f)
-    return parse_int(v, f, 1, None)
+    try:
+        return parse_int(v, f, 1, None)
+    except ConfigError:
+        raise ConfigError.invalid(f, v, LOOP_ALLOWED) from None
 
 
 def _size_range(v: Any, f: str, default: Dict[str, Any]) -> Dict[str, Any]:

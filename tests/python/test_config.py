@@ -311,6 +311,10 @@ BAD = [
     ({"loadgen": {"rat": "1Gbps"}}, "loadgen.rat", "unknown field"),
     ({"machine": {"cores": 4}}, "machine", "unknown field"),
     ({"sim": "1ms"}, "sim", "a table of core_horizon, dma_at_memory_time, drain, duration, fidelity, overflow_sample, settle, warmup"),
+    # A trace's loop is true, false or a count: a number it does not take is told all three.
+    ({"loadgen": {"trace": {"path": "t.pcap", "loop": 0}}}, "loadgen.trace.loop",
+     "invalid value '0' (allowed: true (loop until sim.duration), false (one pass) or a number of passes >= 1)"),
+    ({"loadgen": {"trace": {"path": "t.pcap", "loop": "often"}}}, "loadgen.trace.loop", "true (loop until sim.duration)"),
     # Past the field's integer type: the limit in the field's unit, the field and value as given.
     ({"sim": {"duration": "1e400ms"}}, "sim.duration", "'1e400ms' (allowed: <= 18446744073709551615 ps (about 214 days))"),
     ({"app": "testpmd", "host": {"nic": {"rx_fifo": "1e30KiB"}}}, "host.nic.rx_fifo",

@@ -453,7 +453,7 @@ impl TraceConfig {
             self.max_frame_bytes,
             &format!("{MIN_FRAME_BYTES} to {MAX_FRAME_BYTES} bytes (FCS included)"),
         )?;
-        check(self.repeat != TraceLoop::Passes(0), "loadgen.trace.loop", 0, "true, false or a number of passes >= 1")
+        check(self.repeat != TraceLoop::Passes(0), "loadgen.trace.loop", 0, "true (loop until sim.duration), false (one pass) or a number of passes >= 1")
     }
 }
 
