@@ -31,6 +31,7 @@ from . import fields as _fields
 from . import schema
 from .units import (
     ConfigError,
+    _show,
     parse_bool,
     parse_byte_rate,
     parse_choice,
@@ -125,21 +126,59 @@ def resolve_host(preset: str, overrides: Mapping[str, Any], given: Optional[List
     base = preset_host(preset)
     if base is None:
         raise no_host_model(preset)
-    _merge(base, overrides, "host", [] if given is None else given)
+    _merge(base, overrides, "host", [] if given is None else given, preset)
     return base
 
 
-def _merge(tree: Dict[str, Any], overrides: Mapping[str, Any], path: str, given: List[str]) -> None:
+def _merge(tree: Dict[str, Any], overrides: Mapping[str, Any], path: str, given: List[str], preset: str) -> None:
     for name, value in overrides.items():
         dotted = f"{path}.{name}"
         key, parse = _field(tree, str(name), dotted)
-        if isinstance(tree[key], dict):
+        if tree[key] is None and _table_model(f"{path}.{key}") is not None and value is not None:
+            _new_table(tree, key, value, f"{path}.{key}", given, preset)
+        elif isinstance(tree[key], dict):
             if not isinstance(value, Mapping):
                 raise ConfigError(dotted, f"is a section; set one of its fields ({', '.join(tree[key])})")
-            _merge(tree[key], value, f"{path}.{key}", given)
+            _merge(tree[key], value, f"{path}.{key}", given, preset)
         else:
             tree[key] = parse(value, dotted)
             given.append(f"{path}.{key}")
+
+
+def _table_model(dotted: str) -> Any:
+    """The model of an optional table of the host (``host.nic.memory``), else ``None``."""
+    info = _schema_field(dotted.split(".", 1)[1])
+    inner = _fields.strip_optional(info.annotation)[0] if info is not None else None
+    return inner if isinstance(inner, type) and issubclass(inner, BaseModel) else None
+
+
+def _new_table(tree: Dict[str, Any], key: str, value: Any, dotted: str, given: List[str], preset: str) -> None:
+    """Fields set in an optional table the preset has none of (``host.nic.memory``
+    on a NIC without on-board memory): they make one, which takes every field."""
+    table: Dict[str, Any] = {k: None for k in _table_model(dotted).model_fields}
+    names = ", ".join(_stem(k) for k in table)
+    if not isinstance(value, Mapping):
+        raise ConfigError.invalid(dotted, value, f"a table of {names}")
+    _merge(table, value, dotted, given, preset)
+    missing = [_stem(k) for k, v in table.items() if v is None]
+    if missing:
+        having = [p for p in host_presets() if _get(preset_host(p) or {}, dotted.split(".")[1:]) is not None]
+        first, written = next(iter(value.items()))
+        raise ConfigError(f"{dotted}.{first}", f"set to {_show(written)} on preset {preset}, which has no {dotted}: "
+                                               f"the fields given make one, which needs all of {names} (missing: "
+                                               f"{', '.join(missing)}" + "".join(f"; preset {p} has one" for p in having) + ")")
+    tree[key] = table
+
+
+def _stem(key: str) -> str:
+    """A core key as a user writes it: ``idle_latency_ps`` → ``idle_latency``."""
+    return next((key[: -len(x)] for x, _ in SUFFIXES if key.endswith(x)), key)
+
+
+def _get(tree: Mapping[str, Any], path: List[str]) -> Any:
+    for part in path:
+        tree = tree.get(part) if isinstance(tree, Mapping) else None
+    return tree
 
 
 def _field(tree: Mapping[str, Any], name: str, dotted: str) -> Tuple[str, Parser]:
@@ -147,7 +186,7 @@ def _field(tree: Mapping[str, Any], name: str, dotted: str) -> Tuple[str, Parser
     section = dotted.split(".", 1)[1]
     if name in tree:
         for suffix, parse in SUFFIXES:
-            if name.endswith(suffix):
+            if name.endswith(suffix) or name == suffix[1:]:  # nic.memory.bytes is a size too
                 return name, _base_or(parse)
         return name, _typed(tree[name], section)
     for key in tree:
@@ -217,13 +256,15 @@ def _typed(default: Any, section: str) -> Parser:
     words = _fields.choices(info.annotation) if info is not None else None
     if words is not None:
         return lambda v, f: parse_choice(v, f, words)
-    if isinstance(default, bool):
+    # The preset's value's type, or the schema's where it has none (a field of a new table).
+    kind = type(default) if default is not None or info is None else _fields.strip_optional(info.annotation)[0]
+    if kind is bool:
         return parse_bool
-    if isinstance(default, int):
+    if kind is int:
         lo, hi = _fields.bounds(info.metadata) if info is not None else (None, None)
         lo, hi = 0 if lo is None else lo, 2**64 - 1 if hi is None else hi
         return lambda v, f: parse_int(v, f, lo, hi)
-    if isinstance(default, float):
+    if kind is float:
         return _fields.number
     return lambda v, f: v
 

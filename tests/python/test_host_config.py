@@ -240,3 +240,27 @@ def test_range_errors_say_the_value_as_written_and_the_range_in_words(given, mes
     with pytest.raises(ConfigError) as e:
         resolve({"app": "testpmd", **given})
     assert str(e.value).startswith(message) and "..=" not in str(e.value) and '"' not in str(e.value)
+
+
+MEMORY = {"bytes": "64GiB", "channels": 2, "channel_bandwidth": "19.2GB/s", "idle_latency": "150ns"}
+
+
+def test_a_nic_memory_on_a_preset_without_one_takes_every_field():
+    # altra's NIC has no on-board memory: one field alone cannot change it.
+    with pytest.raises(ConfigError) as e:
+        resolve(Config(app="testpmd").set("host.nic.memory.channels", 0))
+    assert str(e.value) == (
+        "host.nic.memory.channels: set to '0' on preset altra, which has no host.nic.memory: the fields given "
+        "make one, which needs all of bytes, channel_bandwidth, channels, idle_latency (missing: bytes, "
+        "channel_bandwidth, idle_latency; preset xeon-6226r-fpga has one)")
+    with pytest.raises(ConfigError, match=r"^host\.nic\.memory: invalid value '5' \(allowed: a table of bytes, "):
+        resolve(Config(app="testpmd").set("host.nic.memory", 5))
+    # Every field given, in units: a memory; the core then checks each field's range.
+    memory = host_of(app="testpmd", host={"nic": {"memory": MEMORY}})["nic"]["memory"]
+    assert memory == {"bytes": 64 << 30, "channels": 2, "channel_bandwidth_bytes_per_s": 19_200_000_000,
+                      "idle_latency_ps": 150_000}
+    with pytest.raises(ConfigError, match=r"^host\.nic\.memory\.channels: invalid value '0' \(allowed: 1 to 64\)$"):
+        resolve({"app": "testpmd", "host": {"nic": {"memory": dict(MEMORY, channels=0)}}})
+    # A preset's memory takes a size for its bytes.
+    assert host_of(app="testpmd", preset="xeon-6226r-fpga",
+                   host={"nic": {"memory": {"bytes": "32GiB"}}})["nic"]["memory"]["bytes"] == 32 << 30
