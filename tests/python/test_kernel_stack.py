@@ -26,6 +26,20 @@ def test_stack_resolves_and_bad_values_name_the_field():
     assert host["kernel"]["irq_interval_ps"] == 50_000_000
 
 
+def test_a_pmd_burst_or_reflector_setting_the_user_gave_is_said_to_be_ignored_at_its_default_too(capsys):
+    # 32 is the default burst and 100ns the default service time: given, they are said all the same.
+    rc = main(["run", "--app", "udp-echo", "--stack", "kernel", "--rate", "200kpps", "--duration", "200us",
+               "--warmup", "50us", "--set", "link.propagation=1us", "--burst", "32",
+               "--set", "reflector.service_time=100ns"])
+    err = capsys.readouterr().err
+    assert rc == 0
+    assert "warning: host.pmd.burst (32) is ignored with stack = kernel" in err, err
+    assert "warning: reflector.service_time ignored: only --app reflector has the reflector" in err, err
+    # Not given, not said.
+    r = hostsim.simulate(dict(ECHO, loadgen={"rate": "200kpps"}))
+    assert not any("host.pmd.burst" in w or "reflector." in w for w in r.warnings), r.warnings
+
+
 def test_cli_runs_the_kernel_stack_and_prints_its_rows(capsys):
     rc = main(["run", "--app", "udp-echo", "--stack", "kernel", "--rate", "200kpps", "--duration", "300us",
                "--warmup", "50us", "--set", "link.propagation=1us"])

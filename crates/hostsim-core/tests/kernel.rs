@@ -302,6 +302,11 @@ fn moot_settings_are_said_and_a_reflector_has_no_kernel_stack() {
     c.sim.duration_ps = 100 * US;
     c.sim.warmup_ps = 0;
     assert!(!said(&c, "host.pmd.burst") && !said(&c, "loadgen.flow_skew"), "defaults are not moot");
+    // A setting the user gave is said whatever its value, its default too (SimConfig::given).
+    c.given = vec!["host.pmd.burst".into(), "reflector.service_time_ps".into()];
+    assert!(said(&c, "host.pmd.burst (32) is ignored with stack = kernel"));
+    assert!(said(&c, "reflector.service_time ignored: only --app reflector has the reflector"));
+    c.given.clear();
     c.host.as_mut().unwrap().pmd.burst = 8;
     assert!(said(&c, "host.pmd.burst (8) is ignored with stack = kernel: NAPI polls up to host.kernel.napi_budget (64)"));
     c.loadgen.flow_skew = 1.2;

@@ -113,12 +113,15 @@ pub(super) fn unread_app_settings(out: &mut Value, cfg: &SimConfig, registry: &c
 }
 
 /// Settings the run's other choices make moot, said rather than dropped:
-/// a PMD burst under the kernel stack, a flow skew over a single flow.
+/// a PMD burst under the kernel stack, the reflector's settings beside a
+/// host application (each when the user set it: `config::user_set`), a
+/// flow skew over a single flow.
 pub(super) fn moot_settings(out: &mut Value, cfg: &SimConfig) {
     let mut said = vec![];
+    let set = |key: &str, changed: bool| crate::config::user_set(&cfg.given, key, changed);
     if let Some(h) = cfg.host.as_ref().filter(|_| cfg.stack == crate::config::Stack::Kernel) {
         let pmd = crate::stack::pmd::config::PmdConfig::default();
-        if h.pmd.burst != pmd.burst {
+        if set("host.pmd.burst", h.pmd.burst != pmd.burst) {
             said.push(format!(
                 "host.pmd.burst ({}) is ignored with stack = kernel: NAPI polls up to host.kernel.napi_budget ({}) frames a call",
                 h.pmd.burst, h.kernel.napi_budget
@@ -127,9 +130,13 @@ pub(super) fn moot_settings(out: &mut Value, cfg: &SimConfig) {
     }
     if cfg.app != "reflector" {
         // The harness's own device stands in for a host: a host application has none.
-        let (given, default) = (serde_json::to_value(&cfg.reflector), serde_json::to_value(crate::config::ReflectorConfig::default()));
-        if let (Ok(Value::Object(given)), Ok(default)) = (given, default) {
-            let names: Vec<String> = given.iter().filter(|(k, v)| default.get(k.as_str()) != Some(*v)).map(|(k, _)| format!("reflector.{}", k.trim_end_matches("_ps"))).collect();
+        let (values, default) = (serde_json::to_value(&cfg.reflector), serde_json::to_value(crate::config::ReflectorConfig::default()));
+        if let (Ok(Value::Object(values)), Ok(default)) = (values, default) {
+            let names: Vec<String> = values
+                .iter()
+                .filter(|(k, v)| set(&format!("reflector.{k}"), default.get(k.as_str()) != Some(*v)))
+                .map(|(k, _)| format!("reflector.{}", k.trim_end_matches("_ps")))
+                .collect();
             if !names.is_empty() {
                 said.push(format!("{} ignored: only --app reflector has the reflector; --app {} runs on the host model", names.join(", "), cfg.app));
             }
