@@ -1533,7 +1533,7 @@ class SimTiming(BaseModel):
     core_horizon: Annotated[
         bool,
         Field(
-            description="Hold a poll-mode core's application work unit (the application's\nlast `exec` of a burst) to the event loop: each of its data accesses\nis made only once every event before its issue time has run\n(`cpu/core.rs`, `Core::exec_until`). Off, a core makes a whole\nunit's accesses when it starts the unit, ahead of the devices'\nevents. The devices still make theirs at their events, for later\ntimes (the I/O path's latency), so the core then waits behind their\nearly bookings as the devices waited behind its. The unit's code\nfetch, the application's earlier units, the receive, mempool and\ntransmit units, and the kernel stack still run at once. Slower."
+            description="Hold a poll-mode core's application work unit (the application's\nlast `exec` of a burst) to the event loop: each of its data accesses\nis made only once every event before its issue time has run\n(`cpu/core.rs`, `Core::exec_until`). Off, a core makes a whole\nunit's accesses when it starts the unit, ahead of the devices'\nevents. The devices still make theirs at their events, for later\ntimes (the I/O path's latency), so the core then waits behind their\nearly bookings as the devices waited behind its. The unit's code\nfetch, the application's earlier units, the receive, mempool and\ntransmit units, and the kernel stack still run at once. The held\nunit's load misses that reach DRAM wait in the controller's read\nqueue (`host.mem.dram.read_queue`, first-ready first), and the\ncore waits for them where its miss window closes. Slower."
         ),
     ] = False
     dma_at_memory_time: Annotated[

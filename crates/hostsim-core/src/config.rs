@@ -97,7 +97,10 @@ pub struct SimTiming {
     /// times (the I/O path's latency), so the core then waits behind their
     /// early bookings as the devices waited behind its. The unit's code
     /// fetch, the application's earlier units, the receive, mempool and
-    /// transmit units, and the kernel stack still run at once. Slower.
+    /// transmit units, and the kernel stack still run at once. The held
+    /// unit's load misses that reach DRAM wait in the controller's read
+    /// queue (`host.mem.dram.read_queue`, first-ready first), and the
+    /// core waits for them where its miss window closes. Slower.
     pub core_horizon: bool,
     /// Make a NIC's main memory requests at the time they reach the memory
     /// side, as events (`nic/port.rs`), not when the NIC acts: payload

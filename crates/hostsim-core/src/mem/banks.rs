@@ -31,12 +31,14 @@
 //! request pays. So a row hit costs tRP + tRCD less than the idle latency.
 //!
 //! Simplified, as the model stands:
-//! * no scheduler: requests are served first come, first served into the
-//!   gaps (at the bank in request order, below; on the shared activate,
-//!   column and bus timelines in booking order), not FR-FCFS, which would
-//!   let a row hit that arrives later pass a queued conflict; a booking
-//!   model cannot do that faithfully (docs/reference/dram-pcie.md, "Why
-//!   no FR-FCFS"): the conflict's latency was returned when it was booked;
+//! * no scheduler of its own: requests are served first come, first served
+//!   into the gaps (at the bank in request order, below; on the shared
+//!   activate, column and bus timelines in booking order). A read booked
+//!   when it is made cannot be passed by a row hit that comes later, as
+//!   FR-FCFS would: its latency was returned. Reads that wait in the
+//!   controller's read queue ([`read_queue`](super::read_queue), a held
+//!   core's loads) are picked first-ready first and booked here when
+//!   picked (docs/reference/dram-pcie.md, "FR-FCFS: the read queue");
 //! * a bank remembers its last [`BANK_HISTORY`] accesses by start time.
 //!   A request is served on the row and readiness its own time finds, in
 //!   the first stretch between two accesses where it is done with the bank

@@ -25,7 +25,11 @@
 //! Writes wait in the controller's write queue
 //! ([`write_queue`](super::write_queue); gem5's 64 entries by default, 0 for none).
 //!
-//! Simplified: no FR-FCFS reordering of reads (see [`banks`](super::banks)); with
+//! Reads whose requester takes the completion later wait in the
+//! controller's read queue ([`read_queue`](super::read_queue)), served
+//! first-ready first (FR-FCFS); the rest are booked when made.
+//!
+//! Simplified: no FR-FCFS reordering of reads booked when made (see [`banks`](super::banks)); with
 //! `model = channel` no banks, rows, refresh or read/write turnaround, so that model reaches 100 % of peak where real parts
 //! sustain 70–85 % (params.md §4, "Sustained efficiency"). A request booked
 //! more than [`HISTORY_PS`](crate::engine::timeline::HISTORY_PS) behind the
