@@ -467,15 +467,22 @@ fn mixed_unit() -> Work {
     w
 }
 
+/// [`mixed_unit`] run at once from 7 ns on a small core: its config,
+/// the unit, the start, the core after it, its memory's log, and its end.
+fn mixed_unit_at_once(out_of_order: bool) -> (CoreConfig, Work, Ps, Core, LoggingMemory, Ps) {
+    let cfg = CoreConfig { sq_entries: 4, ..simple(out_of_order, 12, 3) };
+    let (w, start) = (mixed_unit(), 7_000);
+    let mut once = Core::new(0, &cfg).unwrap();
+    once.idle_until(start);
+    let mut mem = LoggingMemory::default();
+    let end = once.exec(&w, &mut mem);
+    (cfg, w, start, once, mem, end)
+}
+
 #[test]
 fn a_unit_stopped_at_horizons_and_resumed_runs_as_at_once() {
     for out_of_order in [true, false] {
-        let cfg = CoreConfig { sq_entries: 4, ..simple(out_of_order, 12, 3) };
-        let (w, start) = (mixed_unit(), 7_000);
-        let mut once = Core::new(0, &cfg).unwrap();
-        once.idle_until(start);
-        let mut mem = LoggingMemory::default();
-        let end = once.exec(&w, &mut mem);
+        let (cfg, w, start, once, mem, end) = mixed_unit_at_once(out_of_order);
         let times: Vec<Ps> = mem.log.iter().map(|e| e.2).collect();
         // Stop before each access in turn, then go on one access at a time:
         // the same accesses at the same times, the same end and charges.
@@ -558,12 +565,7 @@ impl MemPort for DeferredMemory {
 #[test]
 fn a_unit_whose_loads_wait_in_a_queue_stops_until_the_memory_serves_them_and_runs_as_at_once() {
     for out_of_order in [true, false] {
-        let cfg = CoreConfig { sq_entries: 4, ..simple(out_of_order, 12, 3) };
-        let (w, start) = (mixed_unit(), 7_000);
-        let mut once = Core::new(0, &cfg).unwrap();
-        once.idle_until(start);
-        let mut mem = LoggingMemory::default();
-        let end = once.exec(&w, &mut mem);
+        let (cfg, w, start, once, mem, end) = mixed_unit_at_once(out_of_order);
         // Held with no horizon in the way: it stops only for its queued loads.
         let mut core = Core::new(0, &cfg).unwrap();
         core.idle_until(start);
