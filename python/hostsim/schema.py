@@ -1539,7 +1539,7 @@ class SimTiming(BaseModel):
     dma_at_memory_time: Annotated[
         bool,
         Field(
-            description="Make a NIC's main memory requests at the time they reach the memory\nside, as events (`nic/port.rs`), not when the NIC acts: payload\nreads for transmission one request latency after the TX engine\nissues them, and the writes of received data and of RX write-backs\nwhen they arrive (the I/O path is booked when they are sent). The\nmemory system then sees them in simulated-time order with the other\nrequests made at events (and, with `core_horizon`, with a held\ncore's). The FIFO's room and a read's slot are still taken at the\nissue, and a read's request packets are booked at its event, from\nthe issue time, so on a busy link they may wait behind transfers\nbooked in between. Still made when the NIC acts, for later times:\ndescriptor fetches, TX completion write-backs, payloads split from\ntheir headers or in the card's memory, and every write on a PCIe\nlink with finite posted credits (their return waits for the memory)."
+            description="Make a NIC's main memory requests at the time they reach the memory\nside, as events (`nic/port.rs`), not when the NIC acts: payload\nreads for transmission one request latency after the TX engine\nissues them, and the writes of received data and of RX write-backs\nwhen they arrive (the I/O path is booked when they are sent). The\nmemory system then sees them in simulated-time order with the other\nrequests made at events (and, with `core_horizon`, with a held\ncore's). The FIFO's room and a read's slot are still taken at the\nissue, and a read's request packets are booked at its event, from\nthe issue time, so on a busy link they may wait behind transfers\nbooked in between. On a PCIe link a payload read's lines from DRAM\nwait in the controller's read queue (`host.mem.dram.read_queue`)\nand its packets are booked once they are picked. Still made when\nthe NIC acts, for later times:\ndescriptor fetches, TX completion write-backs, payloads split from\ntheir headers or in the card's memory, and every write on a PCIe\nlink with finite posted credits (their return waits for the memory)."
         ),
     ] = False
     drain_ps: Annotated[
@@ -2852,7 +2852,7 @@ class DramConfig(BaseModel):
     read_queue: Annotated[
         ReadQueueConfig,
         Field(
-            description="The controller's read queue (`mem/read_queue.rs`), for reads whose\nrequester takes the completion later (`sim.core_horizon`'s held\nunit); `entries = 0`: none. Needs `model = banks`.",
+            description="The controller's read queue (`mem/read_queue.rs`), for reads whose\nrequester takes the completion later (`sim.core_horizon`'s held\nunit, `sim.dma_at_memory_time`'s payload reads on a PCIe link);\n`entries = 0`: none. Needs `model = banks`.",
             validate_default=True,
         ),
     ] = {"entries": 32, "scheduler": "frfcfs"}

@@ -115,3 +115,25 @@ def test_held_loads_wait_in_the_read_queue_where_first_ready_passes_older_reads_
     assert q(frfcfs)["passed"] > 5_000
     conflicts = lambda r: r["mem"]["dram"]["row_conflicts"]
     assert conflicts(frfcfs) < 0.9 * conflicts(fcfs)
+
+
+def test_payload_reads_made_at_the_memory_side_wait_in_the_read_queue_on_a_pcie_link():
+    # TestPMD 1518 B on altra without DCA: the payload lines the core never
+    # touched come from DRAM. With sim.dma_at_memory_time their reads wait
+    # in the read queue (no core is held) and the link is booked once they
+    # are picked; every frame still comes back. Without a queue none waits.
+    def run(entries):
+        return hostsim.simulate({
+            "app": "testpmd", "preset": "altra", "seed": 7,
+            "host": {"mem": {"llc": {"dca": {"enabled": False}}, "dram": {"read_queue": {"entries": entries}}}},
+            "loadgen": {"size": 1518, "rate": "7Mpps"},
+            "sim": {"warmup": "0.5ms", "duration": "1.5ms", "dma_at_memory_time": True},
+        })
+    queued, booked = run(32), run(0)
+    q = lambda r: r["mem"]["dram"]["read_queue"]
+    assert q(booked)["queued"] == 0
+    assert q(queued)["queued"] > 0.5 * queued["mem"]["dram"]["bytes_read_device"] // 64
+    assert q(queued)["forced"] == 0 and q(queued)["waiting"] == 0
+    for r in (queued, booked):
+        assert r["loadgen"]["drop_rate"] == 0
+    assert queued["loadgen"]["rx_packets"] == booked["loadgen"]["rx_packets"]

@@ -112,7 +112,10 @@ pub struct SimTiming {
     /// core's). The FIFO's room and a read's slot are still taken at the
     /// issue, and a read's request packets are booked at its event, from
     /// the issue time, so on a busy link they may wait behind transfers
-    /// booked in between. Still made when the NIC acts, for later times:
+    /// booked in between. On a PCIe link a payload read's lines from DRAM
+    /// wait in the controller's read queue (`host.mem.dram.read_queue`)
+    /// and its packets are booked once they are picked. Still made when
+    /// the NIC acts, for later times:
     /// descriptor fetches, TX completion write-backs, payloads split from
     /// their headers or in the card's memory, and every write on a PCIe
     /// link with finite posted credits (their return waits for the memory).

@@ -457,6 +457,7 @@ impl Host {
             Event::Nic(ev) => {
                 let mut sink = Sink { out: &mut self.out, stacks: &mut self.stacks, cores: &mut self.cores, rx_owner: &self.rx_owner, tx_owner: &self.tx_owner, queues: self.queues, tx_queues: self.tx_queues, rx_all: self.rx_all };
                 self.nic.handle(now, ev, frames, &mut self.mem, &mut sink);
+                self.schedule_pick(now);
             }
             Event::Core(c) => {
                 let c = c as usize;
@@ -488,11 +489,15 @@ impl Host {
                     self.pick_at = None;
                 }
                 self.mem.pick_reads(now);
-                // A core waiting for its loads looks again.
+                // A core waiting for its loads looks again, and so does a
+                // port waiting for its payload reads.
                 for (c, core) in self.cores.iter_mut().enumerate() {
                     if core.wake(now) {
                         self.out.schedule(now, Event::Core(c as u16));
                     }
+                }
+                for p in self.nic.ports.iter().filter(|p| p.waits_on_memory()) {
+                    self.out.schedule(now, Event::Nic(NicEvent::TxReadServed { port: p.id as u8 }));
                 }
                 self.schedule_pick(now);
             }

@@ -109,6 +109,21 @@ impl IoPath {
         }
     }
 
+    /// Whether a read's memory side can answer after the read's requests
+    /// are made ([`dma_read_answered`](Self::dma_read_answered)): on a PCIe
+    /// link, which asks the host once for the whole read; gem5's path asks
+    /// line by line as each goes downstream.
+    #[inline]
+    pub fn answers_later(&self) -> bool {
+        matches!(self, IoPath::Pcie(_))
+    }
+
+    /// [`dma_read_from`](Self::dma_read_from) on a PCIe link whose host
+    /// has the bytes at `host_done`, asked one link latency after `now`.
+    pub fn dma_read_answered(&mut self, now: Ps, bytes: u32, kind: Kind, host_done: Ps) -> Ps {
+        self.dma_read_from(now, bytes, kind, &mut |_, _, _| host_done)
+    }
+
     /// The host writes `bytes` to a device register at `now`; returns when it arrives.
     #[inline]
     pub fn mmio_write(&mut self, now: Ps, bytes: u32) -> Ps {

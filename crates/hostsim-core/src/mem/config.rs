@@ -147,7 +147,8 @@ pub struct DramConfig {
     pub write_queue: WriteQueueConfig,
     /// The controller's read queue (`mem/read_queue.rs`), for reads whose
     /// requester takes the completion later (`sim.core_horizon`'s held
-    /// unit); `entries = 0`: none. Needs `model = banks`.
+    /// unit, `sim.dma_at_memory_time`'s payload reads on a PCIe link);
+    /// `entries = 0`: none. Needs `model = banks`.
     #[serde(default)]
     pub read_queue: ReadQueueConfig,
 }

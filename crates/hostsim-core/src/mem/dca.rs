@@ -35,7 +35,7 @@
 use crate::engine::time::Ps;
 
 use super::cache::{flag, lines, LINE_BYTES};
-use super::dram::Agent;
+use super::dram::{Agent, Read};
 use super::hierarchy::MemSystem;
 
 /// Flags of a line the device has just written.
@@ -108,7 +108,17 @@ impl MemSystem {
                 now + self.device_llc_ps
             } else {
                 self.c.llc.device_misses += 1;
-                now + self.dram.read(line, now, agent)
+                if self.defer {
+                    match self.dram.read_later(line, now, agent) {
+                        Read::Done(latency) => now + latency,
+                        Read::Queued(t) => {
+                            self.deferred.push(t);
+                            now
+                        }
+                    }
+                } else {
+                    now + self.dram.read(line, now, agent)
+                }
             };
             done = done.max(t);
         }

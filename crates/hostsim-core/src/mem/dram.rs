@@ -256,20 +256,13 @@ impl Dram {
     }
 
     /// A read whose requester takes its completion later: it waits in the
-    /// channel's read queue ([`read_queue`](super::read_queue)) unless
-    /// there is none, it is full, or the write queue holds the line; then
-    /// it is served as [`Dram::read`] serves it and its latency returned.
+    /// channel's read queue ([`read_queue`](super::read_queue)), or to
+    /// enter it if it is full, unless there is none or the write queue
+    /// holds the line; then it is served as [`Dram::read`] serves it and
+    /// its latency returned.
     pub fn read_later(&mut self, addr: u64, now: Ps, agent: Agent) -> Read {
         let ch = self.channel_of(addr);
-        let room = match &mut self.read_queues {
-            Some(q) if q.has_room(ch) => true,
-            Some(q) => {
-                q.full += 1;
-                false
-            }
-            None => false,
-        };
-        if !room {
+        if self.read_queues.is_none() {
             return Read::Done(self.read(addr, now, agent));
         }
         self.count_read(agent);
@@ -281,6 +274,11 @@ impl Dram {
         }
         let q = self.read_queues.as_mut().expect("a read queue");
         Read::Queued(q.push(ch, addr >> LINE_SHIFT, now, agent))
+    }
+
+    /// Is there a read queue ([`Dram::read_later`] may queue)?
+    pub fn has_read_queue(&self) -> bool {
+        self.read_queues.is_some()
     }
 
     /// When the controller next picks a queued read ([`Dram::decide`]).
@@ -487,7 +485,7 @@ impl HasStats for Dram {
         if let Some(q) = &self.read_queues {
             s.add("read_queue_queued", q.queued as f64, "Count", "Reads that waited in the read queue (sim.core_horizon's held unit)");
             s.add("read_queue_passed", q.passed as f64, "Count", "Queued reads picked ahead of an older arrived one (first ready: a row hit)");
-            s.add("read_queue_full", q.full as f64, "Count", "Reads booked at once because the read queue was full");
+            s.add("read_queue_full", q.full as f64, "Count", "Reads that found the read queue full and waited to enter it");
             s.add("read_queue_wait_ps", q.wait_ps as f64, "Picosecond", "Summed time queued reads waited for the controller's pick");
             s.add("read_queue_forced", q.forced as f64, "Count", "Picks made ahead of the event loop for a requester that could not wait");
         }

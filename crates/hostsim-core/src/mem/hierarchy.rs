@@ -160,10 +160,10 @@ pub struct MemSystem {
     pub(super) dca_held_mask: u64,
     pub(super) llc_mask: u64,
     pub(super) c: MemCounters,
-    /// A core's read from DRAM may wait in the read queue (`later.rs`),
-    /// and the ticket of the one that did.
+    /// A read from DRAM may wait in the read queue (`later.rs`), and the
+    /// tickets of those that did.
     pub(super) defer: bool,
-    pub(super) deferred: Option<Ticket>,
+    pub(super) deferred: Vec<Ticket>,
 }
 
 impl MemSystem {
@@ -213,7 +213,7 @@ impl MemSystem {
             dca_enabled: cfg.llc.dca.enabled,
             c: MemCounters::new(cores),
             defer: false,
-            deferred: None,
+            deferred: Vec::new(),
         })
     }
 
@@ -371,7 +371,7 @@ impl MemSystem {
                 match self.dram.read_later(addr, now, Agent::Core) {
                     Read::Done(latency) => latency,
                     Read::Queued(t) => {
-                        self.deferred = Some(t);
+                        self.deferred.push(t);
                         0
                     }
                 }

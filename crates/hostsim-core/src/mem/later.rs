@@ -1,9 +1,10 @@
-//! Core loads that take their DRAM read's completion later: the read waits
-//! in the controller's read queue ([`read_queue`](super::read_queue)) and
-//! the core asks for its completion when it needs it (`cpu/core.rs`, a
-//! unit held to the event loop with `sim.core_horizon`). Everything else
-//! about the load (the caches it fills, the coherence it does) happens
-//! when it is made, as for any access.
+//! Reads that take their DRAM read's completion later: the read waits in
+//! the controller's read queue ([`read_queue`](super::read_queue)) and the
+//! requester asks for its completion when it needs it: a core's loads in a
+//! unit held to the event loop (`sim.core_horizon`, `cpu/core.rs`), a
+//! NIC's payload reads made at the memory side (`sim.dma_at_memory_time`,
+//! `nic/port.rs`). Everything else about the read (the caches it fills,
+//! the coherence it does) happens when it is made, as for any access.
 
 use crate::engine::time::Ps;
 
@@ -18,7 +19,29 @@ impl MemSystem {
         self.defer = true;
         let a = self.core_access(core, addr, false, now);
         self.defer = false;
-        (a, self.deferred.take())
+        (a, self.deferred.pop())
+    }
+
+    /// A NIC's read of `len` bytes at `addr` at `now` whose lines from
+    /// DRAM may wait in the read queue: returns when the lines not queued
+    /// are there, and puts the queued lines' tickets in `tickets`.
+    pub fn device_read_later(&mut self, addr: u64, len: u32, now: Ps, tickets: &mut Vec<Ticket>) -> Ps {
+        self.defer = true;
+        let done = self.device_read(addr, len, now);
+        self.defer = false;
+        tickets.append(&mut self.deferred);
+        done
+    }
+
+    /// Has the controller picked this queued read (its completion known)?
+    #[inline]
+    pub fn read_ready(&self, ticket: Ticket) -> bool {
+        self.dram.read_done(ticket).is_some()
+    }
+
+    /// Does the memory have a DRAM read queue?
+    pub fn has_read_queue(&self) -> bool {
+        self.dram.has_read_queue()
     }
 
     /// A queued read's completion, once the controller has picked it; the

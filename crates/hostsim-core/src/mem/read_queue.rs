@@ -8,7 +8,8 @@
 //! its latency is not known when it asks. A work unit held to the event
 //! loop (`sim.core_horizon`) is such a requester: its load misses wait in
 //! the queue and the core waits for them when its miss window closes
-//! (`cpu/core.rs`). Every other read is booked when it is made and
+//! (`cpu/core.rs`). So is a NIC's payload read made at the memory side
+//! (`sim.dma_at_memory_time`) on a PCIe link (`nic/port.rs`). Every other read is booked when it is made and
 //! returns its latency at once, as before; the queue's picks are booked
 //! around those bookings and never move one.
 //!
@@ -39,9 +40,10 @@
 //! here a pick is the oldest hit, else the oldest. No cap on hits passing
 //! an older read (gem5 has none; its `max_accesses_per_row` closes a row
 //! after 16 accesses under its adaptive page policies, and the model keeps
-//! rows open). A read that finds the queue full is booked at once, as
-//! without a queue (counted: `read_queue_full`); gem5 would make its
-//! requester retry.
+//! rows open). A read that finds the queue full waits outside it, in
+//! arrival order, and enters when a pick makes room (counted:
+//! `read_queue_full`), as gem5 makes its requester retry; the requester's
+//! other requests are not held back meanwhile.
 
 use std::collections::VecDeque;
 
@@ -57,6 +59,8 @@ pub type Ticket = u32;
 struct Queued {
     line: u64,
     arrival: Ps,
+    /// When it entered the queue: its arrival, or the pick that made room.
+    entered: Ps,
     ticket: Ticket,
     agent: Agent,
 }
@@ -73,10 +77,14 @@ pub(super) struct Pick {
 #[derive(Debug, Clone, Default)]
 pub struct ReadQueues {
     queues: Vec<VecDeque<Queued>>,
+    /// Per channel: reads kept out of a full queue, in arrival order.
+    outside: Vec<VecDeque<Queued>>,
     /// Per channel: the earliest time of its next pick (gem5's `nextReqTime`).
     next_req: Vec<Ps>,
     entries: usize,
     first_ready: bool,
+    /// Reads queued in all channels.
+    total: usize,
     /// By ticket: the read's completion once picked (`Ps::MAX` until then);
     /// a freed ticket is reused.
     done: Vec<Ps>,
@@ -97,17 +105,12 @@ impl ReadQueues {
     pub(super) fn new(channels: usize, entries: u32, first_ready: bool) -> Option<ReadQueues> {
         (entries > 0).then(|| ReadQueues {
             queues: vec![VecDeque::new(); channels],
+            outside: vec![VecDeque::new(); channels],
             next_req: vec![0; channels],
             entries: entries as usize,
             first_ready,
             ..ReadQueues::default()
         })
-    }
-
-    /// Does channel `ch` have room for another read?
-    #[inline]
-    pub(super) fn has_room(&self, ch: usize) -> bool {
-        self.queues[ch].len() < self.entries
     }
 
     /// Does a read wait on channel `ch`?
@@ -116,7 +119,8 @@ impl ReadQueues {
         !self.queues[ch].is_empty()
     }
 
-    /// Queues a read of `line` on channel `ch`, arrived at `arrival`.
+    /// Queues a read of `line` on channel `ch`, arrived at `arrival`; a
+    /// full queue keeps it out until a pick makes room (`full`).
     pub(super) fn push(&mut self, ch: usize, line: u64, arrival: Ps, agent: Agent) -> Ticket {
         let ticket = match self.free.pop() {
             Some(t) => {
@@ -128,19 +132,30 @@ impl ReadQueues {
                 (self.done.len() - 1) as Ticket
             }
         };
-        self.queues[ch].push_back(Queued { line, arrival, ticket, agent });
+        let e = Queued { line, arrival, entered: arrival, ticket, agent };
+        if self.queues[ch].len() < self.entries {
+            self.queues[ch].push_back(e);
+        } else {
+            self.full += 1;
+            self.outside[ch].push_back(e);
+        }
         self.queued += 1;
+        self.total += 1;
         ticket
     }
 
     /// When channel `ch` picks next, if a read waits.
     #[inline]
     pub(super) fn decision(&self, ch: usize) -> Option<Ps> {
-        self.queues[ch].front().map(|q| q.arrival.max(self.next_req[ch]))
+        self.queues[ch].front().map(|q| q.entered.max(self.next_req[ch]))
     }
 
     /// The earliest pick of any channel.
+    #[inline]
     pub(super) fn next_decision(&self) -> Option<Ps> {
+        if self.total == 0 {
+            return None;
+        }
         (0..self.queues.len()).filter_map(|ch| self.decision(ch)).min()
     }
 
@@ -150,8 +165,14 @@ impl ReadQueues {
     pub(super) fn pick(&mut self, ch: usize, at: Ps, mut open: impl FnMut(u64) -> bool) -> Pick {
         let q = &mut self.queues[ch];
         // The front has arrived (a channel decides no earlier); so may others.
-        let i = if self.first_ready { q.iter().position(|e| e.arrival <= at && open(e.line)).unwrap_or(0) } else { 0 };
+        let i = if self.first_ready { q.iter().position(|e| e.entered <= at && open(e.line)).unwrap_or(0) } else { 0 };
         let e = q.remove(i).expect("a pick from a non-empty queue");
+        if let Some(mut w) = self.outside[ch].pop_front() {
+            // It enters the queue when the pick makes room.
+            w.entered = w.arrival.max(at);
+            q.push_back(w);
+        }
+        self.total -= 1;
         self.passed += (i > 0) as u64;
         self.wait_ps += at - e.arrival;
         Pick { line: e.line, arrival: e.arrival, ticket: e.ticket, agent: e.agent }
@@ -178,7 +199,7 @@ impl ReadQueues {
 
     /// Reads still queued.
     pub(super) fn len(&self) -> usize {
-        self.queues.iter().map(VecDeque::len).sum()
+        self.total
     }
 
     pub(super) fn reset_stats(&mut self) {
@@ -299,16 +320,22 @@ mod tests {
     }
 
     #[test]
-    fn a_full_queue_books_the_read_at_once() {
+    fn a_read_that_finds_the_queue_full_enters_when_a_pick_makes_room() {
+        // Two entries; three conflicts on one bank at 1 µs. The third waits
+        // outside, enters at the first pick (at once, the channel idle),
+        // and is picked after the second; its latency counts from its arrival.
         let mut d = dram(2, Scheduler::Frfcfs);
-        queued(d.read_later(addr(1, 0, 0), 0, Agent::Core));
-        queued(d.read_later(addr(2, 0, 0), 0, Agent::Core));
-        assert!(matches!(d.read_later(addr(3, 0, 0), 0, Agent::Device), Read::Done(_)));
-        assert_eq!(d.reads_queued(), 2);
-        let j = d.result_json();
-        assert_eq!(j["read_queue"]["full"], 1);
-        assert_eq!(j["read_queue"]["queued"], 2);
-        assert_eq!(d.counters().bytes_read_core + d.counters().bytes_read_device, 3 * 64);
+        let t: Vec<Ticket> = (1..=3).map(|row| queued(d.read_later(addr(row, 0, 0), 1_000_000, Agent::Core))).collect();
+        assert_eq!(d.reads_queued(), 3);
+        assert_eq!(d.result_json()["read_queue"]["full"], 1);
+        while let Some(at) = d.next_decision() {
+            d.decide(at);
+        }
+        let done: Vec<Ps> = t.iter().map(|&k| d.read_done(k).unwrap()).collect();
+        assert!(done[0] < done[1] && done[1] < done[2], "{done:?}");
+        let latency: Ps = done.iter().map(|&x| x - 1_000_000).sum();
+        assert_eq!(d.counters().read_latency_ps[0], latency);
+        assert_eq!(d.counters().bytes_read_core, 3 * 64);
     }
 
     #[test]

@@ -75,6 +75,9 @@ pub enum NicEvent {
     /// The port's oldest write of received data or RX write-back sent with
     /// `sim.dma_at_memory_time` reaches the memory side.
     RxWriteAtMemory { port: u8 },
+    /// The DRAM controller has picked queued reads: the port's payload
+    /// reads waiting for theirs may be answered.
+    TxReadServed { port: u8 },
 }
 
 /// The full ring position whose low 32 bits are `low`, nearest to `near`
@@ -152,7 +155,8 @@ impl Nic {
             | NicEvent::TxFifoSpace { port }
             | NicEvent::TxReadDone { port }
             | NicEvent::TxReadAtMemory { port }
-            | NicEvent::RxWriteAtMemory { port } => port as usize,
+            | NicEvent::RxWriteAtMemory { port }
+            | NicEvent::TxReadServed { port } => port as usize,
         };
         let p = &mut self.ports[port];
         let e = &mut Env { dev: &mut self.devs[p.dev], mem, out };
@@ -177,6 +181,7 @@ impl Nic {
             NicEvent::TxReadDone { .. } => p.tx_resume(true, now, frames, e),
             NicEvent::TxReadAtMemory { .. } => p.tx_read_at_memory(now, frames, e),
             NicEvent::RxWriteAtMemory { .. } => p.rx_write_at_memory(now, e),
+            NicEvent::TxReadServed { .. } => p.tx_read_served(now, frames, e),
         }
     }
 

@@ -39,7 +39,7 @@ use crate::engine::stats::HasStats;
 use crate::engine::time::{bits_to_ps, Ps};
 use crate::engine::Modulus;
 use crate::framebuf::{Fate, FrameId, FramePool};
-use crate::mem::MemSystem;
+use crate::mem::{MemSystem, Ticket};
 use crate::pcie::Kind;
 use crate::wire::ethernet::{Mac, FCS_LEN};
 
@@ -138,6 +138,10 @@ pub struct Port {
     /// Payload reads issued and not yet at the memory side, oldest first
     /// (their slots in `tx_reads` are `Ps::MAX` until then).
     tx_at_memory: VecDeque<TxRead>,
+    /// Payload reads at the memory side whose lines wait in the DRAM read
+    /// queue (or behind one that waits), oldest first: when the other
+    /// lines are there, and the queued lines' tickets.
+    tx_mem_wait: VecDeque<(TxRead, Ps, Vec<Ticket>)>,
     /// Writes sent and not yet at the memory side, in the order sent (the
     /// order they arrive in: posted writes do not pass one another).
     rx_at_memory: VecDeque<RxWrite>,
@@ -181,6 +185,7 @@ impl Port {
             tx_reads: Vec::new(),
             tx_read_pending: false,
             tx_at_memory: VecDeque::new(),
+            tx_mem_wait: VecDeque::new(),
             rx_at_memory: VecDeque::new(),
             rx_at_memory_last: 0,
             rx_data_visible: 0,
@@ -545,7 +550,7 @@ impl Port {
                 self.txq[q].sent += 1;
                 continue;
             }
-            if !self.tx_at_memory.is_empty() {
+            if !self.tx_at_memory.is_empty() || !self.tx_mem_wait.is_empty() {
                 // A read made at once would overtake those waiting for their events: frames leave in order.
                 self.tx_turn = q;
                 break;
@@ -613,12 +618,55 @@ impl Port {
         let Some(r) = self.tx_at_memory.pop_front() else { return };
         let mem = &mut *e.mem;
         let len = r.bytes - FCS_LEN as u32;
+        if mem.has_read_queue() && e.dev.io.answers_later() {
+            // Its lines from DRAM wait in the controller's read queue; the
+            // link is booked once they are picked (`tx_read_served`).
+            let mut tickets = Vec::new();
+            let known = mem.device_read_later(r.addr, len, now, &mut tickets);
+            if !tickets.is_empty() || !self.tx_mem_wait.is_empty() {
+                self.tx_mem_wait.push_back((r, known, tickets));
+                self.tx_engine_on(now, frames, e);
+                return;
+            }
+            let done = e.dev.io.dma_read_answered(r.issued, len, Kind::Payload, known);
+            return self.tx_read_answered(r, done, now, frames, e);
+        }
         let done = e.dev.io.dma_read_from(r.issued, len, Kind::Payload, &mut |off, n, t| mem.device_read(r.addr + off as u64, n, t));
+        self.tx_read_answered(r, done, now, frames, e);
+    }
+
+    /// Does a payload read wait for the DRAM controller's picks?
+    #[inline]
+    pub fn waits_on_memory(&self) -> bool {
+        !self.tx_mem_wait.is_empty()
+    }
+
+    /// The DRAM controller has made picks at `now`: the oldest payload
+    /// reads whose queued lines it has all picked are answered, in order.
+    pub(super) fn tx_read_served<O: NicOut>(&mut self, now: Ps, frames: &FramePool, e: &mut Env<'_, O>) {
+        while let Some((_, _, tickets)) = self.tx_mem_wait.front() {
+            if !tickets.iter().all(|&t| e.mem.read_ready(t)) {
+                return;
+            }
+            let (r, known, tickets) = self.tx_mem_wait.pop_front().expect("a waiting read");
+            let host = tickets.iter().fold(known, |h, &t| h.max(e.mem.take_read(t, false).expect("picked")));
+            let done = e.dev.io.dma_read_answered(r.issued, r.bytes - FCS_LEN as u32, Kind::Payload, host);
+            self.tx_read_answered(r, done, now, frames, e);
+        }
+    }
+
+    /// A payload read at the memory side is answered, its data at the
+    /// device at `done`: its frame goes into the FIFO then, and the engine goes on.
+    fn tx_read_answered<O: NicOut>(&mut self, r: TxRead, done: Ps, now: Ps, frames: &FramePool, e: &mut Env<'_, O>) {
         if let Some(slot) = self.tx_reads.iter_mut().find(|d| **d == Ps::MAX) {
             *slot = done;
         }
         self.tx_queue_frame(r.q as usize, r.pos, r.frame, r.bytes, done, e);
-        // As `tx_resume`: the engine goes on, and the descriptor cache may have room.
+        self.tx_engine_on(now, frames, e);
+    }
+
+    /// As `tx_resume`: the engine goes on, and the descriptor cache may have room.
+    fn tx_engine_on<O: NicOut>(&mut self, now: Ps, frames: &FramePool, e: &mut Env<'_, O>) {
         self.tx_read_payloads(now, frames, e);
         for q in 0..self.txq.len() {
             self.fetch_tx_descs(q, now, e);
