@@ -15,8 +15,10 @@
 //! queue) leaves on queue `queue` of the port the application's port
 //! topology names — the same port for applications that answer the sender.
 //!
-//! Events: the NIC's own ([`NicEvent`]) and each core's next step
-//! ([`Event::Core`]). A NIC write-back is routed at once to the stack of the
+//! Events: the NIC's own ([`NicEvent`]), each core's next step
+//! ([`Event::Core`]) and the DRAM controller's next pick of a queued read
+//! ([`Event::DramPick`], `mem/read_queue.rs`), after which the cores and
+//! ports waiting for their reads look again. A NIC write-back is routed at once to the stack of the
 //! core that serves the queue (a poll-mode core wakes, a kernel core gets
 //! its interrupt), so everything a step causes is queued in the order it
 //! happened. Results and statistics are in `report.rs`.

@@ -44,7 +44,7 @@ pub enum StackKind {
     Kernel,
 }
 
-/// The host's events: the NIC's, and a core's next step.
+/// The host's events: the NIC's, a core's next step, and the DRAM controller's next pick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
     Nic(NicEvent),
