@@ -53,13 +53,7 @@ pub struct SimConfig {
     pub given: Vec<String>,
 }
 
-/// Whether the user set the field `key` (a dotted contract key,
-/// `host.pmd.burst`): named in `given` (`SimConfig::given`, whatever its
-/// value) or, for a config built without that record (in Rust), `changed`
-/// from its default. Every "ignored" warning decides by this.
-pub fn user_set(given: &[String], key: &str, changed: bool) -> bool {
-    changed || given.iter().any(|g| g == key)
-}
+pub use crate::error::user_set;
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(default, deny_unknown_fields)]

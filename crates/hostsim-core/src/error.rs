@@ -85,3 +85,12 @@ impl Error {
         Error::Io { path: path.to_string(), message: e.to_string() }
     }
 }
+
+/// Whether the user set the field `key` (a dotted contract key,
+/// `host.pmd.burst`): named in `given` (`SimConfig::given`, whatever its
+/// value) or, for a config built without that record (in Rust), `changed`
+/// from its default. Every "ignored" warning decides by this; it lives
+/// here, below every part that warns.
+pub fn user_set(given: &[String], key: &str, changed: bool) -> bool {
+    changed || given.iter().any(|g| g == key)
+}

@@ -101,7 +101,7 @@ use super::work::{Access, Work};
 use crate::engine::stats::{HasStats, StatSink};
 use crate::engine::time::{Ps, PS_PER_NS, PS_PER_S};
 use crate::error::Result;
-use crate::mem::Ticket;
+use crate::engine::Ticket;
 
 /// Picoseconds per milli-cycle numerator: ps = milli_cycles × 10⁹ / f.
 const PS_NUM_PER_MILLI_CYCLE: u64 = 1_000_000_000;

@@ -543,16 +543,16 @@ impl MemPort for DeferredMemory {
         self.inner.access(core, addr, write, now)
     }
 
-    fn load_later(&mut self, core: usize, addr: u64, now: Ps) -> (AccessCost, Option<crate::mem::Ticket>) {
+    fn load_later(&mut self, core: usize, addr: u64, now: Ps) -> (AccessCost, Option<crate::engine::Ticket>) {
         let c = self.inner.access(core, addr, false, now);
         if c.l1_hit {
             return (c, None);
         }
         self.reads.push((now + c.latency_ps, false, false));
-        (AccessCost { latency_ps: 0, ..c }, Some((self.reads.len() - 1) as crate::mem::Ticket))
+        (AccessCost { latency_ps: 0, ..c }, Some((self.reads.len() - 1) as crate::engine::Ticket))
     }
 
-    fn take_read(&mut self, ticket: crate::mem::Ticket, force: bool) -> Option<Ps> {
+    fn take_read(&mut self, ticket: crate::engine::Ticket, force: bool) -> Option<Ps> {
         let r = &mut self.reads[ticket as usize];
         assert!(!r.2, "ticket {ticket} taken twice");
         (r.1 || force).then(|| {

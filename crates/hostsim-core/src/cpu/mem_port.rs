@@ -10,7 +10,7 @@
 
 use super::work::CodeRegion;
 use crate::engine::time::Ps;
-use crate::mem::Ticket;
+use crate::engine::Ticket;
 
 /// What one access costs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -18,3 +18,8 @@ pub use rng::SimRng;
 pub use slots::Slots;
 pub use stats::{Stat, StatSink, StatValue};
 pub use time::Ps;
+
+/// A handle on a request a component serves later (a DRAM read waiting in
+/// the controller's read queue, `mem/read_queue.rs`): its requester asks
+/// for the completion with it.
+pub type Ticket = u32;

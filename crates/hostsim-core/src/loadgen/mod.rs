@@ -144,7 +144,7 @@ fn given_fields(lg: &LoadgenConfig, user: &[String]) -> Vec<&'static str> {
         ("dst_port", lg.dst_port != d.dst_port),
         ("tag_offset", lg.tag_offset != d.tag_offset),
     ];
-    given.iter().filter(|g| crate::config::user_set(user, &format!("loadgen.{}", g.0), g.1)).map(|g| g.0).collect()
+    given.iter().filter(|g| crate::error::user_set(user, &format!("loadgen.{}", g.0), g.1)).map(|g| g.0).collect()
 }
 
 impl Loadgen {

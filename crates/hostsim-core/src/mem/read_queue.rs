@@ -51,8 +51,7 @@ use crate::engine::time::Ps;
 
 use super::dram::Agent;
 
-/// A queued read's handle; its completion is asked for with it.
-pub type Ticket = u32;
+pub use crate::engine::Ticket;
 
 /// A read waiting for the controller.
 #[derive(Debug, Clone, Copy)]
