@@ -439,7 +439,7 @@ impl Core {
                 *w = Walk { stall, win_n, win_first, win_max };
                 return Some((accesses.len() - it.len() - 1, t));
             }
-            if a.write && self.sb_oldest() > t {
+            if HORIZON && a.write && self.sb_oldest() > t {
                 settle!(here); // the store will wait for the buffer, the window's misses meanwhile
             }
             let (cost, ticket) = if HORIZON && !a.write { mem.load_later(self.id, a.addr, t) } else { (mem.access(self.id, a.addr, a.write, t), None) };

@@ -262,16 +262,10 @@ impl Dram {
     /// its latency returned.
     pub fn read_later(&mut self, addr: u64, now: Ps, agent: Agent) -> Read {
         let ch = self.channel_of(addr);
-        if self.read_queues.is_none() {
+        if self.read_queues.is_none() || self.write_queues.as_ref().is_some_and(|w| w.has(ch, addr >> LINE_SHIFT, now)) {
             return Read::Done(self.read(addr, now, agent));
         }
         self.count_read(agent);
-        if self.write_queues.as_mut().is_some_and(|w| w.holds(ch, addr >> LINE_SHIFT, now)) {
-            let latency = self.controller_ps();
-            self.counters.read_latency_ps[agent.index()] += latency;
-            self.last_read_wait = 0;
-            return Read::Done(latency);
-        }
         let q = self.read_queues.as_mut().expect("a read queue");
         Read::Queued(q.push(ch, addr >> LINE_SHIFT, now, agent))
     }

@@ -53,22 +53,13 @@ use super::dram::Agent;
 
 pub use crate::engine::Ticket;
 
-/// A read waiting for the controller.
+/// A read waiting for the controller (and, once picked, the pick).
 #[derive(Debug, Clone, Copy)]
-struct Queued {
-    line: u64,
-    arrival: Ps,
-    /// When it entered the queue: its arrival, or the pick that made room.
-    entered: Ps,
-    ticket: Ticket,
-    agent: Agent,
-}
-
-/// One pick: the read the controller chose.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Pick {
+pub(super) struct Queued {
     pub line: u64,
     pub arrival: Ps,
+    /// When it entered the queue: its arrival, or the pick that made room.
+    entered: Ps,
     pub ticket: Ticket,
     pub agent: Agent,
 }
@@ -161,7 +152,7 @@ impl ReadQueues {
     /// Channel `ch`'s pick at `at` (its decision time): among the reads
     /// arrived by then, the oldest whose row `open` says is open, else
     /// the oldest. Taken out of the queue.
-    pub(super) fn pick(&mut self, ch: usize, at: Ps, mut open: impl FnMut(u64) -> bool) -> Pick {
+    pub(super) fn pick(&mut self, ch: usize, at: Ps, mut open: impl FnMut(u64) -> bool) -> Queued {
         let q = &mut self.queues[ch];
         // The front has arrived (a channel decides no earlier); so may others.
         let i = if self.first_ready { q.iter().position(|e| e.entered <= at && open(e.line)).unwrap_or(0) } else { 0 };
@@ -174,7 +165,7 @@ impl ReadQueues {
         self.total -= 1;
         self.passed += (i > 0) as u64;
         self.wait_ps += at - e.arrival;
-        Pick { line: e.line, arrival: e.arrival, ticket: e.ticket, agent: e.agent }
+        e
     }
 
     /// Channel `ch`'s pick is done at `done`, its data on the bus until

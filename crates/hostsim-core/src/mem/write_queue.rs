@@ -159,11 +159,16 @@ impl WriteQueues {
     /// arrived by then and not issued before? (A read of it is served from
     /// the queue.)
     pub(super) fn holds(&mut self, channel: usize, line: u64, now: Ps) -> bool {
-        let q = &self.queues[channel];
-        let (l, arrived, left) = q.issued[self.slot(line)];
-        let hit = q.lines.iter().any(|&(l, _, t)| l == line && t <= now) || (l == line && arrived <= now && now < left);
+        let hit = self.has(channel, line, now);
         self.read_hits += hit as u64;
         hit
+    }
+
+    /// [`holds`](Self::holds) without counting a read hit.
+    pub(super) fn has(&self, channel: usize, line: u64, now: Ps) -> bool {
+        let q = &self.queues[channel];
+        let (l, arrived, left) = q.issued[self.slot(line)];
+        q.lines.iter().any(|&(l, _, t)| l == line && t <= now) || (l == line && arrived <= now && now < left)
     }
 
     /// Writes waiting in every queue.
