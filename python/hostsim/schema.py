@@ -1173,7 +1173,7 @@ class MempoolConfig(BaseModel):
     mbufs: Annotated[
         int,
         Field(
-            description="Number of mbufs (testpmd: enough for all rings and caches).",
+            description="Mbufs per port: enough for all rings and caches. Set by the user, the\ncount is kept and must fill them; otherwise (a preset's, the\ndefault) it is a floor, and the pool grows to what every ring and\ncore cache holds, as DPDK's l2fwd and l3fwd size theirs\n(`HostConfig::pool_mbufs`).",
             ge=0,
             le=4294967295,
         ),
@@ -3345,7 +3345,7 @@ class SimConfig(BaseModel):
     given: Annotated[
         list[str],
         Field(
-            description="The fields the user set, as dotted contract keys\n(`host.app.forward_mode`), whatever their values: the Python package\nfills it from flags, `--set`, config files and dicts. A `host.app`\nsetting given here that the application does not read is said to be\nignored (`system/warnings.rs`); a setting left out is never said, as\na preset's or a default is nobody's choice."
+            description="The fields the user set, as dotted contract keys\n(`host.app.forward_mode`), whatever their values: the Python package\nfills it from flags, `--set`, config files and dicts. A setting given\nhere that the run does not read is said to be ignored\n(`system/warnings.rs`, `user_set`); a setting left out is never said,\nas a preset's or a default is nobody's choice. A mbuf count given\nhere is kept as set, where a preset's grows to fill the rings\n(`HostConfig::pool_mbufs`)."
         ),
     ] = []
     host: Annotated[

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+import hostsim
 from hostsim import _core
 from hostsim import host as _host
 from hostsim.config import Config, apply_assignments, load_config, resolve
@@ -264,3 +265,14 @@ def test_a_nic_memory_on_a_preset_without_one_takes_every_field():
     # A preset's memory takes a size for its bytes.
     assert host_of(app="testpmd", preset="xeon-6226r-fpga",
                    host={"nic": {"memory": {"bytes": "32GiB"}}})["nic"]["memory"]["bytes"] == 32 << 30
+
+
+def test_a_preset_pool_grows_with_the_queues_and_a_pool_the_user_set_is_kept():
+    # a72-quad has 8192 mbufs a port; 100 queue pairs of 512-descriptor rings need 102 932.
+    many = {"app": "testpmd", "preset": "a72-quad", "host": {"queues": 100}, "loadgen": {"rate": "1Mpps"},
+            "sim": {"duration": "100us", "warmup": "20us", "drain": "100us"}}
+    r = hostsim.simulate(many)
+    assert r.loadgen.rx_packets == r.loadgen.tx_packets > 0
+    with pytest.raises(ConfigError) as e:
+        resolve(dict(many, host={"queues": 100, "pmd": {"mempool": {"mbufs": 8192}}}))
+    assert str(e.value).startswith("host.pmd.mempool.mbufs: invalid value '8192' (allowed: >= 102932 per port")

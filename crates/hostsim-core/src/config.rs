@@ -45,10 +45,12 @@ pub struct SimConfig {
     pub host: Option<crate::host::HostConfig>,
     /// The fields the user set, as dotted contract keys
     /// (`host.app.forward_mode`), whatever their values: the Python package
-    /// fills it from flags, `--set`, config files and dicts. A `host.app`
-    /// setting given here that the application does not read is said to be
-    /// ignored (`system/warnings.rs`); a setting left out is never said, as
-    /// a preset's or a default is nobody's choice.
+    /// fills it from flags, `--set`, config files and dicts. A setting given
+    /// here that the run does not read is said to be ignored
+    /// (`system/warnings.rs`, `user_set`); a setting left out is never said,
+    /// as a preset's or a default is nobody's choice. A mbuf count given
+    /// here is kept as set, where a preset's grows to fill the rings
+    /// (`HostConfig::pool_mbufs`).
     #[serde(default)]
     pub given: Vec<String>,
 }
@@ -249,7 +251,10 @@ impl SimConfig {
                 _ => {}
             }
             match &self.host {
-                Some(h) => h.validate()?,
+                Some(h) => {
+                    h.validate()?;
+                    h.pool_mbufs(&self.given)?;
+                }
                 None => check(false, "host", "none", &format!("a host config for app {}", self.app))?,
             }
         } else if self.stack == Stack::Kernel {
@@ -293,7 +298,7 @@ impl SimConfig {
                 let per_conn = k.tcp.sndbuf_bytes.div_ceil(k.skb_truesize_bytes as u64);
                 let segs = per_conn * h.app.tcp_send.connections as u64 * h.cores as u64;
                 let rx = h.pmd.rxd as u64 * h.ports as u64 * h.queues as u64;
-                let pool = (h.pmd.mempool.mbufs as u64).min(k.skbs as u64);
+                let pool = h.pool_mbufs(&self.given)?.min(k.skbs as u64);
                 let fits = (pool.saturating_sub(rx) / 2 / (h.app.tcp_send.connections as u64 * h.cores as u64).max(1)) * k.skb_truesize_bytes as u64;
                 check(
                     2 * segs + rx <= pool,

@@ -133,6 +133,24 @@ fn mbufs_must_hold_the_largest_frame() {
     assert!(e.starts_with("host.pmd.mempool.buf_bytes"), "{e}");
 }
 
+/// The pool of a preset grows with the queues (`HostConfig::pool_mbufs`);
+/// one too large for the simulated memory is named by what the user set.
+#[test]
+fn many_queues_get_a_pool_that_fills_their_rings() {
+    let mut c = host_cfg("testpmd", 64, 1.0);
+    c.sim.duration_ps = 50 * US;
+    c.given = vec!["host.queues".into()];
+    c.host.as_mut().unwrap().queues = 100;
+    let r = run(&c).unwrap();
+    assert!(u(&r["loadgen"]["rx_packets"]) > 0);
+    // 2 ports × 64 queues × 4096-descriptor rings: 1 M mbufs, past the 256 MiB the pool has.
+    let h = c.host.as_mut().unwrap();
+    (h.nic.nics, h.ports, h.queues, h.pmd.rxd, h.pmd.txd) = (2, 2, 64, 4096, 4096);
+    c.given = vec!["host.pmd.rxd".into(), "host.queues".into()];
+    let e = System::new(&c).err().expect("too large a pool").to_string();
+    assert!(e.starts_with("host.queues: invalid value '64' (allowed: less: the rings and the cores' mempool caches would hold 1049108 mbufs"), "{e}");
+}
+
 /// An Ethernet/IPv4/UDP frame from the generator's addresses to the store's port.
 fn memcached_request(id: u16, ascii: &str) -> Vec<u8> {
     use hostsim_core::wire::{ethernet, ipv4, memcached, udp};

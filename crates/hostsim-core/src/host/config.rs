@@ -363,6 +363,51 @@ impl HostConfig {
         if self.rx_sharing == RxSharing::None { self.queues } else { self.cores }
     }
 
+    /// The mbufs the rings and the cores' mempool caches hold when full, in
+    /// all ports: RX queues × rxd + TX queues × txd + cores × (2 × cache + burst).
+    pub fn mbufs_needed(&self) -> u64 {
+        let (p, ports) = (&self.pmd, self.ports as u64);
+        let rings = ports * (self.queues as u64 * p.rxd as u64 + self.tx_queues() as u64 * p.txd as u64);
+        rings + self.cores as u64 * (2 * p.mempool.cache_size as u64 + p.burst as u64)
+    }
+
+    /// The mbuf pool of each port. `pmd.mempool.mbufs` as the user set it
+    /// (named in `given`, `SimConfig::given`), which must fill every ring and
+    /// cache (`mbufs_needed`); a preset's or the default count is "enough for
+    /// all rings and caches" (sources.toml), so it is taken as a floor and
+    /// the pool grows with the queues and rings, as DPDK's l2fwd and l3fwd
+    /// size theirs (`RTE_MAX(rings + caches, 8192)`).
+    pub fn pool_mbufs(&self, given: &[String]) -> Result<u64> {
+        let (ports, mbufs, needed) = (self.ports.max(1) as u64, self.pmd.mempool.mbufs as u64, self.mbufs_needed());
+        let per_port = needed.div_ceil(ports);
+        if mbufs >= per_port || !given.iter().any(|g| g == "host.pmd.mempool.mbufs") {
+            return Ok(mbufs.max(per_port));
+        }
+        let allowed = format!(">= {per_port} per port: {ports} ports × that >= RX queues × rxd + TX queues × txd + cores × (2 × cache + burst) = {needed}");
+        Err(ConfigError::new("host.pmd.mempool.mbufs", mbufs.to_string(), &allowed).into())
+    }
+
+    /// The field the user set (by `given`) that sized the pool, and its
+    /// value: what to name when that pool cannot be had. The pool's own
+    /// count if the user set it (it is then the pool's size) or nothing
+    /// else, else what sizes the rings and caches the pool must fill.
+    pub fn pool_sizer(&self, given: &[String]) -> (&'static str, u32) {
+        let p = &self.pmd;
+        [
+            ("host.pmd.mempool.mbufs", p.mempool.mbufs),
+            ("host.queues", self.queues),
+            ("host.pmd.rxd", p.rxd),
+            ("host.pmd.txd", p.txd),
+            ("host.ports", self.ports),
+            ("host.cores", self.cores),
+            ("host.pmd.mempool.cache_size", p.mempool.cache_size),
+            ("host.pmd.burst", p.burst),
+        ]
+        .into_iter()
+        .find(|(k, _)| given.iter().any(|g| g == k))
+        .unwrap_or(("host.pmd.mempool.mbufs", p.mempool.mbufs))
+    }
+
     /// Each core's queue pairs (port, queue), in the order it polls them:
     /// `bind` if given, else testpmd's map — streams taken queue by queue,
     /// port by port ((0,0), (1,0), (0,1), ...), in contiguous blocks, the
@@ -437,6 +482,28 @@ mod tests {
         assert_eq!(llc.inclusion, crate::mem::config::Inclusion::NonInclusive);
         assert_eq!((h.pcie.gen, h.pcie.lanes), (3, 16));
         assert_eq!((h.nic.nics, h.nic.ports_per_nic, h.nic.queue_model), (1, 1, QueueModel::Ixgbe));
+    }
+
+    #[test]
+    fn a_pool_the_user_did_not_size_grows_to_fill_the_rings() {
+        // a72-quad: 512-descriptor rings, 8192 mbufs a port. 100 queue pairs need 102 932.
+        let mut h = HostConfig::preset("a72-quad").unwrap();
+        let given = |k: &str| vec![k.to_string()];
+        assert_eq!((h.mbufs_needed(), h.pool_mbufs(&[]).unwrap()), (512 + 512 + 2 * 250 + 32, 8192), "enough: as set");
+        h.queues = 100;
+        assert_eq!(h.mbufs_needed(), 100 * (512 + 512) + 2 * 250 + 32);
+        assert_eq!(h.pool_mbufs(&given("host.queues")).unwrap(), 102_932, "the preset's count grows");
+        // Set by the user, the count is kept, and must be enough.
+        let e = h.pool_mbufs(&given("host.pmd.mempool.mbufs")).unwrap_err().to_string();
+        assert!(e.starts_with("host.pmd.mempool.mbufs: invalid value '8192' (allowed: >= 102932 per port: 1 ports"), "{e}");
+        h.pmd.mempool.mbufs = 200_000;
+        assert_eq!(h.pool_mbufs(&given("host.pmd.mempool.mbufs")).unwrap(), 200_000);
+        // Per port, over the ports in use; what to name when the pool cannot be had.
+        (h.ports, h.pmd.mempool.mbufs) = (4, 8192);
+        assert_eq!(h.pool_mbufs(&[]).unwrap(), (4 * 100 * 1024 + 532u64).div_ceil(4));
+        assert_eq!(h.pool_sizer(&["host.pmd.rxd".into(), "host.queues".into()]), ("host.queues", 100));
+        assert_eq!(h.pool_sizer(&["host.queues".into(), "host.pmd.mempool.mbufs".into()]), ("host.pmd.mempool.mbufs", 8192));
+        assert_eq!(h.pool_sizer(&[]), ("host.pmd.mempool.mbufs", 8192));
     }
 
     #[test]

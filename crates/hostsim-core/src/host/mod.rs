@@ -110,6 +110,8 @@ pub struct HostEnv<'a> {
     pub base: PortAddrs,
     /// `sim.dma_at_memory_time`: the NICs make their payload reads at the memory side's time.
     pub dma_at_memory_time: bool,
+    /// The fields the user set (`SimConfig::given`): a pool they did not size grows to fill the rings.
+    pub given: &'a [String],
 }
 
 pub struct Host {
@@ -204,7 +206,7 @@ impl Host {
         let cores = (0..ncores).map(|c| Core::new(c, &cfg.cpu)).collect::<Result<Vec<_>>>()?;
         let cycle_ps = PS_PER_S / cfg.cpu.freq_hz.max(1);
         let mem = MemSystem::new(&cfg.mem, ncores, &vec![cycle_ps; ncores])?;
-        let mut mbufs = Self::mempool(cfg, ncores, nports * nqueues, nports * ntx)?;
+        let mut mbufs = Self::mempool(cfg, env.given, ncores)?;
         let strip = if cfg.nic.keep_crc { 0 } else { FCS_LEN as u64 };
         let need = max_frame_bytes.max((entry.max_frame_bytes)(&cfg.app)) as u64 - strip;
         if mbufs.data_room() < need {
@@ -335,25 +337,27 @@ impl Host {
         Ok(h)
     }
 
-    /// The mbuf pool: `host.pmd.mempool.mbufs` per port (testpmd sizes its
-    /// pool per port), with a cache per core; it must fill every RX ring and
-    /// leave room for the TX rings and the cores' caches.
-    fn mempool(cfg: &HostConfig, cores: usize, rx_queues: usize, tx_queues: usize) -> Result<Mempool> {
-        let p = &cfg.pmd;
-        let ports = cfg.ports as usize;
-        let total = p.mempool.mbufs as u64 * ports as u64;
-        let needed = (rx_queues * p.rxd as usize + tx_queues * p.txd as usize) as u64 + cores as u64 * (2 * p.mempool.cache_size + p.burst) as u64;
-        if total < needed || total > u32::MAX as u64 {
-            return Err(field_err(
-                "host.pmd.mempool.mbufs",
-                p.mempool.mbufs,
-                &format!(">= {} per port: {ports} ports × that >= RX queues × rxd + TX queues × txd + cores × (2 × cache + burst) = {needed}", needed.div_ceil(ports as u64)),
-            ));
-        }
-        let pool = MempoolConfig { mbufs: total as u32, ..p.mempool };
+    /// The mbuf pool: `HostConfig::pool_mbufs` per port (testpmd sizes its
+    /// pool per port), with a cache per core; it fills every RX ring and
+    /// leaves room for the TX rings and the cores' caches. Too large for the
+    /// simulated memory, it is refused by the field the user set that made
+    /// it so (`pool_sizer`).
+    fn mempool(cfg: &HostConfig, given: &[String], cores: usize) -> Result<Mempool> {
+        let total = cfg.pool_mbufs(given)? * cfg.ports as u64;
+        let pool = MempoolConfig { mbufs: total.min(u32::MAX as u64) as u32, ..cfg.pmd.mempool };
         // Bounded before anything is allocated.
-        if MEMPOOL_BASE + Mempool::bytes_for(&pool, cores) > MEMPOOL_END {
-            return Err(field_err("host.pmd.mempool.mbufs", p.mempool.mbufs, &format!("a pool of at most {} MiB of simulated memory in all ports", (MEMPOOL_END - MEMPOOL_BASE) >> 20)));
+        if total > u32::MAX as u64 || MEMPOOL_BASE + Mempool::bytes_for(&pool, cores) > MEMPOOL_END {
+            let (field, value) = cfg.pool_sizer(given);
+            let mib = (MEMPOOL_END - MEMPOOL_BASE) >> 20;
+            let allowed = if field == "host.pmd.mempool.mbufs" {
+                format!("a pool of at most {mib} MiB of simulated memory in all ports")
+            } else {
+                format!(
+                    "less: the rings and the cores' mempool caches would hold {} mbufs (ports × (queues × rxd + TX queues × txd) + cores × (2 × cache + burst)), more than fit the {mib} MiB of simulated memory the pool has",
+                    cfg.mbufs_needed()
+                )
+            };
+            return Err(field_err(field, value, &allowed));
         }
         Ok(Mempool::new(&pool, cores, MEMPOOL_BASE))
     }

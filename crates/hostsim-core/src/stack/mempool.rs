@@ -31,7 +31,11 @@ pub const HEADROOM_BYTES: u64 = 128;
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct MempoolConfig {
-    /// Number of mbufs (testpmd: enough for all rings and caches).
+    /// Mbufs per port: enough for all rings and caches. Set by the user, the
+    /// count is kept and must fill them; otherwise (a preset's, the
+    /// default) it is a floor, and the pool grows to what every ring and
+    /// core cache holds, as DPDK's l2fwd and l3fwd size theirs
+    /// (`HostConfig::pool_mbufs`).
     pub mbufs: u32,
     /// Per-core cache size (testpmd `DEF_MBUF_CACHE` 250; max 512 — params.md §6a).
     pub cache_size: u32,

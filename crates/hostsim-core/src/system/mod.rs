@@ -197,6 +197,7 @@ impl System {
                     // The host's ports are the generator's destinations.
                     base: crate::nic::PortAddrs { mac: mac(&lg.dst_mac), ip: ip(&lg.dst_ip), peer: mac(&lg.src_mac), peer_ip: ip(&lg.src_ip) },
                     dma_at_memory_time: cfg.sim.dma_at_memory_time,
+                    given: &cfg.given,
                 };
                 Dut::Host(Box::new(Host::new(&env, h, max_frame)?))
             }
