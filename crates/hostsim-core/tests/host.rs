@@ -58,6 +58,29 @@ fn the_device_counts_over_the_window_the_generator_measures() {
     }
 }
 
+/// The device's counters run from when the first measured frame reaches it
+/// to the end of the run, drain included: a forwarder without drops sends
+/// what it received in the window plus the frames it held when the window
+/// opened (`sim.backlog_frames.warmup_end`), exactly. With 32 queues polled
+/// by one core the host holds several frames at once.
+#[test]
+fn the_device_sends_its_window_and_what_it_held_when_the_window_opened() {
+    for (queues, rate) in [(1, 5.0), (32, 1.0), (32, 5.0)] {
+        let mut c = host_cfg("testpmd", 64, rate);
+        c.host.as_mut().unwrap().queues = queues;
+        c.given = vec!["host.queues".into()];
+        (c.sim.warmup_ps, c.sim.duration_ps) = (100 * US, 200 * US);
+        let r = run(&c).unwrap();
+        let (nic, held) = (&r["nic"], u(&r["sim"]["backlog_frames"]["warmup_end"]));
+        assert_eq!(u(&r["loadgen"]["lost_packets"]), 0);
+        assert_eq!(u(&nic["rx_packets"]), u(&r["loadgen"]["tx_packets"]));
+        assert_eq!(u(&nic["tx_packets"]), u(&nic["rx_packets"]) + held, "{queues} queues at {rate} Mpps");
+        if queues == 32 {
+            assert!(held > 1, "one core polling 32 queues holds frames: {held}");
+        }
+    }
+}
+
 #[test]
 fn testpmd_io_cycles_fall_in_the_published_dpdk_range() {
     // Calibration target (issue 3 acceptance 6; params.md §6b): RX + TX +
