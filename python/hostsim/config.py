@@ -503,18 +503,38 @@ def resolve(config: Union[Config, Mapping[str, Any]]) -> Dict[str, Any]:
 def _real_range(e: ConfigError, cfg: Config) -> ConfigError:
     """An integer past the bounds it was checked against, often only its
     type's (``--cores -1``: 0 to 4294967295), with the range the core gives
-    (1 to host.cpu.cores), asked with the nearest value in them; ``e`` if the
-    core takes it or words its answer by it, or the name cannot be set."""
-    try:
-        if e.nearest is not None:
-            _resolve(cfg.copy().set(e.field, e.nearest))
-    except ConfigError as real:
-        stand_in = e.nearest != 0 and re.search(rf"\b{e.nearest}\b", real.allowed or "")
-        if real.field == e.field and real.allowed and not stand_in:
-            return ConfigError.invalid(e.field, e.value, real.allowed)
-    except Exception:  # a name set() does not take (host.bind[0].core)
-        pass
+    (1 to host.cpu.cores), asked with the nearest value in them, or, when the
+    core takes that (``host.pipeline.rx_cores=-1``: 0 is run to completion),
+    with the farthest if the core's answer then covers the nearest too; ``e``
+    if the core takes both, answers with another rule than a range (a queue
+    bound twice) or words its answer by the value asked, or the name cannot
+    be set."""
+    for probe in (e.nearest, e.farthest):
+        if probe is None:
+            return e
+        try:
+            _resolve(_with(cfg, e.field, probe))
+        except ConfigError as real:
+            stand_in = probe != 0 and re.search(rf"\b{probe}\b", real.allowed or "")
+            covers = probe == e.nearest or re.search(rf"(?<![\d-]){e.nearest}\b", real.allowed or "")
+            ranged = re.match(r"-?\d", real.allowed or "")  # a range, not another rule the probe broke
+            if real.field == e.field and ranged and not stand_in and covers:
+                return ConfigError.invalid(e.field, e.value, real.allowed)
+            return e
+        except Exception:  # a name set() does not take
+            return e
     return e
+
+
+def _with(cfg: Config, field: str, value: int) -> Config:
+    """A copy of ``cfg`` with ``field`` set to ``value``; an item of
+    ``host.bind`` (``host.bind[0].core``) is set within the list given."""
+    m = re.fullmatch(r"host\.bind\[(\d+)\]\.(core|port|queue)", field)
+    if m is None:
+        return cfg.copy().set(field, value)
+    items = _host.bind_items(cfg.get("host.bind"))
+    items[int(m.group(1))][m.group(2)] = value
+    return cfg.copy().set("host.bind", items)
 
 
 def _resolve(cfg: Config) -> Dict[str, Any]:
@@ -662,11 +682,7 @@ def read_config_file(path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
         raise OSError(f"{path}: cannot read config file ({e.strerror or e})") from None
     try:
         if suffix == ".toml":
-            try:
-                import tomllib  # type: ignore[import-not-found]
-            except ModuleNotFoundError:  # Python < 3.11
-                import tomli as tomllib  # type: ignore[no-redef]
-            data = tomllib.loads(raw.decode("utf-8"))
+            data = load_toml(raw.decode("utf-8"))
         elif suffix in (".yaml", ".yml"):
             data = load_yaml(raw.decode("utf-8")) or {}
         elif suffix == ".json":
@@ -770,15 +786,32 @@ def load_config(source: ConfigSource = None, overrides: Optional[Mapping[str, An
 
 
 def parse_assignment(text: str) -> Tuple[str, Any]:
-    """``"reflector.service_time=100ns"`` → (name, value); the value is JSON if it parses."""
+    """``"reflector.service_time=100ns"`` → (name, value); the value is JSON
+    if it parses, else a TOML inline array or table if it is one
+    (``host.bind=[{core=0,port=0,queue=0}]``, as in a config file), else
+    the text."""
     name, sep, raw = text.partition("=")
     if not sep or not name.strip():
         raise ConfigError.invalid("--set", text, "dotted.key=value, e.g. reflector.service_time=100ns")
     try:
-        value = json.loads(raw)
+        return name.strip(), json.loads(raw)
     except ValueError:
-        value = raw
-    return name.strip(), value
+        pass
+    if raw.strip()[:1] in ("[", "{"):
+        try:
+            return name.strip(), load_toml(f"v = {raw}")["v"]
+        except ValueError:  # tomllib.TOMLDecodeError
+            pass
+    return name.strip(), raw
+
+
+def load_toml(text: str) -> Dict[str, Any]:
+    """TOML text as a dict (tomllib, or tomli before Python 3.11)."""
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+    return tomllib.loads(text)
 
 
 def field_key(dotted: str) -> str:

@@ -212,6 +212,18 @@ def _base_or(parse: Parser) -> Parser:
 def parse_bind(value: Any, field: str) -> List[Dict[str, int]]:
     """``host.bind``: a list of ``{core, port, queue}`` tables, or l3fwd's
     ``--config`` text ``"(port,queue,core),(port,queue,core)"``."""
+    value = bind_items(value, field)
+    out = []
+    for i, item in enumerate(value):
+        if not isinstance(item, Mapping) or set(item) != {"core", "port", "queue"}:
+            raise ConfigError.invalid(f"{field}[{i}]", item, "a table with exactly core, port and queue")
+        out.append({k: parse_int(item[k], f"{field}[{i}].{k}", 0, 255) for k in ("core", "port", "queue")})
+    return out
+
+
+def bind_items(value: Any, field: str = "host.bind") -> List[Any]:
+    """``host.bind``'s items as given, l3fwd's text split into ``{port,
+    queue, core}`` tables, each still unchecked."""
     allowed = "a list of {core, port, queue} tables, or '(port,queue,core),...' as l3fwd --config"
     if isinstance(value, str):
         text = value.replace(" ", "")
@@ -227,12 +239,7 @@ def parse_bind(value: Any, field: str) -> List[Dict[str, int]]:
         value = items
     if not isinstance(value, list):
         raise ConfigError.invalid(field, value, allowed)
-    out = []
-    for i, item in enumerate(value):
-        if not isinstance(item, Mapping) or set(item) != {"core", "port", "queue"}:
-            raise ConfigError.invalid(f"{field}[{i}]", item, "a table with exactly core, port and queue")
-        out.append({k: parse_int(item[k], f"{field}[{i}].{k}", 0, 255) for k in ("core", "port", "queue")})
-    return out
+    return [dict(item) if isinstance(item, Mapping) else item for item in value]
 
 
 def _schema_field(section: str) -> Any:

@@ -76,11 +76,7 @@ def kind_of(source: str) -> str:
 
 def load_sources(path: Optional[Path] = None) -> Dict[str, Any]:
     """The registry: ``{"default": {field: source}, "preset": {name: {field: source}}}``."""
-    try:
-        import tomllib  # type: ignore[import-not-found]
-    except ModuleNotFoundError:  # Python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef]
-    data = tomllib.loads((path or SOURCES_FILE).read_text(encoding="utf-8"))
+    data = _config.load_toml((path or SOURCES_FILE).read_text(encoding="utf-8"))
     presets = {k: dict(v) for k, v in data.get("preset", {}).items()}
     # `inherit = "NAME"`: the table starts as preset NAME's (one level).
     bases = {k: t.pop("inherit") for k, t in presets.items() if "inherit" in t}

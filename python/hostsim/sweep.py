@@ -47,7 +47,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .config import Config, DuplicateKey, check_input_files, field_key, load_json, load_yaml, resolve, resolve_paths
+from .config import Config, DuplicateKey, check_input_files, field_key, load_json, load_toml, load_yaml, resolve, resolve_paths
 from .executor import Executor, check_jobs, local_executor
 from .msb import DEFAULT_OVERLOAD, check_option
 from .store import DEFAULT_STORE, Store, point_key, stored_result, summary
@@ -392,11 +392,7 @@ def load_sweep(path: PathLike) -> Sweep:
     suffix = p.suffix.lower()
     try:
         if suffix == ".toml":
-            try:
-                import tomllib  # type: ignore[import-not-found]
-            except ModuleNotFoundError:  # Python < 3.11
-                import tomli as tomllib  # type: ignore[no-redef]
-            data = tomllib.loads(text)
+            data = load_toml(text)
         elif suffix in (".yaml", ".yml"):
             data = load_yaml(text) or {}
         elif suffix == ".json":

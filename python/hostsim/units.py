@@ -127,6 +127,8 @@ class ConfigError(ValueError):
         #: be no more than its type's), the nearest value inside them: with
         #: it resolution asks the core for the field's real range (``config.resolve``).
         self.nearest: Optional[int] = None
+        #: The other end of those bounds: asked when the nearest is taken.
+        self.farthest: Optional[int] = None
 
     @classmethod
     def invalid(cls, field: str, value: Any, allowed: str) -> "ConfigError":
@@ -306,7 +308,7 @@ def parse_int(value: Any, field: str, lo: Optional[int] = None, hi: Optional[int
     if result is None or (lo is not None and result < lo) or (hi is not None and result > hi):
         e = ConfigError.invalid(field, value, allowed)
         if result is not None:
-            e.nearest = lo if lo is not None and result < lo else hi
+            e.nearest, e.farthest = (lo, hi) if lo is not None and result < lo else (hi, lo)
         raise e
     return result
 

@@ -230,9 +230,16 @@ def test_a_contract_fed_back_keeps_its_record_of_what_was_given():
     ({"host": {"cores": 5_000_000_000}}, "host.cores: invalid value '5000000000' (allowed: 1 to 80 (host.cpu.cores"),
     ({"host": {"queues": "-1"}}, "host.queues: invalid value '-1' (allowed: 1 to 128 (host.nic.max_queues"),
     ({"host": {"pmd": {"rxd": -1}}}, "host.pmd.rxd: invalid value '-1' (allowed: 32 to 4096, a multiple of 8"),
-    # The core takes the type's bound (0 rx cores: run to completion): the type's range is what is known.
-    ({"host": {"pipeline": {"rx_cores": -1}}}, "host.pipeline.rx_cores: invalid value '-1' (allowed: an integer "
-                                               "from 0 to 4294967295)"),
+    # The core takes the type's bound (0 rx cores: run to completion); its answer for the other bound covers 0.
+    ({"host": {"pipeline": {"rx_cores": -1}}}, "host.pipeline.rx_cores: invalid value '-1' (allowed: 0 (run to "
+                                               "completion; a pipeline needs host.cores >= 2"),
+    # An item of host.bind, given as tables or as l3fwd's text, is asked within the list.
+    ({"host": {"bind": [{"core": -1, "port": 0, "queue": 0}]}}, "host.bind[0].core: invalid value '-1' (allowed: "
+                                                                "0 (host.cores))"),
+    ({"host": {"bind": "(0,-3,0)"}}, "host.bind[0].queue: invalid value '-3' (allowed: 0 (host.queues))"),
+    # Asked with 0, the core answers with another rule (queue 0 bound twice): the type's range is what is known.
+    ({"host": {"bind": "(0,0,0),(0,-3,0)"}}, "host.bind[1].queue: invalid value '-3' (allowed: an integer from 0 "
+                                             "to 255)"),
     # The core's answer for the stand-in (u32's largest) speaks of it, not of what was given: the type's range.
     ({"reflector": {"queue_frames": 5_000_000_000}, "app": "reflector"},
      "reflector.queue_frames: invalid value '5000000000' (allowed: an integer from 1 to 4294967295)"),
@@ -276,3 +283,12 @@ def test_a_preset_pool_grows_with_the_queues_and_a_pool_the_user_set_is_kept():
     with pytest.raises(ConfigError) as e:
         resolve(dict(many, host={"queues": 100, "pmd": {"mempool": {"mbufs": 8192}}}))
     assert str(e.value).startswith("host.pmd.mempool.mbufs: invalid value '8192' (allowed: >= 102932 per port")
+
+
+def test_set_takes_a_toml_inline_array_or_table_as_a_config_file_writes_it():
+    cfg = apply_assignments(Config(), ["host.bind=[{core=0,port=0,queue=0}]", "loadgen.size=[64, 128]",
+                                       "host.cpu.freq=2GHz"])
+    assert cfg.get("host.bind") == [{"core": 0, "port": 0, "queue": 0}]
+    assert cfg.get("loadgen.size") == [64, 128] and cfg.get("host.cpu.freq") == "2GHz"
+    # Not TOML either: kept as text, for the field's own parser to refuse.
+    assert apply_assignments(Config(), ["host.bind=[{core=0"]).get("host.bind") == "[{core=0"
