@@ -517,8 +517,8 @@ def _real_range(e: ConfigError, cfg: Config) -> ConfigError:
         except ConfigError as real:
             stand_in = probe != 0 and re.search(rf"\b{probe}\b", real.allowed or "")
             covers = probe == e.nearest or re.search(rf"(?<![\d-]){e.nearest}\b", real.allowed or "")
-            ranged = re.match(r"-?\d", real.allowed or "")  # a range, not another rule the probe broke
-            if real.field == e.field and ranged and not stand_in and covers:
+            ranged = re.match(r"([<>]=? ?)?-?\d", real.allowed or "")  # a range, not another rule the probe broke
+            if field_key(real.field) == field_key(e.field) and ranged and not stand_in and covers:
                 return ConfigError.invalid(e.field, e.value, real.allowed)
             return e
         except Exception:  # a name set() does not take

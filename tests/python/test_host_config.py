@@ -233,6 +233,9 @@ def test_a_contract_fed_back_keeps_its_record_of_what_was_given():
     # The core takes the type's bound (0 rx cores: run to completion); its answer for the other bound covers 0.
     ({"host": {"pipeline": {"rx_cores": -1}}}, "host.pipeline.rx_cores: invalid value '-1' (allowed: 0 (run to "
                                                "completion; a pipeline needs host.cores >= 2"),
+    # The core's range may be a bound alone, and name the field by its stem (host.cpu.freq).
+    ({"host": {"nic": {"rx_fifo_bytes": -1}}}, "host.nic.rx_fifo_bytes: invalid value '-1' (allowed: >= 9216"),
+    ({"host": {"cpu": {"freq_hz": -5}}}, "host.cpu.freq_hz: invalid value '-5' (allowed: 1 MHz to 100 GHz"),
     # An item of host.bind, given as tables or as l3fwd's text, is asked within the list.
     ({"host": {"bind": [{"core": -1, "port": 0, "queue": 0}]}}, "host.bind[0].core: invalid value '-1' (allowed: "
                                                                 "0 (host.cores))"),
