@@ -106,6 +106,8 @@ class Section:
 
     def __init__(self, **values: Any):
         object.__setattr__(self, "_values", {})
+        #: A field set under the core's key with a bare number (``duration_ps = 0``): that key and number, to name in errors.
+        object.__setattr__(self, "_by_key", {})
         for k, v in values.items():
             setattr(self, k, v)
 
@@ -118,7 +120,11 @@ class Section:
 
     def __setattr__(self, name: str, value: Any) -> None:
         spec_name = self._spec_name(name)
-        self._values[spec_name] = _fields.by_key(FIELDS[self._name][spec_name], name, value)
+        converted = _fields.by_key(FIELDS[self._name][spec_name], name, value, self._name)
+        self._values[spec_name] = converted
+        self._by_key.pop(spec_name, None)
+        if name != spec_name and isinstance(value, (int, float)) and not isinstance(value, bool):
+            self._by_key[spec_name] = (name, value)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -340,7 +346,7 @@ def _set_in_table(section: Section, parts: List[str], value: Any, dotted: str) -
     name = _fields.aliases(inner_specs).get(parts[1], parts[1])
     inner = inner_specs.get(name)
     if len(parts) == 2:
-        new[name] = _fields.by_key(inner, parts[1], value) if inner is not None else value
+        new[name] = _fields.by_key(inner, parts[1], value, f"{section._name}.{parts[0]}") if inner is not None else value
     else:
         old = new.get(name)
         sub = dict(old) if isinstance(old, Mapping) else (
@@ -541,7 +547,10 @@ def _resolve(cfg: Config) -> Dict[str, Any]:
     values = cfg.effective()
     out: Dict[str, Any] = {name: _parse_top(name, values[name]) for name in ("seed", "app", "stack")}
     for section, specs in FIELDS.items():
-        out[section] = {spec.key: spec.convert(values[section][name], f"{section}.{name}") for name, spec in specs.items()}
+        try:
+            out[section] = {spec.key: spec.convert(values[section][name], f"{section}.{name}") for name, spec in specs.items()}
+        except ConfigError as e:
+            raise _as_written(e, cfg) from None
     given = [name for name in ("seed", "app", "stack") if getattr(cfg, name) is not None]
     for section, specs in FIELDS.items():
         given += [f"{section}.{specs[name].key}" for name in getattr(cfg, section).set_values()]
@@ -564,6 +573,10 @@ def _as_written(e: ConfigError, cfg: Config) -> ConfigError:
     if _host_path(e.field) is not None:  # a host field may have been given by its stem
         names += [e.field[: -len(x)] for x, _ in _host.SUFFIXES if e.field.endswith(x)]
     for name in names:
+        section, _, stem = name.partition(".")
+        by_key = getattr(cfg, section)._by_key.get(stem) if section in SECTIONS else None
+        if by_key is not None:  # given under the core's key, as a bare number in its base unit
+            return ConfigError.invalid(f"{section}.{by_key[0]}", by_key[1], e.allowed)
         try:
             written = cfg.get(name)
         except ConfigError:  # a field of the contract's own (a host key the user did not name)

@@ -149,13 +149,20 @@ def aliases(fields: Dict[str, Spec]) -> Dict[str, str]:
     return {s.key: s.name for s in fields.values() if s.key != s.name}
 
 
-def by_key(spec: Spec, given: str, value: Any) -> Any:
+def by_key(spec: Spec, given: str, value: Any, where: str = "") -> Any:
     """A value set under the core's key (``duration_ps = 5000``): a bare number
     is in base units, so it becomes the exact unit string the stem takes. A
-    whole float (``1e9``, as JSON reads it) counts as that integer."""
+    whole float (``1e9``, as JSON reads it) counts as that integer. One out
+    of the key's range is refused here, by the key and value as given
+    (``sim.duration_ps: invalid value '-1'``), not later as its stem's text;
+    ``where`` is the key's table (``sim``)."""
     if isinstance(value, float) and value.is_integer() and given == spec.key != spec.name:
         value = int(value)
     if given == spec.key != spec.name and isinstance(value, int) and not isinstance(value, bool):
+        if not 0 <= value < 2**64:
+            unit = "ps" if spec.key.endswith("_ps") else "bit/s"
+            raise ConfigError.invalid(f"{where}.{given}" if where else given, value,
+                                      f"an integer from 0 to {2**64 - 1} ({unit}), or {spec.name} with a unit")
         return to_user(spec.key, value)
     return value
 
@@ -281,7 +288,7 @@ def resolve_names(fields: Dict[str, Spec], values: Dict[str, Any], prefix: str) 
         name = alias.get(k, k)
         if name not in fields:
             raise unknown(f"{prefix}.{k}", [f"{prefix}.{n}" for n in fields])
-        out[name] = by_key(fields[name], k, v)
+        out[name] = by_key(fields[name], k, v, prefix)
     return out
 
 

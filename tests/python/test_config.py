@@ -119,6 +119,22 @@ def test_a_base_unit_key_takes_a_whole_number_as_json_writes_it():
         resolve({"sim": {"duration_ps": 1.5}})
 
 
+@pytest.mark.parametrize("given, message", [
+    # Refused by the key and the number given, not by the stem and a unit string.
+    ({"sim": {"duration_ps": -1}}, "sim.duration_ps: invalid value '-1' (allowed: an integer from 0 to "
+                                   "18446744073709551615 (ps), or duration with a unit)"),
+    ({"sim": {"duration_ps": 0}}, "sim.duration_ps: invalid value '0' (allowed: > 0)"),
+    ({"link": {"rate_bps": 0}}, "link.rate_bps: invalid value '0' (allowed: "),
+    ({"loadgen": {"tcp": {"rtt_ps": -3}}}, "loadgen.tcp.rtt_ps: invalid value '-3' (allowed: an integer from 0"),
+    # By the stem, as given.
+    ({"sim": {"duration": "0ms"}}, "sim.duration: invalid value '0ms' (allowed: > 0)"),
+])
+def test_a_base_unit_key_out_of_range_is_named_as_given(given, message):
+    with pytest.raises(ConfigError) as e:
+        resolve(given)
+    assert str(e.value).startswith(message), str(e.value)
+
+
 def test_set_by_dotted_name_and_typed_sections():
     cfg = Config(loadgen=Loadgen(rate="10Gbps"))
     cfg.set("reflector.service_time", "250ns").set("seed", 7)
