@@ -68,9 +68,15 @@ const CQ_OFFSET: u64 = 0x8_0000;
 const RING_STRIDE: u64 = TX_RING_OFFSET + 4096 * 16 + 32 * 16;
 const MEMPOOL_BASE: u64 = 0x2000_0000;
 const _: () = assert!(RX_RING_BASE + config::MAX_QUEUE_PAIRS as u64 * RING_STRIDE <= MEMPOOL_BASE, "the rings end below the mempool");
-/// The rings between cores (pipeline mode), one region each, far above the rest.
+/// The rings between cores (pipeline mode), far above the rest, one after
+/// another as rte_ring_create's memzones are: each its two header lines
+/// and its slots (`SwRing`), and one line between them for the allocator's
+/// element header (estimate). A power-of-two stride would put every
+/// worker's ring heads in one cache set.
 const SW_RING_BASE: u64 = 0x20_0000_0000;
-const SW_RING_STRIDE: u64 = 0x100_0000;
+fn sw_ring_stride(slots: u32) -> u64 {
+    128 + slots as u64 * 8 + 64
+}
 /// Where the kernel's structures start: the mempool must end below.
 const MEMPOOL_END: u64 = 0x3000_0000;
 
@@ -268,7 +274,7 @@ impl Host {
             }
         }
         let rings: Vec<SwRing> = (0..workers)
-            .map(|w| SwRing::new(SW_RING_BASE + w as u64 * SW_RING_STRIDE, cfg.pipeline.ring_size, rx_cores > 1, false, rx_cores + w).bulk(cfg.pipeline.bulk))
+            .map(|w| SwRing::new(SW_RING_BASE + w as u64 * sw_ring_stride(cfg.pipeline.ring_size), cfg.pipeline.ring_size, rx_cores > 1, false, rx_cores + w).bulk(cfg.pipeline.bulk))
             .collect();
         let nic = Self::nic(env, cfg, &mut mbufs, kernel)?;
         // ConnectX-style queues: their software state, shared by the cores
