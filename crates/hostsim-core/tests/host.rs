@@ -58,6 +58,15 @@ fn the_device_counts_over_the_window_the_generator_measures() {
     }
 }
 
+/// testpmd 64 B on `altra` with `queues` queue pairs on its one core, 100 µs measured after 100 µs.
+fn queues_cfg(queues: u32, mpps: f64) -> SimConfig {
+    let mut c = host_cfg("testpmd", 64, mpps);
+    c.host.as_mut().unwrap().queues = queues;
+    c.given = vec!["host.queues".into()];
+    (c.sim.warmup_ps, c.sim.duration_ps) = (100 * US, 200 * US);
+    c
+}
+
 /// The device's counters run from when the first measured frame reaches it
 /// to the end of the run, drain included: a forwarder without drops sends
 /// what it received in the window plus the frames it held when the window
@@ -66,11 +75,7 @@ fn the_device_counts_over_the_window_the_generator_measures() {
 #[test]
 fn the_device_sends_its_window_and_what_it_held_when_the_window_opened() {
     for (queues, rate) in [(1, 5.0), (32, 1.0), (1, 25.0)] {
-        let mut c = host_cfg("testpmd", 64, rate);
-        c.host.as_mut().unwrap().queues = queues;
-        c.given = vec!["host.queues".into()];
-        (c.sim.warmup_ps, c.sim.duration_ps) = (100 * US, 200 * US);
-        let r = run(&c).unwrap();
+        let r = run(&queues_cfg(queues, rate)).unwrap();
         let (nic, held) = (&r["nic"], u(&r["sim"]["backlog_frames"]["warmup_end"]));
         assert_eq!(u(&r["loadgen"]["lost_packets"]), 0);
         assert_eq!(u(&nic["rx_packets"]), u(&r["loadgen"]["tx_packets"]));
@@ -87,11 +92,7 @@ fn the_device_sends_its_window_and_what_it_held_when_the_window_opened() {
 #[test]
 fn polling_many_idle_queues_hits_in_the_l1d() {
     let per_poll = |queues: u32| {
-        let mut c = host_cfg("testpmd", 64, 1.0);
-        c.host.as_mut().unwrap().queues = queues;
-        c.given = vec!["host.queues".into()];
-        (c.sim.warmup_ps, c.sim.duration_ps) = (100 * US, 200 * US);
-        let r = run(&c).unwrap();
+        let r = run(&queues_cfg(queues, 1.0)).unwrap();
         let core = &r["cores"][0];
         let idle = core["account"]["cycles"]["idle"].as_f64().unwrap();
         (idle / u(&core["pmd"]["empty_polls"]) as f64, u(&r["mem"]["l1d"]["evictions"]))
