@@ -79,6 +79,7 @@ pub struct Gem5Io {
     read_mshr_full_waits: u64,
     read_mshr_full_wait_ps: Ps,
     read_mshr_hold_ps: Ps,
+    read_latency: crate::pcie::ReadLatency,
     bytes_by_kind: [u64; 4],
 }
 
@@ -109,6 +110,7 @@ impl Gem5Io {
             read_mshr_full_waits: 0,
             read_mshr_full_wait_ps: 0,
             read_mshr_hold_ps: 0,
+            read_latency: Default::default(),
             bytes_by_kind: [0; 4],
         })
     }
@@ -209,6 +211,7 @@ impl Gem5Io {
             done = done.max(back);
             off += c;
         }
+        self.read_latency.record(kind, bytes, now, done);
         done
     }
 
@@ -270,6 +273,7 @@ impl Gem5Io {
             "bridge_req_full_wait_ps": ib.req_full_wait_ps + db.req_full_wait_ps,
             "bridge_resp_full_waits": ib.resp_full_waits + db.resp_full_waits,
             "bridge_resp_full_wait_ps": ib.resp_full_wait_ps + db.resp_full_wait_ps,
+            "read_latency": self.read_latency.result_json(),
         });
         for (name, s, _) in self.layers() {
             o[format!("{name}_bytes")] = s.bytes.into();
@@ -296,6 +300,7 @@ impl HasStats for Gem5Io {
         s.count("read_mshr_full_waits", self.read_mshr_full_waits, "DMA read packets that waited for a free IOCache MSHR");
         s.add("read_mshr_full_wait_ps", self.read_mshr_full_wait_ps as f64, "Picosecond", "Total time DMA read packets waited for an IOCache MSHR");
         s.add("read_mshr_hold_ps", self.read_mshr_hold_ps as f64, "Picosecond", "Total time DMA read packets held an IOCache MSHR, until memory answered");
+        self.read_latency.report_stats(s);
         let (ib, db) = (self.iobridge.stats(), self.dmabridge.stats());
         s.count("bridge_req_full_waits", ib.req_full_waits + db.req_full_waits, "Requests that found a Bridge's request queue full");
         s.add("bridge_req_full_wait_ps", (ib.req_full_wait_ps + db.req_full_wait_ps) as f64, "Picosecond", "Time requests waited for a Bridge request slot");
@@ -318,6 +323,7 @@ impl HasStats for Gem5Io {
         (self.writes, self.reads, self.packets, self.mmio_writes, self.msis) = (0, 0, 0, 0, 0);
         (self.mshr_full_waits, self.mshr_full_wait_ps) = (0, 0);
         (self.read_mshr_full_waits, self.read_mshr_full_wait_ps, self.read_mshr_hold_ps) = (0, 0, 0);
+        self.read_latency = Default::default();
         self.bytes_by_kind = [0; 4];
     }
 }

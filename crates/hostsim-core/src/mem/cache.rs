@@ -11,8 +11,16 @@
 //! write-back or coherence: `fill` returns the victim with its flags and the
 //! caller decides where it goes.
 //!
-//! Simplified: no sectoring, no hashed set indexing across LLC slices (see
-//! params.md §3c, Sepia, for why that matters), replacement is exact LRU
+//! A sliced LLC may also spread lines over its slices by a hash
+//! ([`Cache::with_slices`]): the slice from a hash of the whole line
+//! number, the set within the slice from the line number's low bits, as
+//! Intel's "complex addressing" does (Maurice et al., RAID'15; the hash
+//! itself is a stand-in, a multiplicative one). Lines a power-of-two apart
+//! then share a set in some slices and not others, so a buffer ring
+//! outgrows the ways of some sets long before it fills the cache: conflict
+//! misses that grow gradually with the ring (params.md §3c, Sepia).
+//!
+//! Simplified: no sectoring; replacement is exact LRU
 //! rather than the pseudo-LRU or RRIP real parts use. Hennessy & Patterson,
 //! *Computer Architecture*, appendix B, is the background reading.
 
@@ -61,6 +69,10 @@ pub struct Cache<const SLICED: bool = false> {
     /// `sets - 1`: picks the set when `pow2`.
     set_mask: u64,
     pow2: bool,
+    /// Slices a line is hashed over (0: none, the set is the line modulo the sets).
+    slices: u64,
+    /// Sets per slice − 1 (a power of two less one) when `slices` > 0.
+    slice_set_mask: u64,
     /// A bit per way.
     all: u64,
     /// Line number (`addr >> 6`) per way, `EMPTY` when invalid; set-major.
@@ -81,7 +93,20 @@ impl<const SLICED: bool> Cache<SLICED> {
         assert!(sets > 0 && sets * ways as u64 * LINE_BYTES == size_bytes && (SLICED || pow2), "bad cache geometry");
         let n = (sets * ways as u64) as usize;
         let all = if ways == 64 { u64::MAX } else { (1u64 << ways) - 1 };
-        Cache { ways: ways as usize, sets, set_mask: sets.wrapping_sub(1), pow2, all, tags: vec![EMPTY; n], meta: vec![0; n], clock: 0 }
+        Cache { ways: ways as usize, sets, set_mask: sets.wrapping_sub(1), pow2, all, slices: 0, slice_set_mask: 0, tags: vec![EMPTY; n], meta: vec![0; n], clock: 0 }
+    }
+
+    /// The cache's sets as `slices` slices of equal size (a power of two
+    /// sets each): a line goes to the slice a hash of its number picks, at
+    /// the set its low bits give there. 0 keeps the plain index. The
+    /// geometry must be valid (`LlcConfig::validate`).
+    pub fn with_slices(mut self, slices: u32) -> Self {
+        if slices > 0 {
+            let per = self.sets / slices as u64;
+            assert!(SLICED && per * slices as u64 == self.sets && per.is_power_of_two(), "bad slice geometry");
+            (self.slices, self.slice_set_mask) = (slices as u64, per - 1);
+        }
+        self
     }
 
     /// The line numbers (`addr >> 6`) the cache holds.
@@ -116,7 +141,18 @@ impl<const SLICED: bool> Cache<SLICED> {
 
     #[inline(always)]
     fn base(&self, line: u64) -> usize {
-        let set = if !SLICED || self.pow2 { line & self.set_mask } else { line % self.sets };
+        let set = if !SLICED {
+            line & self.set_mask
+        } else if self.slices > 0 {
+            // The slice: the high half of a multiplicative hash of the line
+            // number (every bit counts) scaled to the slice count.
+            let h = line.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+            ((h * self.slices) >> 32) * (self.slice_set_mask + 1) + (line & self.slice_set_mask)
+        } else if self.pow2 {
+            line & self.set_mask
+        } else {
+            line % self.sets
+        };
         set as usize * self.ways
     }
 
@@ -448,6 +484,37 @@ mod tests {
         assert_eq!(c.invalidate(0x1000 + 5), Some(flag::DIRTY | flag::EXCL));
         assert_eq!(c.invalidate(0x1000), None);
         assert!(!c.contains(0x1000));
+    }
+
+    /// A ring of buffers a power of two apart fills the sets of a plain
+    /// index evenly, so it fits exactly until it does not; hashed over
+    /// slices, some sets overflow first (a multinomial spread), so misses
+    /// start below the capacity and grow with the ring.
+    #[test]
+    fn a_slice_hash_spreads_a_strided_ring_unevenly_and_deterministically() {
+        // 16 slices × 64 sets × 2 ways; buffers 2 KiB apart (32 lines): the
+        // plain index puts them in 32 of the 1024 sets, the hash in 2 set
+        // positions of each of 16 slices; 64 lines' room either way.
+        let (sets, ways) = (1024u64, 2u32);
+        let resident = |slices: u32, n: u64| {
+            let mut c = Cache::<true>::new(sets * ways as u64 * LINE_BYTES, ways).with_slices(slices);
+            for _ in 0..2 {
+                for i in 0..n {
+                    let a = i * 2048;
+                    if c.lookup(a).is_none() {
+                        c.fill(a, 0, c.all_ways());
+                    }
+                }
+            }
+            (0..n).filter(|i| c.contains(i * 2048)).count() as u64
+        };
+        assert_eq!(resident(0, 64), 64);
+        assert_eq!(resident(0, 65), 64, "one set overflows: one line goes");
+        let shares: Vec<f64> = [16u64, 32, 48, 64, 96].iter().map(|&n| resident(16, n) as f64 / n as f64).collect();
+        assert!(shares[3] < 0.95, "{shares:?}: below capacity, some sets already overflow");
+        assert!(shares.windows(2).all(|w| w[1] <= w[0]) && shares[0] > shares[4], "{shares:?}: falls with the ring");
+        assert!(shares[4] > 0.3, "{shares:?}: past capacity, sets that did not overflow keep their lines");
+        assert_eq!(resident(16, 48), resident(16, 48), "deterministic");
     }
 
     #[test]

@@ -114,6 +114,12 @@ pub struct LlcConfig {
     #[serde(default)]
     pub clean_victims: CleanVictims,
     pub dca: DcaConfig,
+    /// Slices the lines are hashed over (a mesh's CHAs, a ring's L3
+    /// slices): a hash of the line number picks the slice, its low bits the
+    /// set there; the sets divide into slices of a power of two. 0: no
+    /// hash, the set is the line number modulo the sets.
+    #[serde(default)]
+    pub slices: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
@@ -318,6 +324,7 @@ impl MemConfig {
                 // SPEC §4 "DCA on 4 of its 16 ways"; held_ways: estimate, no Arm source
                 // gives a second I/O region.
                 dca: DcaConfig { enabled: true, ways: 4, held_ways: 0 },
+                slices: 0,
             },
             dram: DramConfig::ddr4(
                 4,              // SPEC §4 "DDR4-2400 with 4 channels"
@@ -368,6 +375,7 @@ impl MemConfig {
                 // its accumulative enhancements. Enabled, device writes
                 // allocate into the whole I/O cache.
                 dca: DcaConfig { enabled: false, ways: 16, held_ways: 0 },
+                slices: 0,
             },
             dram: DramConfig::ddr4(
                 1,              // estimate: "DDR4-3200 (8×8)" read as one 64-bit channel of eight x8 devices
@@ -408,6 +416,10 @@ impl MemConfig {
                 // params §3 "Default value" 2 ways (estimate for Ivy Bridge); an inclusive
                 // LLC holds every line a core does, so held_ways never applies.
                 dca: DcaConfig { enabled: true, ways: 2, held_ways: 0 },
+                // estimate: one 2 MiB slice per core on the client ring (2048 sets of 16
+                // ways), the slice from a hash of the address (Intel's complex addressing;
+                // the hash is a stand-in, mem/cache.rs).
+                slices: 4,
             },
             dram: DramConfig {
                 // gem5 DDR3_1600_8x8: 8 banks, no bank groups, 1 KiB device page × 8.
@@ -459,6 +471,11 @@ impl MemConfig {
                 // write to a line a core holds allocates in ways 0x003 (Double
                 // Trouble, docs/reference/ddio-l2.md) [V].
                 dca: DcaConfig { enabled: true, ways: 2, held_ways: 2 },
+                // One 1.375 MiB slice (CHA) per core, 2048 sets of 11 ways each, the set from
+                // address bits 6-16 and the slice from a hash of the whole address (McCalpin,
+                // TR-2021-03 and jdmccalpin/Intel_Address_Hash, 14-slice parts; Double Trouble's
+                // cache_info.h: 2048 sets per slice) [V]; the hash here is a stand-in (mem/cache.rs).
+                slices: 14,
             },
             // Quad-channel DDR4 (docs/reference/ports-queues-cores.md §4) [V];
             // DDR4-2666 per channel [R], 21.3 GB/s (params §4 "DDR4-2666") [C];
@@ -509,6 +526,9 @@ impl MemConfig {
                 // params §3 "Default value (Skylake-SP Xeon Gold 6140)" 0x600 = 2 of 11 ways [V, a sister chip].
                 // held_ways: docs/reference/ddio-l2.md (Double Trouble, ways 0x003) [V, a sister chip].
                 dca: DcaConfig { enabled: true, ways: 2, held_ways: 2 },
+                // One slice per core, 2048 sets each, hashed (as skylake_x_14; McCalpin's
+                // 16-slice parts) [V, a sister chip].
+                slices: 16,
             },
             // Six DDR4 channels per socket (params §4 "Channels per socket"
             // SKX/CLX [R]; docs/reference/ports-queues-cores.md §7 [V]); SPEC §4
@@ -538,6 +558,14 @@ impl MemConfig {
         let llc = &self.llc;
         check_geometry("mem.llc", llc.size_bytes, llc.ways, false)?;
         check(llc.latency_cycles >= 1, "mem.llc.latency_cycles", llc.latency_cycles, ">= 1")?;
+        let sets = llc.size_bytes / (llc.ways as u64 * LINE_BYTES);
+        let per = if llc.slices == 0 { 0 } else { sets / llc.slices as u64 };
+        check(
+            llc.slices == 0 || (llc.slices <= 1024 && per * llc.slices as u64 == sets && per.is_power_of_two()),
+            "mem.llc.slices",
+            llc.slices,
+            &format!("0 (no hash), or up to 1024 slices of a power of two sets each (the LLC has {sets} sets)"),
+        )?;
         check(
             llc.on_core_read == CoreRead::Copy || llc.inclusion == Inclusion::NonInclusive,
             "mem.llc.on_core_read",

@@ -86,6 +86,7 @@ impl MemSystem {
             } else {
                 self.c.llc.device_misses += 1;
                 self.c.dca_allocs += 1;
+                self.c.dca_held_writes += held as u64;
                 let mask = if held { self.dca_held_mask } else { self.dca_mask };
                 self.llc_fill(line, written, mask, now);
                 merged + self.device_llc_ps
@@ -493,6 +494,10 @@ mod tests {
             m.device_write(0, 64, 2_000_000);
             assert!(!m.core_holds(0, 0) && m.llc_contains(0));
             assert_eq!(m.counters().dca_leaks, leaks, "held_ways {held_ways}");
+            // Three allocations, one of them for the held line: a hit as the uncore counts one.
+            let k = m.counters();
+            assert_eq!((k.dca_allocs, k.dca_held_writes, k.dca_updates), (3, 1, 0));
+            assert_eq!(m.result_json()["dca_write_hit_rate"].as_f64().unwrap(), 1.0 / 3.0);
         }
     }
 

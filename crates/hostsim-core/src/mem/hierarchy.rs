@@ -97,6 +97,10 @@ pub struct MemCounters {
     pub coherence_transfers: u64,
     /// Device writes that allocated a line in the DCA ways.
     pub dca_allocs: u64,
+    /// Of those, writes to a line that a core's private cache held (the
+    /// LLC did not): the snoop filter finds it, so the CHA serves the write
+    /// with on-die snoops only, which Intel's uncore counts as a hit.
+    pub dca_held_writes: u64,
     /// Device writes that updated a line already in the LLC.
     pub dca_updates: u64,
     /// Device-written lines evicted from the LLC before any core touched them.
@@ -185,7 +189,7 @@ impl MemSystem {
                 transfer: cfg.transfer_cycles as Ps * cy,
             })
             .collect();
-        let llc = Cache::<true>::new(cfg.llc.size_bytes, cfg.llc.ways);
+        let llc = Cache::<true>::new(cfg.llc.size_bytes, cfg.llc.ways).with_slices(cfg.llc.slices);
         let dca_ways = if cfg.llc.dca.enabled { cfg.llc.dca.ways as usize } else { 0 };
         let l1: Cache = Cache::new(cfg.l1d.size_bytes, cfg.l1d.ways);
         let l2: Cache = Cache::new(cfg.l2.size_bytes, cfg.l2.ways);
@@ -515,7 +519,7 @@ pub(super) mod tests {
             l1i: Default::default(),
             l1d: CacheConfig { size_bytes: 1024, ways: 4, latency_cycles: 2, mshrs: 4 },
             l2: CacheConfig { size_bytes: 4096, ways: 4, latency_cycles: 10, mshrs: 8 },
-            llc: LlcConfig { size_bytes: 16384, ways: 8, latency_cycles: 30, inclusion, on_core_read: CoreRead::Copy, clean_victims: Default::default(), dca: DcaConfig { enabled: true, ways: 2, held_ways: 0 } },
+            llc: LlcConfig { size_bytes: 16384, ways: 8, latency_cycles: 30, inclusion, on_core_read: CoreRead::Copy, clean_victims: Default::default(), dca: DcaConfig { enabled: true, ways: 2, held_ways: 0 }, slices: 0 },
             dram: DramConfig::flat(1, 64_000_000_000, 50_000),
             transfer_cycles: 60,
         }

@@ -69,7 +69,9 @@ impl MemSystem {
             "llc": llc,
             "dram": self.dram().result_json(),
             "dca_allocs": c.dca_allocs,
+            "dca_held_writes": c.dca_held_writes,
             "dca_updates": c.dca_updates,
+            "dca_write_hit_rate": write_hit_rate(c),
             "dca_leaks": c.dca_leaks,
             "partial_writes": c.partial_writes,
             "partial_write_reads": c.partial_write_reads,
@@ -77,6 +79,20 @@ impl MemSystem {
             "traffic": traffic_json(&c.traffic),
             "per_core": per_core,
         })
+    }
+}
+
+/// pcm-pcie's "ItoM hit" share, as Intel's uncore counts a hit (CHA TOR
+/// inserts: a miss needs another agent, memory included; a request served
+/// with on-die snoops only is not one): the device writes that found their
+/// line in the LLC or in a core's private cache, over every device write
+/// that went to the LLC. 0 when there were none.
+fn write_hit_rate(c: &super::hierarchy::MemCounters) -> f64 {
+    let all = c.dca_updates + c.dca_allocs;
+    if all == 0 {
+        0.0
+    } else {
+        (c.dca_updates + c.dca_held_writes) as f64 / all as f64
     }
 }
 
@@ -99,6 +115,8 @@ impl HasStats for MemSystem {
         llc.count("back_invalidations", c.back_invalidations, "Private copies invalidated by inclusive LLC evictions");
         self.dram().report_stats(&mut s.scope("dram"));
         s.count("dca_allocs", c.dca_allocs, "Device writes allocated into the DCA ways");
+        s.count("dca_held_writes", c.dca_held_writes, "Device writes allocated for a line only a core's private cache held");
+        s.add("dca_write_hit_rate", write_hit_rate(c), "Ratio", "Device writes that hit: updates and writes to core-held lines, over all DCA writes (pcm-pcie's ItoM hit rate)");
         s.count("dca_updates", c.dca_updates, "Device writes that updated a line already in the LLC");
         s.count("dca_leaks", c.dca_leaks, "Device-written lines evicted from the LLC before a core touched them");
         s.count("partial_writes", c.partial_writes, "Lines a device wrote only part of (merged with the rest of the line)");

@@ -156,6 +156,7 @@ pub struct PcieLink {
     credit_stall_ps: Ps,
     np_credit_stalls: u64,
     np_credit_stall_ps: Ps,
+    read_latency: super::ReadLatency,
 }
 
 impl PcieLink {
@@ -188,6 +189,7 @@ impl PcieLink {
             np_credits: VecDeque::new(),
             np_credit_stalls: 0,
             np_credit_stall_ps: 0,
+            read_latency: Default::default(),
         })
     }
 
@@ -398,6 +400,7 @@ impl PcieLink {
             self.tags.hold_until(arrival);
             done = done.max(arrival);
         }
+        self.read_latency.record(kind, bytes, now, done);
         done
     }
 
@@ -417,6 +420,7 @@ impl PcieLink {
             "credit_stall_ps": self.credit_stall_ps,
             "nonposted_credit_stalls": self.np_credit_stalls,
             "nonposted_credit_stall_ps": self.np_credit_stall_ps,
+            "read_latency": self.read_latency.result_json(),
         });
         for (name, d) in [("up", &self.up.stats), ("down", &self.down.stats)] {
             let util = if window_ps > 0 { d.busy_ps as f64 / window_ps as f64 } else { 0.0 };
@@ -460,6 +464,7 @@ impl HasStats for PcieLink {
         s.add("credit_stall_ps", self.credit_stall_ps as f64, "Picosecond", "Total time posted TLPs up waited for credits");
         s.count("nonposted_credit_stalls", self.np_credit_stalls, "Read requests that waited for the root port's non-posted header credits");
         s.add("nonposted_credit_stall_ps", self.np_credit_stall_ps as f64, "Picosecond", "Total time read requests waited for non-posted credits");
+        self.read_latency.report_stats(s);
         for (dir, name, d) in [(Dir::Up, "up", &self.up.stats), (Dir::Down, "down", &self.down.stats)] {
             let mut s = s.scope(name);
             s.add("bytes", d.total() as f64, "Byte", "All bytes put on the link (data + TLP overhead)");
@@ -487,6 +492,7 @@ impl HasStats for PcieLink {
         self.credit_stall_ps = 0;
         self.np_credit_stalls = 0;
         self.np_credit_stall_ps = 0;
+        self.read_latency = Default::default();
     }
 }
 
@@ -614,6 +620,12 @@ mod tests {
         assert_eq!(l.stats(Dir::Up).total(), 2 * 24);
         assert_eq!(l.stats(Dir::Down).total(), 64 + 512 + 3 * 20);
         assert_eq!(l.stats(Dir::Down).kind_bytes(Kind::Descriptor), 84);
+        // Each read's latency, issue to last byte, is reported by kind.
+        let j = l.result_json(1)["read_latency"].clone();
+        assert_eq!(j["descriptor"]["mean_ns"].as_f64().unwrap(), (req + LAT + host + cpl + LAT) as f64 / 1e3);
+        assert_eq!(j["payload"]["max_ns"].as_f64().unwrap(), (req + LAT + host + cpl2 + LAT) as f64 / 1e3);
+        l.reset_stats();
+        assert_eq!(l.result_json(1)["read_latency"], serde_json::json!({}));
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //!   [`effective_bandwidth`] (pcie-bench's model, params.md §2c).
 //! * Each direction's wire is an [`engine::timeline`](crate::engine::timeline::Timeline) of busy periods.
 //! * [`link`]: [`PcieLink`], the timed model the NIC and DMA engine call.
+//! * [`read_latency`]: each DMA read's latency as the device sees it, by kind.
 //!
 //! Read first: Neugebauer, Antichi, Zazo, Audzevich, López-Buedo, Moore,
 //! "Understanding PCIe performance for end host networking", SIGCOMM 2018,
@@ -21,8 +22,10 @@
 pub mod config;
 pub mod link;
 pub mod nic_model;
+pub mod read_latency;
 pub mod tlp;
 
 pub use config::PcieConfig;
 pub use link::{Dir, DirStats, Kind, PcieLink};
+pub use read_latency::ReadLatency;
 pub use tlp::{effective_bandwidth, DmaOp};

@@ -200,14 +200,18 @@ impl Pmd {
     }
 
     /// `none` and `arbitration`: up to a burst of the next completed
-    /// entries, claimed by CAS when several cores poll. `Some(false)`: nothing there.
+    /// entries, claimed by CAS under `arbitration` (with one core too).
+    /// `Some(false)`: nothing there.
     fn claim_and_take(&mut self, cx: &mut StackCx, app: &mut dyn App) -> Option<bool> {
         let k = self.shared_queue();
         let s = self.streams[0];
         let q = &cx.nic.ports[s.rx_port].rxq[s.rx_queue];
         let next = q.ring.next;
         let n = q.ring.ready().min(self.cfg.burst as u64) as usize;
-        let shared = cx.shared[k].cores > 1;
+        // Arbitration claims by CAS however many cores poll: the code
+        // path is the same with one worker (the study's single-thread CAS
+        // point); `none` has no claim.
+        let shared = cx.shared[k].design == super::config::RxSharing::Arbitration;
         if n == 0 {
             let addr = q.completion_addr(next);
             if shared {
