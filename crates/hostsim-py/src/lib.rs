@@ -48,10 +48,38 @@ fn validate(config_json: &str) -> PyResult<()> {
 
 /// The resolved host config of a named preset, as JSON; raises `ValueError`
 /// for a preset without a host model.
+/// With `fitted` false, the preset before the calibrated constants
+/// (`host/fitted.json`) are laid over it.
 #[pyfunction]
-fn host_preset(name: &str) -> PyResult<String> {
-    let cfg = hostsim_core::host::HostConfig::preset(name).map_err(to_py_err)?;
+#[pyo3(signature = (name, fitted = true))]
+fn host_preset(name: &str, fitted: bool) -> PyResult<String> {
+    use hostsim_core::host::HostConfig;
+    let cfg = if fitted { HostConfig::preset(name) } else { HostConfig::unfitted(name) }.map_err(to_py_err)?;
     serde_json::to_string(&cfg).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// The constants `hostsim calibrate` fitted, as the core was built with them (`host/fitted.json`).
+#[pyfunction]
+fn fitted_values() -> &'static str {
+    hostsim_core::host::fitted::FITTED_JSON
+}
+
+/// A microbenchmark (`calibration::micro`) on a host config: `host_json`
+/// a `HostConfig`, `bench_json` e.g. `{"kind": "chase", "bytes": 65536}`.
+/// Returns what it measured as JSON. Releases the GIL while it runs.
+#[pyfunction]
+fn micro(py: Python<'_>, host_json: &str, bench_json: &str) -> PyResult<String> {
+    use hostsim_core::calibration::micro;
+    let host: hostsim_core::host::HostConfig =
+        serde_json::from_str(host_json).map_err(|e| PyValueError::new_err(format!("host: {e}")))?;
+    let bench: micro::Micro = serde_json::from_str(bench_json).map_err(|e| PyValueError::new_err(format!("micro: {e}")))?;
+    let machine = micro::Machine { cpu: &host.cpu, mem: &host.mem, copy_instr_per_line: host.kernel.costs.copy_instr_per_line as u64 };
+    let outcome = py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| host.validate().and_then(|_| micro::run(&machine, &bench)))));
+    match outcome {
+        Ok(Ok(m)) => serde_json::to_string(&m).map_err(|e| PyRuntimeError::new_err(e.to_string())),
+        Ok(Err(e)) => Err(to_py_err(e)),
+        Err(_) => Err(PyRuntimeError::new_err("hostsim core panicked in a microbenchmark (a bug; please report it)")),
+    }
 }
 
 /// The fast fidelity's rule for a resolved config whose device buffers
@@ -137,6 +165,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(apps, m)?)?;
     m.add_function(wrap_pyfunction!(config_schema, m)?)?;
     m.add_function(wrap_pyfunction!(calibration_checks, m)?)?;
+    m.add_function(wrap_pyfunction!(fitted_values, m)?)?;
+    m.add_function(wrap_pyfunction!(micro, m)?)?;
     m.add_function(wrap_pyfunction!(pcie_nic_model, m)?)?;
     m.add_function(wrap_pyfunction!(sample_rule, m)?)?;
     m.add("__version__", hostsim_core::VERSION)?;

@@ -111,14 +111,21 @@ impl HostConfig {
         }
     }
 
-    /// The host of a named preset.
+    /// The host of a named preset, with the constants `hostsim calibrate`
+    /// fitted laid over it (`host/fitted.rs`).
     pub fn preset(name: &str) -> Result<HostConfig> {
+        super::fitted::apply(name, Self::unfitted(name)?)
+    }
+
+    /// The host of a named preset as its components' sources give it,
+    /// before the fitted constants: where the calibration procedure starts.
+    pub fn unfitted(name: &str) -> Result<HostConfig> {
         match name {
             // A 100 GbE ConnectX-5-class NIC sits on PCIe 3.0 x16 (SPEC §4, i9-7940x-cx5); estimate for the Altra.
             "altra" => Ok(Self::of(CoreConfig::altra(), MemConfig::altra(), PcieConfig::gen3_x16(), NicConfig::nic_100g())),
             // The altra machine as gem5 simulates it: the NIC behind gem5's I/O
             // crossbar, Bridge and IOCache with gem5's defaults (io::config).
-            "altra-gem5" => Ok(HostConfig { io: IoConfig::gem5(), ..Self::preset("altra")? }),
+            "altra-gem5" => Ok(HostConfig { io: IoConfig::gem5(), ..Self::unfitted("altra")? }),
             // A gem5 machine (SPEC §4): its NIC is behind gem5's I/O path, with
             // SPEC §4's I/O cache (24 cycles, 16 MSHRs) in place of gem5's
             // default IOCache (50 cycles, 20 MSHRs); `pcie` is unused on this path.

@@ -24,6 +24,7 @@
 //! happened. Results and statistics are in `report.rs`.
 
 pub mod config;
+pub mod fitted;
 mod report;
 
 use crate::apps::Registry;
