@@ -23,8 +23,9 @@ def validate(config_json: str) -> None:
 def version() -> str:
     """The core's version string."""
 
-def host_preset(name: str) -> str:
-    """The full host config (``HostConfig``) of preset ``name`` as JSON, in base units.
+def host_preset(name: str, fitted: bool = True) -> str:
+    """The full host config (``HostConfig``) of preset ``name`` as JSON, in base units;
+    with ``fitted`` false, without the calibrated constants (``host/fitted.json``).
 
     Raises ValueError for a preset without a host model.
     """
@@ -38,6 +39,12 @@ def config_schema() -> str:
 def apps() -> str:
     """The registered applications as JSON: a list of ``{"name", "pmd", "kernel"}``
     (whether each runs on the poll-mode driver and on the kernel stack)."""
+
+def fitted_values() -> str:
+    """The constants ``hostsim calibrate`` fitted, as the core was built with them (JSON)."""
+
+def micro(host_json: str, bench_json: str) -> str:
+    """A microbenchmark on a host config (``chase``, ``read`` or ``copy``); what it measured, as JSON."""
 
 def calibration_checks() -> str:
     """The public calibration checks (``hostsim validate``) as JSON: a list of

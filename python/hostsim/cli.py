@@ -169,9 +169,18 @@ def build_parser() -> argparse.ArgumentParser:
     sch = sub.add_parser("schema", help="print the JSON Schema of the core's config contract (what `inspect` prints)")
     sch.set_defaults(func=cmd_schema)
 
-    val = sub.add_parser("validate", help="run the public calibration checks and print simulated vs reference")
-    val.add_argument("--json", metavar="FILE", help="also write the checks as JSON")
+    val = sub.add_parser("validate", help="run the public calibration checks and every calibration target; print simulated vs reference")
+    val.add_argument("--json", metavar="FILE", help="also write the checks and targets as JSON")
+    val.add_argument("--checks-only", action="store_true", help="only the core's closed-form checks (seconds), not the calibration targets")
+    val.add_argument("--strict", action="store_true", help="exit 1 when a calibration target is outside its tolerance too")
     val.set_defaults(func=cmd_validate)
+
+    cal = sub.add_parser("calibrate", help="fit the model's unknown constants to the calibration targets (seeded, re-runnable)")
+    cal.add_argument("--check", action="store_true",
+                     help="write nothing; exit 1 unless the fit reproduces the built core's fitted values exactly")
+    cal.add_argument("--out", metavar="FILE", help="where to write the fitted values (default: the core's host/fitted.json)")
+    cal.add_argument("--report", metavar="FILE", help="where to write the report (default: docs/reference/calibration.md)")
+    cal.set_defaults(func=cmd_calibrate)
 
     ben = sub.add_parser("bench", help="the standard workloads' simulated packets per wall-clock second, peak RSS and MSB")
     ben.add_argument("--only", action="append", metavar="TEXT", help="only workloads whose name contains TEXT (repeatable)")
@@ -423,7 +432,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from . import validate
 
     _check_outputs(args)
-    return validate.main(args.json)
+    return validate.main(args.json, targets=not args.checks_only, strict=args.strict)
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from . import calibration
+
+    def log(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    for option, path in (("--out", args.out), ("--report", args.report)):
+        if path and (Path(path).is_dir() or not Path(path).expanduser().resolve().parent.is_dir()):
+            raise ConfigError.invalid(option, path, "a file in an existing directory")
+    return calibration.calibrate(out=Path(args.out) if args.out else None,
+                                 report=Path(args.report) if args.report else None, check=args.check, log=log)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -661,8 +685,9 @@ def host_rows(data: Dict[str, Any]) -> List[List[str]]:
                      f"{pmd['empty_polls']:,} empty polls"
                      + (f"; {pmd['polls_per_packet']:.2f} polls per packet" if pmd.get("polls_per_packet") else "")
                      + ")"],
-        ["DCA", f"allocs {mem.get('dca_allocs', 0):,}  updates {mem.get('dca_updates', 0):,}"
-                f"  leaks {mem.get('dca_leaks', 0):,}"],
+        ["DCA", f"allocs {mem.get('dca_allocs', 0):,} (for lines a core held {mem.get('dca_held_writes', 0):,})"
+                f"  updates {mem.get('dca_updates', 0):,}  leaks {mem.get('dca_leaks', 0):,}"
+                f"  write hit rate {mem.get('dca_write_hit_rate', 0.0) * 100:.1f} %"],
         ["DRAM bytes", f"device read {dram.get('bytes_read_device', 0):,} written {dram.get('bytes_written_device', 0):,}"
                        f"  core read {dram.get('bytes_read_core', 0):,} written {dram.get('bytes_written_core', 0):,}"],
     ] + [
@@ -683,7 +708,11 @@ def _io_util(nic: Dict[str, Any]) -> List[Tuple[str, str, str]]:
     """Per-direction utilisation of the NIC's PCIe link, or of gem5's I/O crossbar layers (fields for :func:`_aligned`)."""
     x = nic.get("iobus", nic.get("pcie", {}))
     names = (("up", "up_util"), ("down", "down_util")) + ((("MMIO", "pio_util"),) if "iobus" in nic else ())
-    return [(name, f"{x.get(k, 0.0) * 100:.1f}", "%") for name, k in names]
+    out = [(name, f"{x.get(k, 0.0) * 100:.1f}", "%") for name, k in names]
+    # Each DMA read's latency, issue to last byte at the device (pcie-bench's LAT_DMA_RD span).
+    lat = x.get("read_latency", {})
+    out += [(f"{kind} read", f"{lat[kind]['mean_ns']:.0f}", "ns") for kind in ("descriptor", "payload") if kind in lat]
+    return out
 
 
 def port_rows(data: Dict[str, Any]) -> List[List[str]]:

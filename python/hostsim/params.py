@@ -12,9 +12,12 @@ defaults, with the preset's link.
 
 A source is a reference (``params.md §N "row"``, ``SPEC §4 "..."``, a
 datasheet, a document in ``docs/reference/``), or says ``estimate`` (a
-value nobody measured for this machine; a value tuned so that a published
-result comes out is an estimate and says ``fitted``), or ``setting`` (a
-choice of the run or the workload, not a property of the machine).
+value nobody measured for this machine), or ``setting`` (a choice of the
+run or the workload, not a property of the machine), or ``fitted to``:
+a constant ``hostsim calibrate`` fitted to calibration targets
+(``hostsim.calibration``; the core lays ``host/fitted.json`` over the
+presets). A fitted field's source names its fit group and targets and
+keeps the prior's source after it.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ UNIT_SUFFIXES: Tuple[Tuple[str, str], ...] = (
 )
 
 #: The kinds of source, by how the text begins (anything else is a reference).
-KINDS = ("sourced", "estimate", "setting", "missing")
+KINDS = ("sourced", "fitted", "estimate", "setting", "missing")
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,7 @@ class Row:
     value: Any
     unit: str
     source: str
-    where: str  # "preset", "default" or "" (no source)
+    where: str  # "preset", "default", "fitted" or "" (no source)
 
     @property
     def kind(self) -> str:
@@ -71,7 +74,22 @@ def kind_of(source: str) -> str:
     for kind in ("estimate", "setting"):
         if text.startswith(kind):
             return kind
-    return "sourced"
+    return "fitted" if text.startswith("fitted to") else "sourced"
+
+
+def fitted_sources(preset: str) -> Dict[str, str]:
+    """``host.<key>`` → "fitted to …" for every value the built core fitted on ``preset``."""
+    from .calibration import fitted_in_core
+
+    out = {}
+    for v in fitted_in_core()["values"]:
+        if v.get("presets") and preset not in v["presets"]:
+            continue
+        targets = v["targets"]
+        shown = ", ".join(targets) if len(targets) <= 3 else f"{targets[0]} … {targets[-1]} ({len(targets)})"
+        out[f"host.{v['key']}"] = (f"fitted to calibration targets {shown} (group {v['group']}, "
+                                   f"{v['multiplier']}; docs/reference/calibration.md); prior {v['prior']}")
+    return out
 
 
 def load_sources(path: Optional[Path] = None) -> Dict[str, Any]:
@@ -131,9 +149,13 @@ def params(preset: str, sources: Optional[Mapping[str, Any]] = None) -> List[Row
     _presets.get(preset)
     reg = sources if sources is not None else load_sources()
     own, default = reg["preset"].get(preset, {}), reg["default"]
+    fitted = fitted_sources(preset) if sources is None else {}
     rows = []
     for name, value, unit in fields(preset):
-        if name in own:
+        if name in fitted:
+            prior = own.get(name) or default.get(name) or "no source"
+            source, where = f"{fitted[name]}: {prior}", "fitted"
+        elif name in own:
             source, where = own[name], "preset"
         elif name in default:
             source, where = default[name], "default"
@@ -189,7 +211,7 @@ def format_table(rows: List[Row]) -> str:
 
 def summary(preset: str, rows: List[Row]) -> str:
     c = counts(rows)
-    return (f"{preset}: {c['total']} fields, {c['sourced']} sourced, {c['estimate']} estimate, "
+    return (f"{preset}: {c['total']} fields, {c['sourced']} sourced, {c['fitted']} fitted, {c['estimate']} estimate, "
             f"{c['setting']} setting, {c['missing']} without a source")
 
 

@@ -1147,6 +1147,14 @@ class LlcConfig(BaseModel):
             le=18446744073709551615,
         ),
     ]
+    slices: Annotated[
+        int,
+        Field(
+            description="Slices the lines are hashed over (a mesh's CHAs, a ring's L3\nslices): a hash of the line number picks the slice, its low bits the\nset there; the sets divide into slices of a power of two. 0: no\nhash, the set is the line number modulo the sets.",
+            ge=0,
+            le=4294967295,
+        ),
+    ] = 0
     ways: Annotated[int, Field(ge=0, le=4294967295)]
 
 
@@ -3416,4 +3424,4 @@ class SimConfig(BaseModel):
 
 #: The fingerprint of the core schema these models were generated from
 #: (``hostsim.runner.schema_fingerprint``).
-CORE_SCHEMA_FINGERPRINT = "ebdddc14b27803fd"
+CORE_SCHEMA_FINGERPRINT = "f1952b509c69fd19"

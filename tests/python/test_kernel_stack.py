@@ -105,9 +105,12 @@ def test_a_frame_a_core_takes_after_the_run_stays_in_flight():
     books ahead of event time; in a 100 µs run without drain the last one
     ends after the run. Its frames are still being copied at the end: in
     flight, not consumed at a time past the run (whose latency was longer
-    than the run: found by tests/python/test_properties.py)."""
+    than the run: found by tests/python/test_properties.py). At 5 % of the
+    link the softirq leaves the application about half the core (at 11 %
+    the fitted kernel costs keep the core busy in softirq and the
+    application never runs)."""
     cfg = {"app": "iperf", "stack": "kernel", "preset": "a72-quad", "seed": 0,
-           "sim": {"duration": "100us", "warmup": "0us", "drain": "0us"}, "loadgen": {"size": 1518, "rate": "11%"}}
+           "sim": {"duration": "100us", "warmup": "0us", "drain": "0us"}, "loadgen": {"size": 1518, "rate": "5%"}}
     r = hostsim.simulate(cfg).to_dict()
     acc, span_ns = r["accounting"]["measured"], r["sim"]["simulated_ps"] / 1e3
     assert 0 < r["loadgen"]["latency_ns"]["max"] <= span_ns

@@ -78,17 +78,24 @@ def test_a_default_source_covers_one_value(rows):
 
 
 def test_fitted_values_are_not_presented_as_sourced(rows):
+    # A constant `hostsim calibrate` fitted says so, names its targets and
+    # keeps its prior's source; a value tuned by hand is an estimate.
     for preset in PRESETS:
         for r in rows[preset]:
             text = r.source.lower()
-            if "fitted" in text or "tuned" in text:
+            if r.where == "fitted":
+                assert r.kind == "fitted" and "calibration targets" in text, f"{preset} {r.field}: {r.source}"
+            elif "fitted" in text or "tuned" in text:
                 assert r.kind == "estimate", f"{preset} {r.field}: {r.source}"
     k = next(r for r in rows["xeon-e3-1230v2"] if r.field == "host.pmd.costs.rx_pkt_instr")
-    assert k.kind == "estimate" and "tuned" in k.source
-    # The kernel's stages are derived from published per-function times, not
-    # from the forwarding study's Table II.
+    assert k.kind == "fitted" and "group pmd-stages" in k.source and "estimate" in k.source
+    # The kernel's stages are fitted to the forwarding study's Table II; their
+    # priors, derived from published per-function times, stay named.
     k = next(r for r in rows["xeon-e3-1230v2"] if r.field == "host.kernel.costs.rx_pkt_instr")
-    assert k.kind == "sourced" and "host-costs.md" in k.source and "table ii" not in k.source.lower()
+    assert k.kind == "fitted" and "group kernel-stages" in k.source and "host-costs.md" in k.source
+    # The interrupt is not fitted: no target exercises it.
+    k = next(r for r in rows["xeon-e3-1230v2"] if r.field == "host.kernel.costs.irq_instr")
+    assert k.kind == "estimate", k.source
 
 
 def test_kinds_and_units():
@@ -96,6 +103,7 @@ def test_kinds_and_units():
     assert P.kind_of("setting: one core") == "setting"
     assert P.kind_of('params.md §6a "ixgbe"') == "sourced"
     assert P.kind_of("  ") == "missing"
+    assert P.kind_of("fitted to calibration targets a (group g)") == "fitted"
     assert [P.unit_of(n, 1) for n in ("a.latency_ps", "a.size_bytes", "a.freq_hz", "a.channel_bandwidth_bytes_per_s",
                                       "nic.memory.bytes", "a.ways", "a.rate_bps")] == ["ps", "B", "Hz", "B/s", "B",
                                                                                        "count", "bit/s"]

@@ -12,7 +12,7 @@ import hostsim
 from hostsim.cli import main
 
 BASE = {"app": "tcp-send", "stack": "kernel", "preset": "altra", "link": {"propagation": "1us"},
-        "sim": {"duration": "1ms", "warmup": "0ps", "drain": "2s"},
+        "sim": {"duration": "2ms", "warmup": "0ps", "drain": "2s"},
         "host": {"app": {"tcp_send": {"writes": 3, "buffer_bytes": 500_000}}},
         "loadgen": {"tcp": {"rtt": "10us"}}}
 
