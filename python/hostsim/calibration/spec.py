@@ -87,29 +87,29 @@ class Target(_Strict):
         """The value a fit aims at: the reference, or a range's middle."""
         return (self.reference[0] + self.reference[1]) / 2 if isinstance(self.reference, tuple) else float(self.reference)
 
+    def _against(self, simulated: float) -> Optional[float]:
+        """What ``simulated`` is compared with: the reference, or a range's
+        nearer bound; ``None`` inside a range."""
+        if not isinstance(self.reference, tuple):
+            return float(self.reference)
+        lo, hi = self.reference
+        return None if lo <= simulated <= hi else (lo if simulated < lo else hi)
+
     def error(self, simulated: float) -> float:
         """How far off, in tolerances: 0 on the reference (anywhere inside a
         range), 1 at the edge of the tolerance; signed (positive: too high)."""
-        ref = self.reference
-        if isinstance(ref, tuple):
-            lo, hi = ref
-            if lo <= simulated <= hi:
-                return 0.0
-            edge = lo if simulated < lo else hi
-        else:
-            edge = float(ref)
-        scale = self.tolerance if self.points else self.tolerance * abs(edge)
-        return (simulated - edge) / scale if scale else float("inf")
+        ref = self._against(simulated)
+        if ref is None:
+            return 0.0
+        scale = self.tolerance if self.points else self.tolerance * abs(ref)
+        return (simulated - ref) / scale if scale else float("inf")
 
     def residual(self, simulated: float) -> float:
         """(simulated − reference) / reference, or the difference in points;
         against the nearer bound of a range (0 inside)."""
-        ref = self.reference
-        if isinstance(ref, tuple):
-            lo, hi = ref
-            if lo <= simulated <= hi:
-                return 0.0
-            ref = lo if simulated < lo else hi
+        ref = self._against(simulated)
+        if ref is None:
+            return 0.0
         return simulated - ref if self.points else (simulated - ref) / ref
 
     def passes(self, simulated: float) -> bool:
