@@ -685,14 +685,42 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=UniqueKeyLoader)
 
 
+#: The largest config or sweep file read (a config is kilobytes; a device
+#: such as /dev/zero, or a file of gigabytes, is refused before it is read).
+MAX_FILE_BYTES = 16 << 20
+
+
+class FileRefused(ValueError):
+    """A file :func:`read_bounded` will not read: what it must be instead."""
+
+
+def read_bounded(path: Union[str, "os.PathLike[str]"]) -> bytes:
+    """The bytes of a regular file of at most ``MAX_FILE_BYTES``. Raises
+    ``OSError`` when it cannot be read, :class:`FileRefused` (saying what
+    is allowed) for a device, pipe or directory or a larger file: neither is
+    read to its end."""
+    import stat
+
+    allowed = f"a regular file of at most {MAX_FILE_BYTES >> 20} MiB"
+    if not stat.S_ISREG(Path(path).stat().st_mode):
+        raise FileRefused(f"{allowed} (not a device, pipe or directory)")
+    with open(path, "rb") as f:
+        raw = f.read(MAX_FILE_BYTES + 1)
+    if len(raw) > MAX_FILE_BYTES:
+        raise FileRefused(f"{allowed} (it is larger)")
+    return raw
+
+
 def read_config_file(path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
     """Reads a TOML, YAML or JSON config file into a nested dict; a key twice in a table is an error."""
     p = Path(path)
     suffix = p.suffix.lower()
     try:
-        raw = p.read_bytes()
+        raw = read_bounded(path)
     except OSError as e:
         raise OSError(f"{path}: cannot read config file ({e.strerror or e})") from None
+    except FileRefused as e:
+        raise ConfigError.invalid("config", os.fspath(path), str(e)) from None
     try:
         if suffix == ".toml":
             data = load_toml(raw.decode("utf-8"))
@@ -723,7 +751,7 @@ def inspected_preset(path: Union[str, "os.PathLike[str]"]) -> Optional[str]:
     if not str(path).endswith(".json"):
         return None
     try:
-        data = json.loads(Path(path).read_text())
+        data = json.loads(read_bounded(path))
     except (OSError, ValueError):
         return None
     return data["preset"] if _is_inspect_output(data) else None

@@ -258,8 +258,12 @@ class Store:
             raise ConfigError("query", f"{e} (in: {sql.strip()[:200]})") from None
 
     def _table(self, sql: str, args: Sequence[Any]) -> Table:
-        cursor = self._run(_strip_sql(sql), args)
-        columns = [d[0] for d in cursor.description] if cursor.description else []
+        statement = _strip_sql(sql)
+        if not statement:
+            raise ConfigError.invalid("query", sql, "one SQL statement, e.g. \"SELECT sweep, count(*) FROM points GROUP BY sweep\"")
+        cursor = self._run(statement, args)
+        # A statement that returns no result set (DuckDB gives no cursor, or one without columns).
+        columns = [d[0] for d in cursor.description] if cursor is not None and cursor.description else []
         return Table(columns, cursor.fetchall() if columns else [])
 
 
@@ -284,16 +288,23 @@ def _check_writable(path: Path) -> None:
         raise StoreError(path, f"{os.fspath(target)!r} is not writable (allowed: {ALLOWED_STORE})")
 
 
+#: DuckDB's words when another process holds the file ("Could not set lock
+#: on file ...: Conflicting lock is held in ... (PID n)"); not any "lock"
+#: (a damaged file's error may say "block").
+_LOCKED = re.compile(r"could not set lock|conflicting lock", re.IGNORECASE)
+
+
 def _open_error(e: Exception, path: str, read_only: bool) -> str:
     text = str(e)
-    if "lock" in text.lower() and read_only:
+    locked = _LOCKED.search(text) is not None
+    if locked and read_only:
         # DuckDB's file lock keeps every other process out while one writes, readers included.
         pid = re.search(r"\(PID (\d+)\)", text)
         who = f"another process ({f'PID {pid.group(1)}, ' if pid else ''}such as a running sweep)"
         return (f"being written by {who}: DuckDB lets no other process open a store, "
                 "not even to read it, until the writer ends; wait until it ends, or query a copy "
                 f"(cp {shlex.quote(path)} copy.duckdb, then --store copy.duckdb), which may lack the latest points")
-    if "lock" in text.lower():
+    if locked:
         return ("in use by another process (DuckDB lets one process write a store at a time; "
                 "wait for it to finish or pass another --store)")
     return f"cannot open ({text.splitlines()[0]}) (allowed: {ALLOWED_STORE})"

@@ -47,7 +47,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .config import Config, DuplicateKey, check_input_files, field_key, load_json, load_toml, load_yaml, resolve, resolve_paths
+from .config import Config, DuplicateKey, FileRefused, check_input_files, field_key, load_json, load_toml, load_yaml, read_bounded, resolve, resolve_paths
 from .executor import Executor, check_jobs, local_executor
 from .msb import DEFAULT_OVERLOAD, check_option
 from .store import DEFAULT_STORE, Store, point_key, stored_result, summary
@@ -384,9 +384,11 @@ def load_sweep(path: PathLike) -> Sweep:
     p = Path(path)
     shown = os.fspath(path)
     try:
-        text = p.read_bytes().decode("utf-8")
+        text = read_bounded(p).decode("utf-8")
     except OSError as e:
         raise SweepError(shown, None, "sweep", f"cannot read the file ({e.strerror or e})") from None
+    except FileRefused as e:
+        raise SweepError(shown, None, "sweep", f"invalid file (allowed: {e})") from None
     except UnicodeDecodeError as e:
         raise SweepError(shown, None, "sweep", f"not UTF-8 text ({e})") from None
     suffix = p.suffix.lower()

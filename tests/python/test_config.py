@@ -219,6 +219,22 @@ def test_config_file_errors(tmp_path):
         load_config(tmp_path / "typo.yaml")
 
 
+def test_a_config_or_sweep_file_is_read_only_if_regular_and_small(tmp_path, monkeypatch):
+    """/dev/zero was read until MemoryError; a file past the bound is refused unread."""
+    import hostsim.config as C
+    from hostsim.sweep import SweepError, load_sweep
+
+    with pytest.raises(ConfigError, match=r"^config: invalid value '/dev/zero' \(allowed: a regular file of at most 16 MiB"):
+        load_config("/dev/zero")
+    with pytest.raises(SweepError, match=r"invalid file \(allowed: a regular file"):
+        load_sweep("/dev/zero")
+    big = tmp_path / "big.toml"
+    big.write_text("# " + "x" * 100 + "\n")
+    monkeypatch.setattr(C, "MAX_FILE_BYTES", 64)
+    with pytest.raises(ConfigError, match=r"at most 0 MiB \(it is larger\)"):
+        load_config(big)
+
+
 
 
 @pytest.mark.parametrize("name, text, where", [

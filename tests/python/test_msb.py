@@ -102,8 +102,15 @@ def test_points_add_evenly_spaced_trials(short):
 
 
 def test_search_is_capped_by_max_trials(short):
-    r = hostsim.msb(_config(short), resolution=1e-6, max_trials=5)
+    r = hostsim.msb(_config(short), resolution=1e-4, max_trials=5)
     assert r.msb.trials == 5
+
+
+def test_a_resolution_finer_than_a_picosecond_step_is_refused():
+    # 1e-300 once bisected identical trials until max_trials ran out.
+    for bad in (1e-300, 5e-5, "0.001%"):
+        with pytest.raises(hostsim.ConfigError, match=r"resolution: invalid value .*from 0\.0001"):
+            hostsim.msb({"loadgen": {"size": 64}}, resolution=bad)
 
 
 def test_device_that_drops_everything_reports_zero(short):

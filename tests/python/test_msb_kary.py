@@ -110,7 +110,7 @@ def test_jobs_1_is_the_bisection_unchanged(short, sequential):
 def test_kary_counts_trials_not_rounds_against_max_trials(short, jobs, max_trials, passed):
     # Line rate, full rounds, then a last round of what the budget leaves
     # (e.g. 1 + 3 + 3 + 2 = 9): the first pass comes in that last round, or not at all.
-    r = hostsim.msb(_config(short), resolution=1e-6, max_trials=max_trials, jobs=jobs)
+    r = hostsim.msb(_config(short), resolution=1e-4, max_trials=max_trials, jobs=jobs)
     assert r.msb.trials == len(r.trials) == max_trials
     assert (r.msb.knee.below is not None) == passed
     # With a knee, its re-tests did not fit in the budget.

@@ -476,6 +476,24 @@ def test_query_errors_name_the_store_or_the_sql(tmp_path, cli):
     assert proc.returncode == 2 and "hostsim: error: query:" in proc.stderr and "nope" in proc.stderr
 
 
+def test_an_empty_query_is_refused_by_name(computed, tmp_path, cli):
+    store = copy_store(computed, tmp_path)
+    for sql in ("", "  ;  "):
+        proc = cli("query", sql, "--store", str(store))
+        assert proc.returncode == 2 and proc.stderr.startswith("hostsim: error: query: invalid value") \
+            and "one SQL statement" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_only_duckdbs_lock_error_is_taken_for_another_process():
+    from hostsim.store import _open_error
+
+    damaged = _open_error(RuntimeError("IO Error: Failed to read block 7 of the file"), "s.duckdb", True)
+    assert damaged.startswith("cannot open (IO Error: Failed to read block"), damaged
+    held = _open_error(RuntimeError('IO Error: Could not set lock on file "s.duckdb": Conflicting lock is held '
+                                    'in python (PID 42)'), "s.duckdb", True)
+    assert held.startswith("being written by another process (PID 42,"), held
+
+
 def test_reading_a_store_another_process_writes_says_so(computed, tmp_path, cli):
     """DuckDB's lock keeps readers out while a sweep writes: query, report and a
     dry run say the store is being written and that they must wait (or read a copy)."""
