@@ -115,3 +115,24 @@ def test_validate_prints_the_targets_with_their_residuals(tmp_path):
     assert len(data["targets"]) == len(calibration.load().targets)
     assert "calibration targets within tolerance" in p.stdout.splitlines()[-1]
     assert any(r["id"] == "fwd.ipfwd.RX" and r["group"] == "kernel-stages" for r in data["targets"])
+
+
+def test_every_declared_figure_is_drawn_from_its_targets_rows(tmp_path):
+    from hostsim.calibration.report import draw, figure_file
+
+    cs = calibration.load()
+    drawn = [t for t in cs.targets if t.figure]
+    assert {t.figure for t in drawn} == set(cs.figures) and all(t.x is not None for t in drawn)
+    rows = [{"id": t.id, "simulated": t.center()} for t in drawn]
+    paths = draw(cs, rows, tmp_path / "calibration.md")
+    assert sorted(paths) == sorted(figure_file(tmp_path / "calibration.md", n) for n in cs.figures)
+    for p in paths:
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 10_000
+
+
+def test_a_figure_a_target_names_must_be_declared(tmp_path):
+    good = spec.TARGETS_FILE.read_text(encoding="utf-8")
+    bad = tmp_path / "t.toml"
+    bad.write_text(good.replace('figure = "ddio-ways"', 'figure = "nope"', 1))
+    with pytest.raises(ValueError, match=r"figure 'nope' needs a \[figure.nope\] and an x"):
+        spec.load(bad)

@@ -78,9 +78,11 @@ def calibrate(out: Optional[Path] = None, report: Optional[Path] = None, check: 
     out = out or FITTED_FILE
     out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     log(f"wrote {_shown(out)} ({len(doc['values'])} values); rebuild the core (scripts/setup) to lay them over the presets")
-    from .report import markdown
+    from .report import draw, markdown
 
     report = report or REPORT_FILE
-    report.write_text(markdown(cs, doc, rows), encoding="utf-8")
-    log(f"wrote {_shown(report)}: {sum(r['pass'] for r in rows)} of {len(rows)} targets within tolerance")
+    report.write_text(markdown(cs, doc, rows, report), encoding="utf-8")
+    figures = draw(cs, rows, report)
+    log(f"wrote {_shown(report)}: {sum(r['pass'] for r in rows)} of {len(rows)} targets within tolerance; "
+        f"figures {', '.join(_shown(p) for p in figures) or 'none'}")
     return 0

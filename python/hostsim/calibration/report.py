@@ -3,9 +3,10 @@ what, and every target's residual, written by ``hostsim calibrate``."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Dict, List, Mapping, Sequence
 
-from .spec import CalibrationSet
+from .spec import CalibrationSet, Figure
 
 
 def _num(v: Any) -> str:
@@ -26,7 +27,48 @@ def _table(head: Sequence[str], rows: List[Sequence[Any]]) -> List[str]:
     return out
 
 
-def markdown(cs: CalibrationSet, doc: Mapping[str, Any], rows: List[Dict[str, Any]]) -> str:
+def figure_file(report: Path, name: str) -> Path:
+    """Where figure ``name`` goes beside the page (``calibration-NAME.png``)."""
+    return report.with_name(f"{report.stem}-{name}.png")
+
+
+def draw(cs: CalibrationSet, rows: List[Dict[str, Any]], report: Path) -> List[Path]:
+    """Every ``[figure.NAME]``: its targets' measured values (markers, a
+    range as a bar) and simulated ones (a line), one colour per series, the
+    tolerance as a band around the measurement; PNG beside the page."""
+    from ..studies.draw import figure, save
+
+    by_id = {r["id"]: r for r in rows}
+    out = []
+    for f in cs.figures.values():
+        fig, (ax,) = figure(1, f.xlabel, f.ylabel)
+        fig.set_size_inches(6.4, 4.2)
+        series: Dict[str, List[Any]] = {}
+        for t in cs.targets:
+            if t.figure == f.name and t.id in by_id:
+                series.setdefault(t.series, []).append((t, by_id[t.id]))
+        for i, (name, pts) in enumerate(series.items()):
+            pts.sort(key=lambda p: p[0].x)
+            colour = f"C{i}"
+            xs = [t.x for t, _ in pts]
+            ref = [t.center() for t, _ in pts]
+            tol = [t.tolerance if t.points else t.tolerance * abs(t.center()) for t, _ in pts]
+            ax.fill_between(xs, [r - d for r, d in zip(ref, tol)], [r + d for r, d in zip(ref, tol)],
+                            color=colour, alpha=0.12, linewidth=0)
+            ax.plot(xs, ref, "o", color=colour, markerfacecolor="none", label=f"{name}: measured")
+            ax.plot(xs, [r["simulated"] for _, r in pts], "-s", color=colour, markersize=3.5, label=f"{name}: simulated")
+        if f.xlog:
+            ax.set_xscale("log", base=2)
+        xs_all = sorted({t.x for pts in series.values() for t, _ in pts})
+        ax.set_xticks(xs_all)
+        ax.set_xticklabels([f"{x:g}" for x in xs_all])
+        ax.set_title(f.title, fontsize=8)
+        ax.legend(fontsize=6.5, ncol=2)
+        out.append(save(fig, figure_file(report, f.name)))
+    return out
+
+
+def markdown(cs: CalibrationSet, doc: Mapping[str, Any], rows: List[Dict[str, Any]], report: Path = Path("calibration.md")) -> str:
     """The page: ``doc`` is what ``host/fitted.json`` holds, ``rows`` every target evaluated with it."""
     passed = sum(r["pass"] for r in rows)
     lines = [
@@ -71,6 +113,10 @@ def markdown(cs: CalibrationSet, doc: Mapping[str, Any], rows: List[Dict[str, An
              _res(t["residual_before"], t.get("points", False)), _res(t["residual_after"], t.get("points", False)),
              "pass" if t["pass"] else "FAIL"]
             for t in g["targets"]])
+    if cs.figures:
+        lines += ["", "## Figures", "",
+                  "Measured (open markers, the tolerance as a band) against simulated (lines), drawn from the table below.", ""]
+        lines += [f"![{f.title.splitlines()[0]}]({figure_file(report, f.name).name})" for f in cs.figures.values()]
     lines += ["", "## Every target", ""]
     lines += _table(["target", "reference", "simulated", "unit", "residual", "tolerance", "", "fitted by", "source"], [
         [r["id"], _num(r["reference"]), _num(r["simulated"]), r["unit"], _res(r["residual"], r["points"]),

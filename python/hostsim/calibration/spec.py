@@ -75,6 +75,10 @@ class Target(_Strict):
     #: The fit group that fits constants to it; none: validation only.
     group: Optional[str] = None
     note: str = ""
+    #: Drawn in figure ``figure`` (``[figure.NAME]``) as a point of ``series`` at ``x``.
+    figure: Optional[str] = None
+    series: str = ""
+    x: Optional[float] = None
 
     @field_validator("reference")
     @classmethod
@@ -164,11 +168,22 @@ class Unexpressed(_Strict):
     why: str
 
 
+class Figure(_Strict):
+    """A figure of some targets: measured against simulated, by series."""
+
+    name: str
+    title: str
+    xlabel: str
+    ylabel: str
+    xlog: bool = False
+
+
 class CalibrationSet(_Strict):
     experiments: Dict[str, Experiment]
     targets: List[Target]
     groups: Dict[str, Group]
     unexpressed: List[Unexpressed] = Field(default_factory=list)
+    figures: Dict[str, Figure] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _links(self) -> "CalibrationSet":
@@ -185,6 +200,8 @@ class CalibrationSet(_Strict):
                                  f"(it has: {', '.join(e.metric_names())})")
             if t.group is not None and t.group not in self.groups:
                 raise ValueError(f"target {t.id}: no group {t.group!r}")
+            if t.figure is not None and (t.figure not in self.figures or t.x is None):
+                raise ValueError(f"target {t.id}: figure {t.figure!r} needs a [figure.{t.figure}] and an x")
             g = self.groups.get(t.group or "")
             if g is not None and g.presets and e.preset_name() not in g.presets:
                 raise ValueError(f"target {t.id}: its preset {e.preset_name()} is not one of group {g.name}'s ({', '.join(g.presets)})")
@@ -214,7 +231,8 @@ def load(path: Optional[Path] = None) -> CalibrationSet:
     exps = {name: Experiment(name=name, **body) for name, body in data.get("experiment", {}).items()}
     groups = {name: Group(name=name, **body) for name, body in data.get("group", {}).items()}
     return CalibrationSet(experiments=exps, targets=[Target(**t) for t in data.get("target", [])], groups=groups,
-                          unexpressed=[Unexpressed(**u) for u in data.get("unexpressed", [])])
+                          unexpressed=[Unexpressed(**u) for u in data.get("unexpressed", [])],
+                          figures={n: Figure(name=n, **f) for n, f in data.get("figure", {}).items()})
 
 
 # ---------------------------------------------------------------- metrics
