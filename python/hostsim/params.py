@@ -81,11 +81,13 @@ def fitted_sources(preset: str) -> Dict[str, str]:
     """``host.<key>`` → "fitted to …" for every value the built core fitted on ``preset``."""
     from .calibration import fitted_in_core
 
+    doc = fitted_in_core()
     out = {}
-    for v in fitted_in_core()["values"]:
+    for v in doc["values"]:
         if v.get("presets") and preset not in v["presets"]:
             continue
-        targets = v["targets"]
+        # A value was fitted to its group's targets (listed once, with the group).
+        targets = [t["id"] for t in doc["groups"][v["group"]]["targets"]]
         shown = ", ".join(targets) if len(targets) <= 3 else f"{targets[0]} … {targets[-1]} ({len(targets)})"
         out[f"host.{v['key']}"] = (f"fitted to calibration targets {shown} (group {v['group']}, "
                                    f"{v['multiplier']}; docs/reference/calibration.md); prior {v['prior']}")

@@ -88,7 +88,7 @@ def test_the_core_lays_the_fitted_values_over_every_preset_and_params_names_thei
     rows = {r.field: r for r in params.params("xeon-e3-1230v2")}
     first = built["values"][0]
     row = rows[f"host.{first['key']}"]
-    assert row.kind == "fitted" and first["targets"][0] in row.source, row
+    assert row.kind == "fitted" and built["groups"][first["group"]]["targets"][0]["id"] in row.source, row
 
 
 def test_the_kernel_fit_holds_on_the_built_core():

@@ -188,8 +188,7 @@ class Fit:
                      "Do not edit by hand: re-run the procedure.",
             "procedure": PROCEDURE,
             "values": [{"key": k, "value": self.fitted[k], "prior": self.priors[k], "group": owner[k].name,
-                        "multiplier": mult_of[k], "presets": owner[k].presets,
-                        "targets": [t.id for t in self.cs.group_targets(owner[k].name)]}
+                        "multiplier": mult_of[k], "presets": owner[k].presets}
                        for k in sorted(self.fitted)],
             "groups": self.groups,
         }
