@@ -72,6 +72,7 @@ class Traffic(_Model):
     trace_frames: Optional[int] = None
     trace_frames_read: Optional[int] = None
     trace_frames_sent: Optional[int] = None
+    trace_unsent_frames: Optional[int] = None
     trace_passes: Optional[int] = None
     trace_oversize_frames: Optional[int] = None
     trace_filtered_frames: Optional[int] = None

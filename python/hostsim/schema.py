@@ -1573,6 +1573,14 @@ class SimTiming(BaseModel):
             validate_default=True,
         ),
     ] = "full"
+    memory_limit_bytes: Annotated[
+        Optional[int],
+        Field(
+            description="Most memory the simulation may take on the machine running it\n(bytes): a config whose caches, tables, rings, pools and traces need\nmore is refused before they are built (`system/budget.rs`). None:\nhalf the machine's memory (its cgroup's limit if lower).",
+            ge=1,
+            le=18446744073709551615,
+        ),
+    ] = None
     overflow_sample: Annotated[
         bool,
         Field(
@@ -3410,6 +3418,7 @@ class SimConfig(BaseModel):
         "drain_ps": 1000000000,
         "duration_ps": 1000000000,
         "fidelity": "full",
+        "memory_limit_bytes": None,
         "overflow_sample": True,
         "settle": False,
         "warmup_ps": 100000000,
@@ -3424,4 +3433,4 @@ class SimConfig(BaseModel):
 
 #: The fingerprint of the core schema these models were generated from
 #: (``hostsim.runner.schema_fingerprint``).
-CORE_SCHEMA_FINGERPRINT = "f1952b509c69fd19"
+CORE_SCHEMA_FINGERPRINT = "1474c14292059a1d"

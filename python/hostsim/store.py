@@ -159,9 +159,14 @@ class Store:
             self._db = duckdb.connect(self.path, read_only=read_only)
         except duckdb.Error as e:
             raise StoreError(self.path, _open_error(e, self.path, read_only)) from None
-        if not read_only:
-            columns = ", ".join(f"{name} {kind}" for name, kind, _ in SCHEMA)
-            self._db.execute(f"CREATE TABLE IF NOT EXISTS points ({columns})")
+        try:
+            if not read_only:
+                columns = ", ".join(f"{name} {kind}" for name, kind, _ in SCHEMA)
+                self._db.execute(f"CREATE TABLE IF NOT EXISTS points ({columns})")
+            self._check_columns()
+        except BaseException:
+            self._db.close()
+            raise
 
     def __enter__(self) -> "Store":
         return self
@@ -180,18 +185,18 @@ class Store:
         if not self._has_table():
             return set()
         if candidates is None:
-            return {k for (k,) in self._db.execute("SELECT key FROM points").fetchall()}
+            return {k for (k,) in self._read("SELECT key FROM points", []).fetchall()}
         wanted = sorted(set(candidates))
         if not wanted:
             return set()
-        found = self._db.execute("SELECT key FROM points WHERE list_contains(?, key)", [wanted]).fetchall()
+        found = self._read("SELECT key FROM points WHERE list_contains(?, key)", [wanted]).fetchall()
         return {k for (k,) in found}
 
     def count(self) -> int:
         """The number of stored points."""
         if not self._has_table():
             return 0
-        return int(self._db.execute("SELECT count(*) FROM points").fetchone()[0])
+        return int(self._read("SELECT count(*) FROM points", []).fetchone()[0])
 
     def rows(self, sweep: Optional[str] = None, keys: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
         """Stored points as dicts (JSON columns decoded), of one sweep or with the given keys; all by default."""
@@ -205,7 +210,8 @@ class Store:
             where.append("list_contains(?, key)")
             args.append(list(keys))
         sql = "SELECT * FROM points" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY sweep, idx, key"
-        table = self._table(sql, args)
+        cursor = self._read(sql, args)
+        table = Table([d[0] for d in cursor.description], cursor.fetchall())
         return [{k: json.loads(v) if k in JSON_COLUMNS and v is not None else v for k, v in row.items()}
                 for row in table.dicts()]
 
@@ -245,9 +251,32 @@ class Store:
     # ------------------------------------------------------------ helpers
 
     def _has_table(self) -> bool:
-        found = self._db.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'points'").fetchone()
+        found = self._read("SELECT count(*) FROM information_schema.tables WHERE table_name = 'points'", []).fetchone()
         return bool(found and found[0])
+
+    def _check_columns(self) -> None:
+        """A ``points`` table with other columns is another program's, not a store."""
+        if not self._has_table():
+            return
+        have = [name for (name,) in self._read(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'points' ORDER BY ordinal_position", []).fetchall()]
+        if have != list(COLUMNS):
+            missing = [c for c in COLUMNS if c not in have]
+            extra = [c for c in have if c not in COLUMNS]
+            said = "; ".join(part for part in (f"missing {', '.join(missing)}" if missing else "",
+                                               f"not a store's: {', '.join(extra)}" if extra else "") if part) or "in another order"
+            raise StoreError(self.path, f"its points table has other columns than a hostsim store's ({said}) "
+                                        f"(allowed: {ALLOWED_STORE})")
+
+    def _read(self, sql: str, args: Sequence[Any]) -> Any:
+        """The store's own statements: an error is a damaged file's, named by the store."""
+        import duckdb
+
+        try:
+            return self._db.execute(sql, list(args))
+        except duckdb.Error as e:
+            raise StoreError(self.path, f"cannot be read ({str(e).splitlines()[0]}): the file is damaged or not a "
+                                        f"hostsim store (allowed: {ALLOWED_STORE})") from None
 
     def _run(self, sql: str, args: Sequence[Any]) -> Any:
         import duckdb

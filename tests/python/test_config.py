@@ -42,7 +42,7 @@ def test_defaults_resolve_to_the_documented_values():
     assert r["seed"] == 1 and r["app"] == "reflector" and r["stack"] == "pmd"
     assert r["sim"] == {"duration_ps": 10**9, "warmup_ps": 10**8, "drain_ps": 10**9, "fidelity": "full",
                         "settle": False, "overflow_sample": True, "core_horizon": False,
-                        "dma_at_memory_time": False}
+                        "dma_at_memory_time": False, "memory_limit_bytes": None}
     # The default preset is altra: 100 Gbps, 200 us one-way.
     assert r["link"] == {"rate_bps": 100 * 10**9, "propagation_ps": 200 * 10**6}
     lg = r["loadgen"]
@@ -342,7 +342,7 @@ BAD = [
     ({"reflector": {"sevice_time": 1}}, "reflector.sevice_time", "did you mean 'reflector.service_time'"),
     ({"loadgen": {"rat": "1Gbps"}}, "loadgen.rat", "unknown field"),
     ({"machine": {"cores": 4}}, "machine", "unknown field"),
-    ({"sim": "1ms"}, "sim", "a table of core_horizon, dma_at_memory_time, drain, duration, fidelity, overflow_sample, settle, warmup"),
+    ({"sim": "1ms"}, "sim", "a table of core_horizon, dma_at_memory_time, drain, duration, fidelity, memory_limit_bytes, overflow_sample, settle, warmup"),
     # A trace's loop is true, false or a count: a number it does not take is told all three.
     ({"loadgen": {"trace": {"path": "t.pcap", "loop": 0}}}, "loadgen.trace.loop",
      "invalid value '0' (allowed: true (loop until sim.duration), false (one pass) or a number of passes >= 1)"),
@@ -406,7 +406,8 @@ def test_top_level_api_is_exported():
 
 
 @pytest.mark.parametrize("field, value, words", [
-    ("host.pmd.mempool.mbufs", 1_000_000_000, "a pool of at most 256 MiB"),
+    # The memory budget (half the 1 GiB limit) refuses it before the pool's own bound.
+    ("host.pmd.mempool.mbufs", 1_000_000_000, "most for the mempools 3.725 GiB"),
     ("link.rate", "1e15bps", "<= 1.6 Tbps"),
     ("link.propagation", "1ms", "minimum-size frames in flight on a link"),
     ("host.nic.rx_fifo_bytes", "1000GB", "64 B frames buffered by the device"),

@@ -81,7 +81,10 @@ pub fn violations(r: &Value) -> Vec<String> {
         let most = link * (1.0 + EPS);
         for (p, row) in lg.get("ports").and_then(Value::as_array).into_iter().flatten().enumerate() {
             let (bytes, frames) = (f(row, &["tx_bytes"]).unwrap_or(0.0), f(row, &["tx_packets"]).unwrap_or(0.0));
-            let wire_bps = (bytes + crate::link::WIRE_OVERHEAD_BYTES as f64 * frames) * 8.0 / window_s;
+            // A frame's wire time is a whole picosecond, rounded to the
+            // nearest (`engine::time::bits_to_ps`): each may be up to half a
+            // picosecond short of its exact time (3 ppb at 4.5 Gb/s).
+            let wire_bps = (bytes + crate::link::WIRE_OVERHEAD_BYTES as f64 * frames) * 8.0 / (window_s + frames * 0.5e-12);
             if wire_bps > most {
                 out.push(format!("rates: port {p} offered {wire_bps:.6e} bit/s on the wire, above its link's {link:.6e} bit/s"));
             }
@@ -159,6 +162,23 @@ mod tests {
     #[test]
     fn a_result_that_keeps_every_invariant_passes() {
         assert_eq!(violations(&good()), Vec::<String>::new());
+    }
+
+    /// At 4.5 Gb/s a 64 B frame's wire time is 149 333.3 ps, taken as
+    /// 149 333 ps: frames back to back pass the exact rate by 2.2 ppb, which
+    /// the rate invariant allows (it fired); a picosecond shorter does not pass.
+    #[test]
+    fn the_rate_invariant_allows_the_picosecond_rounding_and_no_more() {
+        let at = |slot_ps: u64| {
+            let n = 6696u64;
+            let mut r = good();
+            r["loadgen"]["link_rate_bps"] = json!(4.5e9);
+            r["loadgen"]["measured_window_ps"] = json!(n * slot_ps);
+            r["loadgen"]["ports"] = json!([{"tx_bytes": 64 * n, "tx_packets": n}]);
+            violations(&r)
+        };
+        assert_eq!(at(149_333), Vec::<String>::new());
+        assert!(at(149_332).iter().any(|v| v.starts_with("rates: port 0 offered")), "{:?}", at(149_332));
     }
 
     #[test]

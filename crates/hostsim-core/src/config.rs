@@ -114,6 +114,12 @@ pub struct SimTiming {
     /// their headers or in the card's memory, and every write on a PCIe
     /// link with finite posted credits (their return waits for the memory).
     pub dma_at_memory_time: bool,
+    /// Most memory the simulation may take on the machine running it
+    /// (bytes): a config whose caches, tables, rings, pools and traces need
+    /// more is refused before they are built (`system/budget.rs`). None:
+    /// half the machine's memory (its cgroup's limit if lower).
+    #[schemars(extend("minimum" = 1))]
+    pub memory_limit_bytes: Option<u64>,
 }
 
 /// How much of a run is simulated in detail.
@@ -136,7 +142,7 @@ impl Default for SimTiming {
     /// to wait for replies: the users' default trial (estimates; a bandwidth
     /// test sets its own warm-up).
     fn default() -> Self {
-        SimTiming { duration_ps: 1_000_000_000, warmup_ps: 100_000_000, drain_ps: 1_000_000_000, fidelity: Fidelity::Full, settle: false, overflow_sample: true, core_horizon: false, dma_at_memory_time: false }
+        SimTiming { duration_ps: 1_000_000_000, warmup_ps: 100_000_000, drain_ps: 1_000_000_000, fidelity: Fidelity::Full, settle: false, overflow_sample: true, core_horizon: false, dma_at_memory_time: false, memory_limit_bytes: None }
     }
 }
 
@@ -149,7 +155,7 @@ impl Default for SimConfig {
             seed: 1,
             app: "reflector".into(),
             stack: Stack::Pmd,
-            sim: SimTiming { duration_ps: 1_000_000_000, warmup_ps: 0, drain_ps: 1_000_000_000, fidelity: Fidelity::Full, settle: false, overflow_sample: true, core_horizon: false, dma_at_memory_time: false },
+            sim: SimTiming { duration_ps: 1_000_000_000, warmup_ps: 0, drain_ps: 1_000_000_000, fidelity: Fidelity::Full, settle: false, overflow_sample: true, core_horizon: false, dma_at_memory_time: false, memory_limit_bytes: None },
             link: LinkConfig { rate_bps: 100_000_000_000, propagation_ps: 1_000_000 },
             loadgen: LoadgenConfig::default(),
             reflector: ReflectorConfig::default(),
@@ -264,6 +270,7 @@ impl SimConfig {
         let s = &self.sim;
         check(s.duration_ps > 0, "sim.duration", format!("{} ps", s.duration_ps), "> 0")?;
         check(s.warmup_ps < s.duration_ps, "sim.warmup", show_ps(s.warmup_ps), &format!("less than sim.duration ({})", show_ps(s.duration_ps)))?;
+        check(s.memory_limit_bytes != Some(0), "sim.memory_limit", "0 B", "at least 1 B, or unset for half the machine's memory")?;
         check(self.link.rate_bps > 0 && self.link.rate_bps <= MAX_LINK_RATE_BPS, "link.rate", self.link.rate_bps, "> 0 and <= 1.6 Tbps (1.6e12 bps)")?;
         check(self.link.propagation_ps <= 10_000_000_000_000, "link.propagation", self.link.propagation_ps, "<= 10 s")?;
         // Every frame on a link's delay line holds a buffer: bounded before anything is allocated.

@@ -108,7 +108,8 @@ fn pcap_seeds() -> Vec<Vec<u8>> {
             w.write_packet(&PcapPacket::new(Duration::from_micros(i as u64), f.len() as u32, &f)).unwrap();
         }
     }
-    vec![out]
+    // The last byte chooses the loader's options (see `fuzz::pcap`): none, all, some.
+    [0u8, 0x0f, 0x1e, 0x7f].iter().map(|&f| [out.as_slice(), &[f]].concat()).collect()
 }
 
 fn config_seeds() -> Vec<Vec<u8>> {

@@ -41,7 +41,7 @@ use config::{LoadgenConfig, TraceTiming};
 use crate::engine::stats::{HasStats, StatSink};
 use crate::engine::time::{ps_to_s, Ps};
 use crate::engine::SimRng;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::framebuf::{FrameId, FramePool};
 use crate::wire::tag;
 use capture::Capture;
@@ -111,6 +111,8 @@ pub struct Loadgen {
     /// Frames that left later than scheduled because the wire was still
     /// busy (a trace asking for more than line rate), and by how much in all.
     delayed: u64,
+    /// Frames due before the end of transmission that could not start on the wire before the run ended.
+    unsent: u64,
     delay_ps: u64,
     /// When the wire finished the last frame sent.
     last_wire_end: Ps,
@@ -152,6 +154,18 @@ impl Loadgen {
         let streams = 16 * env.port as u64;
         let sizes = SizeSampler::new(&lg.size, SimRng::new(env.seed, STREAM_SIZES + streams));
         let trace = lg.trace.as_ref().map(|t| Trace::load(t, lg)).transpose()?;
+        if let Some(t) = trace.as_ref().filter(|t| t.is_empty()) {
+            // Nothing to send: every run would be an idle link, and a bandwidth test's MSB a 0 that passed.
+            let c = &t.counts;
+            let mut why = Vec::new();
+            if c.filtered > 0 {
+                why.push(format!("{} not UDP to loadgen.trace.udp_port", c.filtered));
+            }
+            if c.oversize > 0 {
+                why.push(format!("{} larger than loadgen.trace.max_frame_bytes", c.oversize));
+            }
+            return Err(Error::io(&t.path, format!("none of the capture's {} packets is replayed ({})", c.read, why.join(", "))));
+        }
         let mc = lg.memcached.as_ref().map(|m| McClient::new(m, env.port_seed()));
         let mean_bytes = match (&mc, &trace) {
             (Some(m), _) => m.mean_frame_bytes(),
@@ -200,6 +214,7 @@ impl Loadgen {
             tcp_acks: (lg.protocol == crate::loadgen::config::Protocol::Tcp).then_some(0),
             replay,
             delayed: 0,
+            unsent: 0,
             delay_ps: 0,
             last_wire_end: 0,
             warmup_ps: env.warmup_ps,
@@ -374,6 +389,24 @@ impl Loadgen {
         if self.replay.is_some() && start > due {
             self.delayed += 1;
             self.delay_ps += start - due;
+        }
+    }
+
+    /// The frame due next could not start on the wire before the run ends
+    /// (the generator's queue is that far behind the link): it is never
+    /// sent, and the departure after it is due next. `frame_bytes`: its
+    /// size, from [`Loadgen::next_size`].
+    pub fn unsendable(&mut self, frame_bytes: u32) {
+        self.unsent += 1;
+        if let Some(r) = self.replay.as_mut() {
+            r.advance();
+            r.sent -= 1;
+            self.next_departure = r.peek().map_or(Ps::MAX, |(t, _)| t);
+        } else if self.closed_loop.is_none() && self.mc.is_none() {
+            self.departures.sent(frame_bytes);
+            self.next_departure = self.departures.next();
+        } else {
+            self.next_departure = Ps::MAX;
         }
     }
 
@@ -552,6 +585,13 @@ impl Loadgen {
         if c.untimed > 0 {
             w.push(format!("loadgen.trace: {} frames in {path} have no timestamp (pcapng Simple Packet Blocks); each leaves with the frame before", c.untimed));
         }
+        if self.unsent > 0 {
+            w.push(format!(
+                "loadgen.trace: {path} asks for more than the link carries: {} frames due before the end of transmission \
+                 could not start on the wire before the run ended and were never sent (loadgen.trace_unsent_frames)",
+                self.unsent
+            ));
+        }
         if self.delayed > 0 {
             w.push(format!(
                 "loadgen.trace: {path} asks for more than the link carries: {} frames left later than their timestamps, \
@@ -617,6 +657,7 @@ impl Loadgen {
             v["trace_frames"] = json!(r.trace.len());
             v["trace_frames_read"] = json!(c.read);
             v["trace_frames_sent"] = json!(r.sent);
+            v["trace_unsent_frames"] = json!(self.unsent);
             v["trace_passes"] = json!(r.passes_done());
             v["trace_oversize_frames"] = json!(c.oversize);
             v["trace_filtered_frames"] = json!(c.filtered);
@@ -690,7 +731,7 @@ fn aggregate_json(ports: &[(&Loadgen, bool, u64)]) -> Value {
         v[k] = x;
     }
     let parts: Vec<Value> = ports.iter().map(|(g, _, _)| g.result_json()).collect();
-    for key in ["memcached", "tcp", "rx_tcp_acks", "rx_untagged_packets", "trace_frames_sent", "trace_oversize_frames", "trace_truncated_frames", "trace_delayed_frames", "trace_delay_ps"] {
+    for key in ["memcached", "tcp", "rx_tcp_acks", "rx_untagged_packets", "trace_frames_sent", "trace_unsent_frames", "trace_oversize_frames", "trace_truncated_frames", "trace_delayed_frames", "trace_delay_ps"] {
         if parts.iter().any(|p| p.get(key).is_some()) {
             let values: Vec<&Value> = parts.iter().filter_map(|p| p.get(key)).collect();
             v[key] = sum_json(&values);

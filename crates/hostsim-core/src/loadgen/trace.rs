@@ -154,6 +154,10 @@ impl Trace {
     fn read_pcap(&mut self, file: File, prep: &mut Prepare<'_>) -> Result<()> {
         let mut reader = PcapReader::new(file).map_err(|e| self.parse_error(e, "pcap header"))?;
         let header = reader.header();
+        // libpcap reads version 2.x (2.4 since 1998) and refuses others.
+        if header.version_major != 2 {
+            return Err(self.version_error("pcap", header.version_major, header.version_minor, "2.x (2.4)"));
+        }
         self.check_link(header.datalink)?;
         let snaplen = header.snaplen;
         let frac_ps: u128 = match header.ts_resolution {
@@ -188,10 +192,13 @@ impl Trace {
         let mut reader = PcapNgReader::new(file).map_err(|e| self.parse_error(e, "pcapng section header"))?;
         // (link type, if_tsresol, snap length) of each interface of the current section.
         let mut ifaces: Vec<(DataLink, u8, u32)> = Vec::new();
+        let (major, minor) = (reader.section().major_version, reader.section().minor_version);
+        self.check_pcapng_version(major, minor)?;
         while let Some(block) = reader.next_block() {
             let block = block.map_err(|e| self.parse_error(e, &format!("block after packet {}", self.counts.read)))?;
             let (iface, ticks, data, orig_len) = match block {
-                Block::SectionHeader(_) => {
+                Block::SectionHeader(shb) => {
+                    self.check_pcapng_version(shb.major_version, shb.minor_version)?;
                     ifaces.clear();
                     continue;
                 }
@@ -217,6 +224,19 @@ impl Trace {
             self.add(prep, abs, &data, orig_len)?;
         }
         self.check_not_empty()
+    }
+
+    /// pcapng 1.0 (1.2 in old writers), as libpcap reads it; a section of
+    /// another major version may lay out its blocks otherwise.
+    fn check_pcapng_version(&self, major: u16, minor: u16) -> Result<()> {
+        if major == 1 && (minor == 0 || minor == 2) {
+            return Ok(());
+        }
+        Err(self.version_error("pcapng", major, minor, "1.0 (or 1.2)"))
+    }
+
+    fn version_error(&self, kind: &str, major: u16, minor: u16, allowed: &str) -> Error {
+        Error::io(&self.path, format!("{kind} version {major}.{minor} is not supported (allowed: {allowed})"))
     }
 
     fn check_link(&self, link: DataLink) -> Result<()> {
@@ -444,7 +464,7 @@ fn udp_start(frame: &[u8]) -> Option<usize> {
         ethernet::ETHERTYPE_IPV4 => {
             let ip = ipv4::Packet::new_unchecked(frame.get(off..off + ipv4::HEADER_LEN)?);
             let first_fragment = u16::from_be_bytes([frame[off + 6], frame[off + 7]]) & 0x1fff == 0;
-            (ip.version() == 4 && ip.protocol() == ipv4::PROTO_UDP && first_fragment).then(|| off + ip.header_len())
+            (ip.version() == 4 && ip.header_len() >= ipv4::HEADER_LEN && ip.protocol() == ipv4::PROTO_UDP && first_fragment).then(|| off + ip.header_len())
         }
         ETHERTYPE_IPV6 => (*frame.get(off + 6)? == ipv4::PROTO_UDP).then_some(off + IPV6_HEADER_LEN),
         _ => None,
@@ -470,7 +490,11 @@ fn packet_end(frame: &[u8]) -> Option<usize> {
 fn rewrite_ipv4(frame: &mut [u8], dst: Ipv4Addr, port: u16) {
     let Some((ethernet::ETHERTYPE_IPV4, off)) = l3(frame) else { return };
     let u = udp_start(frame);
-    let Some(hdr) = frame.get(off..off + ipv4::HEADER_LEN).map(|h| ipv4::Packet::new_unchecked(h).header_len()) else { return };
+    let Some(hdr) = frame.get(off..off + ipv4::HEADER_LEN).map(|h| ipv4::Packet::new_unchecked(h)).filter(|h| h.version() == 4).map(|h| h.header_len()) else { return };
+    // An IHL below 5 is no IPv4 header (RFC 791): the frame goes out as captured.
+    if hdr < ipv4::HEADER_LEN {
+        return;
+    }
     let Some(l3) = frame.get_mut(off..off + hdr) else { return };
     let mut ip = ipv4::Packet::new_unchecked(l3);
     ip.set_dst(dst);
@@ -858,6 +882,58 @@ mod tests {
     }
 
     #[test]
+    fn a_file_of_another_version_is_refused_by_its_version() {
+        let f = udp_frame(9, 20);
+        let p = tmp("v99.pcapng");
+        write_pcapng(&p, None, DataLink::ETHERNET, &[EPOCH * 1_000_000], &f);
+        assert!(load(&p, |_| ()).is_ok());
+        // The section header: type, length, byte-order magic, then major and minor (little-endian here).
+        let mut b = std::fs::read(&p).unwrap();
+        b[12..16].copy_from_slice(&[9, 0, 9, 0]);
+        std::fs::write(&p, &b).unwrap();
+        let err = load(&p, |_| ()).err().unwrap().to_string();
+        assert!(err.contains("pcapng version 9.9 is not supported (allowed: 1.0 (or 1.2))"), "{err}");
+        let p = tmp("v9.pcap");
+        write_pcap(&p, TsResolution::MicroSecond, Endianness::Little, DataLink::ETHERNET, &[(Duration::from_secs(EPOCH), f)]);
+        let mut b = std::fs::read(&p).unwrap();
+        b[4..8].copy_from_slice(&[9, 0, 9, 0]);
+        std::fs::write(&p, &b).unwrap();
+        let err = load(&p, |_| ()).err().unwrap().to_string();
+        assert!(err.contains("pcap version 9.9 is not supported (allowed: 2.x (2.4))"), "{err}");
+    }
+
+    #[test]
+    fn ihl_below_five_is_left_as_captured() {
+        // A legal pcap whose IPv4 headers claim 0..=4 words (RFC 791 allows
+        // none below 5): every option that reads the header must pass them by.
+        let t0 = Duration::from_secs(EPOCH);
+        let p = tmp("ihl.pcap");
+        let pkts: Vec<_> = (0u8..5)
+            .map(|ihl| {
+                let mut f = udp_frame(11211, 30);
+                f[14] = 0x40 | ihl;
+                (t0, f)
+            })
+            .collect();
+        write_pcap(&p, TsResolution::MicroSecond, Endianness::Little, DataLink::ETHERNET, &pkts);
+        let t = load(&p, |c| {
+            c.rewrite_ip = true;
+            c.fix_checksums = true;
+            c.tag = true;
+        })
+        .unwrap();
+        assert_eq!((t.len(), t.counts.checksummed), (5, 0));
+        for (i, (_, orig)) in pkts.iter().enumerate() {
+            let f = t.frame(i);
+            let mut buf = vec![0u8; f.frame_bytes as usize - 4];
+            t.write(f, &mut buf);
+            assert_eq!(&buf[14..orig.len()], &orig[14..], "frame {i}: the IP header and payload as captured");
+        }
+        let t = load(&p, |c| c.udp_port = Some(11211)).unwrap();
+        assert_eq!((t.len(), t.counts.filtered), (0, 5));
+    }
+
+    #[test]
     fn tag_goes_only_into_padding() {
         let t0 = Duration::from_secs(EPOCH);
         let p = tmp("tag.pcap");
@@ -957,6 +1033,49 @@ mod tests {
         let out = crate::system::checked_run(&cfg).unwrap();
         assert_eq!(out["loadgen"]["tx_packets"].as_u64(), Some(0));
         assert!(out["warnings"].to_string().contains("nothing was measured"), "{}", out["warnings"]);
+    }
+
+    /// Frames a link-limited replay could not start before the run ended are
+    /// never sent: counted apart and warned, not sent nor in flight.
+    #[test]
+    fn frames_the_link_cannot_start_before_the_end_are_not_sent() {
+        use crate::config::SimConfig;
+        let p = tmp("backlog.pcap");
+        // 20 000 frames of 1518 B at one timestamp: 123.04 ns each on 100 GbE,
+        // 2.46 ms in all; the run ends at 100 µs of traffic plus 100 µs of drain.
+        let pkts: Vec<_> = (0..20_000).map(|_| (Duration::from_secs(EPOCH), udp_frame(9, 1472))).collect();
+        write_pcap(&p, TsResolution::MicroSecond, Endianness::Little, DataLink::ETHERNET, &pkts);
+        let mut cfg = SimConfig::default();
+        cfg.loadgen.trace = Some(TraceConfig::new(p.to_str().unwrap()));
+        (cfg.sim.warmup_ps, cfg.sim.duration_ps, cfg.sim.drain_ps) = (0, 100_000_000, 100_000_000);
+        let out = crate::system::checked_run(&cfg).unwrap();
+        let lg = &out["loadgen"];
+        let (sent, unsent) = (lg["trace_frames_sent"].as_u64().unwrap(), lg["trace_unsent_frames"].as_u64().unwrap());
+        // The run ends at 200 µs plus twice the 1 µs propagation: 202 µs / 123.04 ns, rounded up.
+        assert_eq!((sent, unsent), (1642, 20_000 - 1642));
+        let total = &out["accounting"]["total"];
+        assert_eq!(total["sent"].as_u64(), Some(sent));
+        assert!(total["in_flight"].as_u64().unwrap() < 20, "{total}");
+        assert!(out["warnings"].to_string().contains("were never sent (loadgen.trace_unsent_frames)"), "{}", out["warnings"]);
+    }
+
+    /// A trace none of whose frames is replayed is an error, not an idle run (an MSB of 0 that passed).
+    #[test]
+    fn a_trace_with_no_frame_to_replay_is_an_error() {
+        use crate::config::SimConfig;
+        let p = tmp("nothing.pcap");
+        write_pcap(&p, TsResolution::MicroSecond, Endianness::Little, DataLink::ETHERNET, &[(Duration::from_secs(EPOCH), udp_frame(9, 20)), (Duration::from_secs(EPOCH), udp_frame(9, 1472))]);
+        let mut cfg = SimConfig::default();
+        let mut t = TraceConfig::new(p.to_str().unwrap());
+        t.udp_port = Some(9);
+        t.max_frame_bytes = 64;
+        cfg.loadgen.trace = Some(t.clone());
+        let err = crate::system::run(&cfg).err().unwrap().to_string();
+        assert!(err.contains("none of the capture's 2 packets is replayed (2 larger than loadgen.trace.max_frame_bytes)"), "{err}");
+        (t.udp_port, t.max_frame_bytes) = (Some(10), 1518);
+        cfg.loadgen.trace = Some(t);
+        let err = crate::system::run(&cfg).err().unwrap().to_string();
+        assert!(err.contains("(2 not UDP to loadgen.trace.udp_port)"), "{err}");
     }
 
     /// A rate beside a trace replayed at its timestamps is said to be ignored; at `timing = "rate"` it is used.

@@ -26,15 +26,24 @@ pub struct SnoopFilter {
     counts: Vec<u8>,
 }
 
+fn buckets(cores: usize, lines: usize, max_sets: usize) -> usize {
+    let mut buckets = lines.saturating_mul(BUCKETS_PER_LINE).checked_next_power_of_two().unwrap_or(1 << (usize::BITS - 1));
+    while buckets > max_sets && buckets.saturating_mul(cores) > MAX_BYTES {
+        buckets /= 2;
+    }
+    buckets.max(max_sets.next_power_of_two())
+}
+
+/// Bytes of the filter [`SnoopFilter::new`] builds for these arguments.
+pub fn footprint(cores: usize, lines: usize, max_sets: usize) -> u64 {
+    (buckets(cores, lines, max_sets) as u64).saturating_mul(cores as u64)
+}
+
 impl SnoopFilter {
     /// For `cores` cores whose private caches have `lines` lines in all and
     /// at most `max_sets` sets (a power of two).
     pub fn new(cores: usize, lines: usize, max_sets: usize) -> Self {
-        let mut buckets = (lines * BUCKETS_PER_LINE).next_power_of_two();
-        while buckets > max_sets && buckets * cores > MAX_BYTES {
-            buckets /= 2;
-        }
-        let buckets = buckets.max(max_sets.next_power_of_two());
+        let buckets = buckets(cores, lines, max_sets);
         SnoopFilter { cores, mask: buckets as u64 - 1, counts: vec![0; buckets * cores] }
     }
 

@@ -22,7 +22,7 @@ pub mod config;
 pub mod ddr;
 mod dca;
 pub mod dram;
-mod filter;
+pub(crate) mod filter;
 mod later;
 mod read_queue;
 pub mod hierarchy;

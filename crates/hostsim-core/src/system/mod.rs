@@ -26,6 +26,7 @@
 //! when warm-up ends; then the system drains for up to `sim.drain` plus
 //! twice the propagation delay, or until no event is left.
 
+pub mod budget;
 pub mod sample;
 mod warnings;
 pub use warnings::PASSED;
@@ -168,6 +169,9 @@ impl System {
     /// any the caller added: see `tests/toy_app.rs`).
     pub fn with_apps(cfg: &SimConfig, registry: &crate::apps::Registry) -> Result<Self> {
         cfg.validate_with(registry)?;
+        // Before anything sized is built (the traces' frames first), and again
+        // once the largest frame is known, before the host.
+        budget::check(cfg, registry, crate::wire::ethernet::MIN_FRAME_BYTES)?;
         let on_host = cfg.app != "reflector";
         let ports = generator_ports(cfg);
         let mut gens = Vec::with_capacity(ports);
@@ -183,6 +187,7 @@ impl System {
         };
         let max_frame = gens.iter().map(|g| g.lg.max_frame_bytes()).max().unwrap_or(64);
         let pool = FramePool::new(max_frame.max(host_frames));
+        budget::check(cfg, registry, max_frame.max(host_frames))?;
         let dut = match &cfg.host {
             Some(h) if on_host => {
                 let mac = |s: &str| crate::wire::ethernet::parse_mac(s).unwrap_or_default();
@@ -338,6 +343,12 @@ impl System {
                     let g = &mut self.gens[p];
                     let bytes = g.lg.next_size();
                     let start = t.max(g.links[TO_DUT].free_at());
+                    if start > self.limit {
+                        // It would leave after the run has ended: never sent.
+                        g.lg.unsendable(bytes);
+                        due = g.lg.next_departure();
+                        continue;
+                    }
                     let id = g.lg.emit(&mut self.pool, start, bytes);
                     self.send(p, TO_DUT, start, id);
                     let g = &mut self.gens[p];
