@@ -16,6 +16,7 @@ line's ``--jobs`` and ``--ray``.
 from __future__ import annotations
 
 import multiprocessing
+import os
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Callable, Dict, Iterator, Optional, Protocol, Sequence, Tuple, Union
 
@@ -58,11 +59,15 @@ class ProcessExecutor:
 
     def __enter__(self) -> "ProcessExecutor":
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=self.context)
+            self._pool = self._new_pool(self.jobs)
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+    def _new_pool(self, workers: int) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=workers, mp_context=self.context, initializer=_die_with_parent,
+                                   initargs=(os.getpid(),))
 
     def close(self) -> None:
         """Stops the pool kept by ``with`` (tasks not started are dropped)."""
@@ -74,8 +79,7 @@ class ProcessExecutor:
         if not tasks:
             return
         kept = self._pool
-        pool = kept if kept is not None else ProcessPoolExecutor(max_workers=min(self.jobs, len(tasks)),
-                                                                 mp_context=self.context)
+        pool = kept if kept is not None else self._new_pool(min(self.jobs, len(tasks)))
         running: Dict[Future, int] = {}
         try:
             # Submitted as workers free up, so an interrupted sweep leaves no queue of work behind.
@@ -103,6 +107,42 @@ class ProcessExecutor:
             else:  # the kept pool stays: an interrupted call's tasks finish there unread
                 for future in running:
                     future.cancel()
+
+
+def _die_with_parent(owner: int) -> None:
+    """A worker's first act: a watcher thread that ends the worker as soon
+    as process ``owner`` (the one that made the pool) has ended, however
+    (SIGKILL included). A parent-death signal would not do: a worker's parent
+    is the forkserver, which lives while any worker holds its pipe. Once the
+    workers are gone the forkserver and the resource tracker end too, so no
+    kill leaves a process behind."""
+    import threading
+
+    def watch() -> None:
+        try:
+            fd = os.pidfd_open(owner)  # Linux 5.3+: readable once the process has ended
+        except (AttributeError, OSError):
+            fd = None
+        if fd is not None:
+            import select
+
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            poller.poll()
+        else:
+            import time
+
+            while True:
+                try:
+                    os.kill(owner, 0)
+                except ProcessLookupError:
+                    break
+                except PermissionError:
+                    pass
+                time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="hostsim-owner-watch", daemon=True).start()
 
 
 def check_jobs(jobs: Any, field: str = "jobs") -> int:

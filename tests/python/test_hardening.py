@@ -3,9 +3,11 @@ now give a clean error or a right answer."""
 
 import os
 import resource
+import signal
 import struct
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -98,3 +100,67 @@ def test_a_truncated_store_is_a_clean_error(tmp_path):
     (tmp_path / "a.duckdb").write_bytes(data[:5000])
     p = hostsim("sweep", "s.toml", "--store", "a.duckdb", "--no-progress", cwd=tmp_path)
     assert p.returncode == 2 and "store: 'a.duckdb': cannot open" in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def _descendants(root: int):
+    children = {}
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                stat = open(f"/proc/{p}/stat").read()
+            except OSError:
+                continue
+            children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(p))
+    out, todo = [], [root]
+    while todo:
+        for k in children.get(todo.pop(), []):
+            out.append(k)
+            todo.append(k)
+    return out
+
+
+def _running(pid: int) -> bool:
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _env():
+    return dict(os.environ, PYTHONPATH=str(REPO / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def test_ctrl_c_stops_a_long_run_with_a_message(tmp_path):
+    # The core ran to its end before Python saw the signal (21-29 s in a long run).
+    # This run takes a minute or more; Ctrl-C must end it long before (the
+    # bound is loose so that a loaded machine passes: it stops in ~0.1 s here).
+    p = subprocess.Popen([sys.executable, "-m", "hostsim", "run", "--preset", "altra", "--app", "testpmd", "--duration", "2s", "--warmup", "1ms"],
+                         cwd=tmp_path, env=_env(), stderr=subprocess.PIPE, text=True)
+    time.sleep(4)
+    assert p.poll() is None, "the run ended before it could be interrupted"
+    p.send_signal(signal.SIGINT)
+    stopped = time.monotonic()
+    assert p.wait(timeout=30) == 130
+    assert time.monotonic() - stopped < 20
+    assert "hostsim: interrupted" in p.stderr.read()
+
+
+def test_killing_a_sweep_leaves_no_process_behind(tmp_path):
+    (tmp_path / "s.toml").write_text(SWEEP.replace('app = "reflector"', 'app = "testpmd"').replace('"20us"', '"2s"').replace('"0us"', '"1ms"'))
+    p = subprocess.Popen([sys.executable, "-m", "hostsim", "sweep", "s.toml", "--jobs", "2", "--no-progress", "--store", "x.duckdb"],
+                         cwd=tmp_path, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Wait for the pool: the forkserver, the resource tracker and two workers.
+    for _ in range(300):
+        family = _descendants(p.pid)
+        if len(family) >= 4:
+            break
+        time.sleep(0.1)
+    assert len(family) >= 4, family
+    p.kill()
+    p.wait()
+    for _ in range(300):
+        left = [q for q in family if _running(q)]
+        if not left:
+            break
+        time.sleep(0.1)
+    assert not left, f"still running after SIGKILL of the sweep: {left}"

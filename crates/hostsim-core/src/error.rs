@@ -47,6 +47,9 @@ pub enum Error {
     Field { field: String, message: String },
     #[error("{path}: {message}")]
     Io { path: String, message: String },
+    /// The run was asked to stop (`engine::cancel`), at this simulated time.
+    #[error("interrupted at {0} ps of simulated time")]
+    Interrupted(u64),
 }
 
 impl From<ConfigError> for Error {

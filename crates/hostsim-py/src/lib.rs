@@ -8,6 +8,11 @@
 //! `RuntimeError`, so none crosses into Python.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+use hostsim_core::engine::cancel;
 
 use hostsim_core::error::Error;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
@@ -21,11 +26,45 @@ fn to_py_err(e: Error) -> PyErr {
 }
 
 /// Runs one simulation. `config_json` is the resolved config; returns the
-/// result as a JSON string. Releases the GIL while the simulation runs.
+/// result as a JSON string. The simulation runs on a thread of its own,
+/// without the GIL, while this one looks for signals every 50 ms: on
+/// Ctrl-C (or any handler that raises) the run is told to stop
+/// (`engine::cancel`), is waited for (a few milliseconds) and the handler's
+/// exception (`KeyboardInterrupt`) is raised.
 #[pyfunction]
 fn simulate(py: Python<'_>, config_json: &str) -> PyResult<String> {
     let cfg = config_json.to_owned();
-    let outcome = py.allow_threads(move || catch_unwind(AssertUnwindSafe(|| hostsim_core::simulate_json(&cfg))));
+    let flag = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel();
+    let theirs = flag.clone();
+    let worker = std::thread::Builder::new()
+        .name("hostsim-run".into())
+        .stack_size(RUN_STACK_BYTES)
+        .spawn(move || {
+            let outcome = catch_unwind(AssertUnwindSafe(|| cancel::with_flag(theirs, || hostsim_core::simulate_json(&cfg))));
+            let _ = tx.send(outcome);
+        })
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start the simulation thread: {e}")))?;
+    let mut rx = rx;
+    let outcome = loop {
+        // The receiver goes to the GIL-free wait and comes back (it is Send, not Sync).
+        let (got, back) = py.allow_threads(move || (rx.recv_timeout(SIGNAL_POLL), rx));
+        rx = back;
+        match got {
+            Ok(outcome) => break outcome,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Err(signal) = py.check_signals() {
+                    flag.store(true, Ordering::Relaxed);
+                    let _ = py.allow_threads(|| worker.join());
+                    return Err(signal);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                break Err(Box::new("the simulation thread ended without a result") as Box<dyn std::any::Any + Send>)
+            }
+        }
+    };
+    let _ = py.allow_threads(|| worker.join());
     match outcome {
         Ok(Ok(json)) => Ok(json),
         Ok(Err(e)) => Err(to_py_err(e)),
@@ -39,6 +78,11 @@ fn simulate(py: Python<'_>, config_json: &str) -> PyResult<String> {
         }
     }
 }
+
+/// How often a running simulation's caller looks for signals.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+/// The simulation thread's stack: the main thread's usual 8 MiB, twice.
+const RUN_STACK_BYTES: usize = 16 << 20;
 
 /// Validates a resolved config without running it; raises `ValueError`.
 #[pyfunction]

@@ -4,6 +4,7 @@
 //! order (a PCIe direction, a DRAM channel). Nothing here knows about networking; `system/` wires the
 //! components and dispatches their events.
 
+pub mod cancel;
 pub mod modulo;
 pub mod queue;
 pub mod rng;

@@ -258,8 +258,16 @@ impl System {
             self.q.schedule(self.dut_window_start(), Event::DutWarmupEnd);
         }
         self.drain_host();
+        let mut until_look = crate::engine::cancel::EVERY;
         while let Some((now, ev)) = self.q.pop_until(self.limit) {
             self.dispatch(now, ev);
+            until_look -= 1;
+            if until_look == 0 {
+                until_look = crate::engine::cancel::EVERY;
+                if crate::engine::cancel::requested() {
+                    break;
+                }
+            }
         }
         if let Dut::Host(h) = &mut self.dut {
             h.finish_units();
@@ -699,6 +707,9 @@ pub(crate) fn run_detailed(cfg: &SimConfig, registry: &crate::apps::Registry, sa
     // A mark of its own only where the window it stands for starts earlier.
     sys.pre_mark_at = sample.filter(|&t| t < cfg.sim.warmup_ps);
     let end = sys.run();
+    if crate::engine::cancel::requested() {
+        return Err(crate::error::Error::Interrupted(sys.q.now()));
+    }
     if sys.pre_mark_at.is_none() {
         sys.pre_mark = sys.marks[0];
     }
