@@ -30,10 +30,14 @@ peer: setup
 	.venv/bin/pip install -q "ns3==3.44.post0"
 	.venv/bin/python bench/peers/compare.py
 
-# A million inputs per cargo-fuzz target (nightly and cargo-fuzz; see fuzz/README.md).
+# FUZZ_RUNS inputs per cargo-fuzz target (default a million); installs the
+# nightly toolchain and cargo-fuzz first if they are missing (fuzz/README.md).
+FUZZ_RUNS ?= 1000000
 fuzz:
+	rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 	cd fuzz && for t in wire pcap config; do \
-	    cargo +nightly fuzz run $$t -- -runs=1000000 -rss_limit_mb=2048 -timeout=10 || exit 1; done
+	    cargo +nightly fuzz run -O $$t -- -runs=$(FUZZ_RUNS) -rss_limit_mb=2048 -timeout=10 || exit 1; done
 
 # Standard host runs compared field by field with the recorded ones (a
 # refactor must change no result; see scripts/golden.py).

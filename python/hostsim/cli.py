@@ -212,6 +212,8 @@ def _sweep_parsers(sub: Any) -> None:
     q.add_argument("sql", metavar="SQL", help="e.g. \"SELECT sweep, idx, params, msb_pps FROM points ORDER BY idx\"")
     q.add_argument("--store", default=DEFAULT_STORE, metavar="PATH", help=store_help)
     out = q.add_mutually_exclusive_group()
+    q.add_argument("--limit", type=int, default=1000, metavar="N",
+                   help="print at most N rows (default 1000; 0: all, streamed); the count is of every row")
     out.add_argument("--csv", metavar="FILE", help="write the rows to a CSV file (with a header) instead")
     out.add_argument("--parquet", metavar="FILE", help="write the rows to a Parquet file instead")
     q.set_defaults(func=cmd_query)
@@ -393,20 +395,39 @@ def cmd_query(args: argparse.Namespace) -> int:
 
     from .store import Store
 
+    if args.limit < 0:
+        raise ConfigError.invalid("--limit", args.limit, "0 (every row) or more")
     with Store(args.store, read_only=True) as db:
         target, fmt = (args.csv, "csv") if args.csv else (args.parquet, "parquet")
         if target:
             print(f"wrote {db.export(args.sql, target, fmt)} rows to {target}")
             return 0
-        result = db.query(args.sql)
-    table = RichTable(box=box.SIMPLE_HEAD, show_edge=False)
-    for name in result.columns:
-        table.add_column(name, overflow="ellipsis", no_wrap=True, max_width=64)
-    for row in result.rows:
-        table.add_row(*("NULL" if v is None else str(v) for v in row))
-    _console().print(table)
-    print(f"{len(result.rows)} rows")
+        # Read and printed a block at a time: a huge result is never held whole.
+        columns, blocks = db.query_blocks(args.sql, block=QUERY_BLOCK)
+        shown = total = 0
+        for rows in blocks:
+            total += len(rows)
+            room = len(rows) if args.limit == 0 else max(0, min(len(rows), args.limit - shown))
+            if room:
+                table = RichTable(box=box.SIMPLE_HEAD, show_edge=False, show_header=shown == 0)
+                for name in columns:
+                    table.add_column(name, overflow="ellipsis", no_wrap=True, max_width=64)
+                for row in rows[:room]:
+                    table.add_row(*("NULL" if v is None else str(v) for v in row))
+                _console().print(table)
+                shown += room
+        if shown == 0 and columns:
+            table = RichTable(box=box.SIMPLE_HEAD, show_edge=False)
+            for name in columns:
+                table.add_column(name)
+            _console().print(table)
+    more = f" ({shown} shown: --limit N shows N, --limit 0 all, --csv FILE writes them)" if shown < total else ""
+    print(f"{total} rows{more}")
     return 0
+
+
+#: Rows ``hostsim query`` fetches and prints at a time.
+QUERY_BLOCK = 1000
 
 
 def cmd_report(args: argparse.Namespace) -> int:

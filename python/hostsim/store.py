@@ -38,7 +38,7 @@ import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from .units import ConfigError
 
@@ -218,6 +218,30 @@ class Store:
     def query(self, sql: str) -> Table:
         """Runs any SQL on the store and returns its columns and rows (JSON columns as text)."""
         return self._table(sql, [])
+
+    def query_blocks(self, sql: str, block: int = 1000) -> Tuple[List[str], Iterator[List[Tuple[Any, ...]]]]:
+        """Runs any SQL on the store; returns its columns and its rows in blocks
+        of at most ``block``, fetched as they are read (a large result is never
+        held whole)."""
+        statement = _strip_sql(sql)
+        if not statement:
+            raise ConfigError.invalid("query", sql, "one SQL statement, e.g. \"SELECT sweep, count(*) FROM points GROUP BY sweep\"")
+        cursor = self._run(statement, [])
+        columns = [d[0] for d in cursor.description] if cursor is not None and cursor.description else []
+
+        def blocks() -> Iterator[List[Tuple[Any, ...]]]:
+            import duckdb
+
+            while columns:
+                try:
+                    rows = cursor.fetchmany(block)
+                except duckdb.Error as e:
+                    raise ConfigError("query", f"{e} (in: {statement[:200]})") from None
+                if not rows:
+                    return
+                yield rows
+
+        return columns, blocks()
 
     def export(self, sql: str, path: Union[str, "os.PathLike[str]"], fmt: str) -> int:
         """Writes what ``sql`` returns to ``path`` as ``csv`` (with a header) or ``parquet``; returns the row count."""

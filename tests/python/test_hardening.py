@@ -164,3 +164,16 @@ def test_killing_a_sweep_leaves_no_process_behind(tmp_path):
             break
         time.sleep(0.1)
     assert not left, f"still running after SIGKILL of the sweep: {left}"
+
+
+def test_a_huge_query_result_is_streamed_and_counted(tmp_path):
+    # It fetched all 10^8 rows before printing (2.4 GB, a traceback under a limit).
+    (tmp_path / "s.toml").write_text(SWEEP)
+    assert hostsim("sweep", "s.toml", "--store", "a.duckdb", "--no-progress", cwd=tmp_path).returncode == 0
+    p = hostsim("query", "--store", "a.duckdb", "SELECT * FROM range(20000000)", cwd=tmp_path, limit=1 << 30)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.rstrip().endswith("20000000 rows (1000 shown: --limit N shows N, --limit 0 all, --csv FILE writes them)")
+    assert p.stdout.count("\n") < 1100
+    q = hostsim("query", "--store", "a.duckdb", "SELECT * FROM range(2500)", "--limit", "0", cwd=tmp_path)
+    assert q.stdout.rstrip().endswith("2500 rows") and " 2499 " in q.stdout
+    assert "--limit" in hostsim("query", "--store", "a.duckdb", "SELECT 1", "--limit", "-1", cwd=tmp_path).stderr

@@ -3,8 +3,6 @@
 //! targets in `fuzz/` call them (nightly, libFuzzer), and so does the smoke
 //! test `tests/fuzz_smoke.rs` (stable, bounded, in CI).
 
-use std::path::Path;
-
 use crate::config::SimConfig;
 use crate::loadgen::config::{LoadgenConfig, TraceConfig};
 use crate::loadgen::trace::Trace;
@@ -51,15 +49,10 @@ pub fn wire(data: &[u8]) {
 /// The pcap/pcapng reader with every option of the trace loader: the last
 /// byte chooses the options (bit 0 pad runts, 1 rewrite IP, 2 fix checksums,
 /// 3 tag, 4 keep only UDP port 9, 5 oversize frames are an error, 6 a
-/// 64 B largest frame); the bytes before it are the file, written to
-/// `scratch` (a path).
-pub fn pcap(data: &[u8], scratch: &Path) {
+/// 64 B largest frame); the bytes before it are the file, read from memory.
+pub fn pcap(data: &[u8]) {
     let Some((&flags, file)) = data.split_last() else { return };
-    if std::fs::write(scratch, file).is_err() {
-        return;
-    }
-    let Some(path) = scratch.to_str() else { return };
-    let mut cfg = TraceConfig::new(path);
+    let mut cfg = TraceConfig::new("fuzz.pcap");
     let bit = |i: u8| flags >> i & 1 == 1;
     cfg.pad_runts = bit(0);
     cfg.rewrite_ip = bit(1);
@@ -72,7 +65,7 @@ pub fn pcap(data: &[u8], scratch: &Path) {
     if bit(6) {
         cfg.max_frame_bytes = 64;
     }
-    let Ok(trace) = Trace::load(&cfg, &LoadgenConfig::default()) else { return };
+    let Ok(trace) = Trace::load_from(std::io::Cursor::new(file), &cfg, &LoadgenConfig::default()) else { return };
     // Every frame written out as the generator sends it.
     let mut buf = Vec::new();
     for i in 0..trace.len() {

@@ -57,6 +57,11 @@ impl Timeline {
         gap < self.min_gap.max(1)
     }
 
+    /// Busy time booked after `t` (the parts of periods that end later).
+    pub fn busy_after(&self, t: Ps) -> Ps {
+        self.busy[self.head..].iter().filter(|&&(_, end)| end > t).map(|&(start, end)| end - start.max(t)).sum()
+    }
+
     /// Tells the timeline the caller's current time; forgets old busy periods.
     #[inline]
     pub fn advance(&mut self, now: Ps) {
@@ -174,6 +179,15 @@ impl Timeline {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn busy_after_counts_only_what_lies_past_the_time() {
+        let mut t = Timeline::new();
+        t.book(0, 100);
+        t.book(300, 100);
+        assert_eq!((t.busy_after(0), t.busy_after(50), t.busy_after(350), t.busy_after(400)), (200, 150, 50, 0));
+    }
+
     use super::*;
 
     #[test]

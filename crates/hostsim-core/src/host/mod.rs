@@ -464,6 +464,13 @@ impl Host {
         }
     }
 
+    /// The run ended at `end`: I/O-path work booked after it leaves the busy times.
+    pub fn clip_io_at(&mut self, end: Ps) {
+        for dev in &mut self.nic.devs {
+            dev.io.clip_busy_at(end);
+        }
+    }
+
     /// Entries of the application's tables (`App::table_entries`).
     pub fn table_entries(&self) -> u64 {
         self.app.table_entries()

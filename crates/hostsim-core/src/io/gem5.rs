@@ -84,6 +84,13 @@ pub struct Gem5Io {
 }
 
 impl Gem5Io {
+    /// Leaves out of every layer's busy time what was booked after the run's `end`.
+    pub fn clip_busy_at(&mut self, end: Ps) {
+        for l in [&mut self.up, &mut self.down, &mut self.pio, &mut self.pio_resp] {
+            l.clip_busy_at(end);
+        }
+    }
+
     pub fn new(cfg: &IoConfig) -> Result<Self> {
         cfg.validate()?;
         let cycle = cfg.cycle_ps();

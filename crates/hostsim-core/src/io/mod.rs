@@ -160,6 +160,14 @@ impl IoPath {
     }
 
     /// Counters as JSON; `window_ps` is the measured time utilisations refer to.
+    /// Busy time booked after the run's `end` is left out (`PcieLink::clip_busy_at`).
+    pub fn clip_busy_at(&mut self, end: Ps) {
+        match self {
+            IoPath::Pcie(l) => l.clip_busy_at(end),
+            IoPath::Gem5(g) => g.clip_busy_at(end),
+        }
+    }
+
     pub fn result_json(&self, window_ps: Ps) -> Value {
         match self {
             IoPath::Pcie(l) => l.result_json(window_ps),

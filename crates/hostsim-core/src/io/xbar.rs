@@ -50,6 +50,11 @@ pub struct Layer {
 }
 
 impl Layer {
+    /// Leaves out of the busy time what was booked after the run's `end`.
+    pub fn clip_busy_at(&mut self, end: Ps) {
+        self.stats.busy_ps = self.stats.busy_ps.saturating_sub(self.line.busy_after(end));
+    }
+
     pub fn new(cycle: Ps, width_bytes: u32) -> Self {
         Layer { line: Timeline::new(), cycle, width: width_bytes.max(1), stats: LayerStats { first_ps: Ps::MAX, ..Default::default() } }
     }

@@ -118,7 +118,14 @@ impl Trace {
     /// Reads `cfg.path`; `lg` supplies the addresses frames are rewritten to.
     pub fn load(cfg: &TraceConfig, lg: &LoadgenConfig) -> Result<Trace> {
         let path = cfg.path.as_str();
-        let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        Self::load_from(file, cfg, lg)
+    }
+
+    /// [`Trace::load`] from any reader, named `cfg.path` in errors (the
+    /// fuzz target hands it bytes in memory).
+    pub fn load_from<R: Read + Seek>(mut file: R, cfg: &TraceConfig, lg: &LoadgenConfig) -> Result<Trace> {
+        let path = cfg.path.as_str();
         let mut magic = [0u8; 4];
         let n = read_up_to(&mut file, &mut magic).map_err(|e| Error::io(path, e))?;
         file.seek(SeekFrom::Start(0)).map_err(|e| Error::io(path, e))?;
@@ -151,7 +158,7 @@ impl Trace {
         Ok(trace)
     }
 
-    fn read_pcap(&mut self, file: File, prep: &mut Prepare<'_>) -> Result<()> {
+    fn read_pcap<R: Read>(&mut self, file: R, prep: &mut Prepare<'_>) -> Result<()> {
         let mut reader = PcapReader::new(file).map_err(|e| self.parse_error(e, "pcap header"))?;
         let header = reader.header();
         // libpcap reads version 2.x (2.4 since 1998) and refuses others.
@@ -188,7 +195,7 @@ impl Trace {
         Ok(())
     }
 
-    fn read_pcapng(&mut self, file: File, prep: &mut Prepare<'_>) -> Result<()> {
+    fn read_pcapng<R: Read>(&mut self, file: R, prep: &mut Prepare<'_>) -> Result<()> {
         let mut reader = PcapNgReader::new(file).map_err(|e| self.parse_error(e, "pcapng section header"))?;
         // (link type, if_tsresol, snap length) of each interface of the current section.
         let mut ifaces: Vec<(DataLink, u8, u32)> = Vec::new();
@@ -370,7 +377,7 @@ impl Trace {
 }
 
 /// Reads as many of `buf.len()` bytes as the file has.
-fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+fn read_up_to<R: Read>(file: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
         match file.read(&mut buf[n..])? {

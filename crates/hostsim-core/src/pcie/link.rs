@@ -243,6 +243,15 @@ impl PcieLink {
         end
     }
 
+    /// The run ended at `end`: serialisation booked after it (transfers
+    /// queued on a saturated link) was not done within the run and leaves
+    /// the busy time, so no utilisation passes 1.
+    pub fn clip_busy_at(&mut self, end: Ps) {
+        for d in [&mut self.up, &mut self.down] {
+            d.stats.busy_ps = d.stats.busy_ps.saturating_sub(d.wire.busy_after(end));
+        }
+    }
+
     fn advance(&mut self, now: Ps) {
         self.up.wire.advance(now);
         self.down.wire.advance(now);

@@ -269,14 +269,16 @@ impl System {
                 }
             }
         }
+        let end = self.q.now().max(self.last_arrival).max(self.cfg.sim.duration_ps);
         if let Dut::Host(h) = &mut self.dut {
             h.finish_units();
+            h.clip_io_at(end);
         }
         self.in_flight = self.pool.in_flight(self.gens.len());
         for (g, n) in self.gens.iter_mut().zip(&self.in_flight) {
             g.lg.set_in_flight(n[Ledger::MEASURED_ROW]);
         }
-        self.q.now().max(self.last_arrival).max(self.cfg.sim.duration_ps)
+        end
     }
 
     /// What became of every frame the generators sent (`accounting` in the
