@@ -116,22 +116,3 @@ fn header_settings_beside_the_client_are_said_to_be_ignored() {
     let w = said(&run(&c).unwrap()).expect("a warning");
     assert!(w.starts_with("loadgen.protocol, loadgen.dst_port, loadgen.tag_offset ignored: the memcached client"), "{w}");
 }
-
-/// The client's line rate is that of the frames it sent (its sets of the
-/// populate phase are larger than the estimate of the mean): at 100 % of
-/// the link the offered rate is the line rate at most, never above it
-/// (it sat below the offered rate when taken from the estimate).
-#[test]
-fn the_line_rate_is_that_of_the_frames_sent() {
-    let mut c = cfg(20_000, 1e6);
-    c.loadgen.rate = Rate { unit: RateUnit::Percent, value: 100.0 };
-    c.sim.duration_ps = 200 * US;
-    let r = run(&c).unwrap();
-    let lg = &r["loadgen"];
-    let f = |k: &str| lg[k].as_f64().unwrap_or_else(|| panic!("{k}: {lg}"));
-    let mean = f("tx_bytes") / f("tx_packets");
-    assert!((f("mean_frame_bytes") - mean).abs() < 1e-9, "{} vs {mean}", f("mean_frame_bytes"));
-    assert!(f("offered_bps") <= f("line_rate_bps") * (1.0 + 1e-9), "offered {} above line {}", f("offered_bps"), f("line_rate_bps"));
-    let link = f("link_rate_bps");
-    assert!((f("line_rate_pps") - link / ((mean + 20.0) * 8.0)).abs() < 1e-3);
-}

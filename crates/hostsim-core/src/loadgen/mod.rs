@@ -619,31 +619,16 @@ impl Loadgen {
     }
 
     /// The measured results (the `loadgen` object of the JSON result).
-    /// The mean frame size the line rate is reported for, and that line
-    /// rate (frames/s): the configured sizes' mean, or, for the memcached
-    /// client, whose requests' sizes are known only as they are built (the
-    /// populate phase's sets, the key and value draws), the mean of the
-    /// frames it sent in the window.
-    fn reported_line_rate(&self) -> (f64, f64) {
-        let m = &self.measure;
-        if self.mc.is_some() && m.tx_packets > 0 {
-            let mean = m.tx_bytes as f64 / m.tx_packets as f64;
-            return (mean, self.link_bps as f64 / ((mean + crate::link::WIRE_OVERHEAD_BYTES as f64) * 8.0));
-        }
-        (self.mean_bytes, self.rate.line_rate_pps)
-    }
-
     pub fn result_json(&self) -> Value {
         let m = &self.measure;
         let w = self.window_s();
         let mut v = m.counts_json(w);
-        let (mean_bytes, line_pps) = self.reported_line_rate();
         for (k, x) in [
             ("requested_pps", json!(self.rate.requested_pps)),
-            ("line_rate_pps", json!(line_pps)),
-            ("line_rate_bps", json!(line_pps * mean_bytes * 8.0)),
+            ("line_rate_pps", json!(self.rate.line_rate_pps)),
+            ("line_rate_bps", json!(self.rate.line_rate_pps * self.mean_bytes * 8.0)),
             ("link_rate_bps", json!(self.link_bps)),
-            ("mean_frame_bytes", json!(mean_bytes)),
+            ("mean_frame_bytes", json!(self.mean_bytes)),
             ("max_frame_bytes", json!(self.max_frame_bytes())),
             ("rate_capped", json!(self.rate.capped)),
             ("measured_window_ps", json!(self.window_ps())),
@@ -733,10 +718,10 @@ fn aggregate_json(ports: &[(&Loadgen, bool, u64)]) -> Value {
     let mut v = m.counts_json(w);
     for (k, x) in [
         ("requested_pps", json!(sum(&|g| g.rate.requested_pps))),
-        ("line_rate_pps", json!(sum(&|g| g.reported_line_rate().1))),
-        ("line_rate_bps", json!(sum(&|g| { let (b, p) = g.reported_line_rate(); p * b * 8.0 }))),
+        ("line_rate_pps", json!(sum(&|g| g.rate.line_rate_pps))),
+        ("line_rate_bps", json!(sum(&|g| g.rate.line_rate_pps * g.mean_bytes * 8.0))),
         ("link_rate_bps", json!(first.link_bps)),
-        ("mean_frame_bytes", json!(first.reported_line_rate().0)),
+        ("mean_frame_bytes", json!(first.mean_bytes)),
         ("max_frame_bytes", json!(ports.iter().map(|p| p.0.max_frame_bytes()).max())),
         ("rate_capped", json!(sending.iter().any(|g| g.rate.capped))),
         ("measured_window_ps", json!(window_ps)),
@@ -799,7 +784,7 @@ impl HasStats for Loadgen {
         let w = self.window_s();
         s.add("offered_bps", m.tx_bytes as f64 * 8.0 / w, "Bit/Second", "Offered load, frame bits");
         s.add("achieved_bps", m.rx_bytes as f64 * 8.0 / w, "Bit/Second", "Returned load, frame bits");
-        s.add("line_rate_pps", self.reported_line_rate().1, "Count/Second", "Line rate for the mean frame size");
+        s.add("line_rate_pps", self.rate.line_rate_pps, "Count/Second", "Line rate for the mean frame size");
         if let Some(mc) = &self.mc {
             let c = &mc.counters;
             for (k, n, desc) in [
