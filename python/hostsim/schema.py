@@ -1419,6 +1419,35 @@ class PortTopology(RootModel[Literal["paired", "chained", "loop"]]):
     ]
 
 
+class PrefetchConfig(BaseModel):
+    """
+    The L2's hardware prefetcher.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    degree: Annotated[
+        int,
+        Field(
+            description="How many strides ahead of an access the prefetcher fetches (gem5's\n`degree`); 0: no prefetcher. At most 64.",
+            ge=0,
+            le=4294967295,
+        ),
+    ] = 0
+    per_access: Annotated[
+        int,
+        Field(
+            description="New prefetches one access may issue at most; 0: `degree`.",
+            ge=0,
+            le=4294967295,
+        ),
+    ] = 0
+    streams: Annotated[
+        int, Field(description="Pages tracked at once, 1 to 64.", ge=0, le=4294967295)
+    ] = 16
+
+
 class ProcPer(RootModel[Literal["burst", "packet"]]):
     root: Annotated[
         Literal["burst", "packet"],
@@ -2156,6 +2185,14 @@ class CoreConfig(BaseModel):
             le=4294967295,
         ),
     ]
+    mmio_write_ps: Annotated[
+        int,
+        Field(
+            description="Time the core stalls on an uncached store to a device register (an\nMMIO doorbell: the tail pointer of a ring), picoseconds; 0: not\ncharged. It does not scale with the clock.",
+            ge=0,
+            le=18446744073709551615,
+        ),
+    ] = 0
     out_of_order: Annotated[
         bool,
         Field(
@@ -3040,6 +3077,13 @@ class MemConfig(BaseModel):
         Field(description="The instruction cache (per core).", validate_default=True),
     ] = {"size_bytes": 0}
     l2: CacheConfig
+    l2_prefetch: Annotated[
+        PrefetchConfig,
+        Field(
+            description="Each core's L2 stride prefetcher (`mem/prefetch.rs`); off if absent.",
+            validate_default=True,
+        ),
+    ] = {"degree": 0, "per_access": 0, "streams": 16}
     llc: LlcConfig
     transfer_cycles: Annotated[
         int,
@@ -3433,4 +3477,4 @@ class SimConfig(BaseModel):
 
 #: The fingerprint of the core schema these models were generated from
 #: (``hostsim.runner.schema_fingerprint``).
-CORE_SCHEMA_FINGERPRINT = "1474c14292059a1d"
+CORE_SCHEMA_FINGERPRINT = "cb5d09f6fdbbb480"

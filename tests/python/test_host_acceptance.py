@@ -148,9 +148,13 @@ def _best_trial(m: hostsim.MsbResult) -> Dict[str, Any]:
 
 def test_dca_off_lowers_testpmd_msb_where_the_core_binds():
     """At 512 B the core binds: without DCA it reads descriptors and
-    headers from DRAM, and the MSB falls."""
+    headers from DRAM, and the MSB falls. The L2 prefetcher fetches the
+    descriptor ring ahead from DRAM and so hides part of the loss (93.2,
+    84.2 and, without the prefetcher, 67.7 Gb/s at stop 65)."""
     on, off = msb("testpmd", 512), msb("testpmd", 512, **NO_DCA)
-    assert off.msb.bps < 0.9 * on.msb.bps, (on.msb.bps / 1e9, off.msb.bps / 1e9)
+    assert off.msb.bps < 0.95 * on.msb.bps, (on.msb.bps / 1e9, off.msb.bps / 1e9)
+    bare = msb("testpmd", 512, mem={"llc": {"dca": {"enabled": False}}, "l2_prefetch": {"degree": 0}})
+    assert bare.msb.bps < 0.95 * off.msb.bps, (off.msb.bps / 1e9, bare.msb.bps / 1e9)
 
 
 def test_dca_off_lowers_testpmd_msb_where_dram_binds():

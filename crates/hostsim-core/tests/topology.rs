@@ -213,7 +213,7 @@ fn impossible_maps_are_errors_naming_the_field_and_the_range() {
 #[test]
 fn a_pipeline_hands_bursts_to_workers_over_rings() {
     let rtc = {
-        let mut c = cfg("altra", "testpmd", 64, 60.0);
+        let mut c = cfg("altra", "testpmd", 64, 90.0);
         host(&mut c).nic.rx_fifo_bytes = 64 * 1024;
         c.loadgen.flows = 64;
         c.sim.duration_ps = 3 * MS;

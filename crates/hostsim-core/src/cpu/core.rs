@@ -16,7 +16,13 @@
 //! stall   = Σ over miss windows W of max_{i∈W} latency_i
 //! ```
 //!
-//! L1D hits cost nothing beyond the CPI. Load misses (any access the memory
+//! L1D hits cost nothing beyond the CPI, except to a load that depends on
+//! them: a dependent load ([`Access::dependent`]) issues no earlier than
+//! the last load before it in the unit has its data (that load's issue time
+//! plus its latency; an L1D hit's is the L1D's load-to-use latency), so a
+//! pointer chase through the L1D costs the L1D's latency per load, as
+//! lmbench's `lat_mem_rd` measures it (the wait is `dependent_wait_ps`).
+//! Load misses (any access the memory
 //! system reports as not an L1 hit) are grouped greedily, in program order,
 //! into windows that overlap completely: a load miss joins the open window if
 //! the window holds fewer than `M` misses and the miss lies fewer than `R`
@@ -114,6 +120,9 @@ struct Walk {
     win_n: u32,
     win_first: u64,
     win_max: Ps,
+    /// When the last load's data is there (its issue plus its latency; 0
+    /// for a load whose latency the memory's read queue decides).
+    ready: Ps,
 }
 
 /// A unit stopped before an access whose issue time lay past the horizon.
@@ -159,6 +168,8 @@ pub struct Core {
     sb_full: u64,
     sb_full_ps: Ps,
     fetch_stall_ps: Ps,
+    dependent_wait_ps: Ps,
+    mmio_writes: u64,
     pending: Option<Pending>,
     /// A pending unit's buffer of accesses, kept for the next one.
     spare: Vec<Access>,
@@ -206,6 +217,8 @@ impl Core {
             sb_full: 0,
             sb_full_ps: 0,
             fetch_stall_ps: 0,
+            dependent_wait_ps: 0,
+            mmio_writes: 0,
             pending: None,
             spare: Vec::new(),
             suspended_units: 0,
@@ -387,7 +400,7 @@ impl Core {
     /// index and issue time, the walk kept as it stands before it.
     #[inline]
     fn walk<M: MemPort, const HORIZON: bool>(&mut self, start: Ps, w: &mut Walk, accesses: &[Access], mem: &mut M, horizon: Ps) -> Option<(usize, Ps)> {
-        let Walk { mut stall, mut win_n, mut win_first, mut win_max } = *w;
+        let Walk { mut stall, mut win_n, mut win_first, mut win_max, mut ready } = *w;
         // Before the open window's slowest miss is needed: its reads still
         // in the memory's read queue must have been served, or the walk
         // stops here until the memory's next pick (an access made already
@@ -396,7 +409,7 @@ impl Core {
             ($at:expr) => {
                 if HORIZON && !self.waiting.is_empty() && !self.settle(mem, &mut win_max, horizon == Ps::MAX) {
                     self.memory_waits += 1;
-                    *w = Walk { stall, win_n, win_first, win_max };
+                    *w = Walk { stall, win_n, win_first, win_max, ready };
                     return Some(($at, Ps::MAX));
                 }
             };
@@ -416,10 +429,11 @@ impl Core {
                 }
                 let t = start + stall + self.issue_offset_ps(a.at_instr);
                 if HORIZON && t > horizon {
-                    *w = Walk { stall, win_n, win_first, win_max };
+                    *w = Walk { stall, win_n, win_first, win_max, ready };
                     return Some((accesses.len() - it.len() - 1, t));
                 }
                 let cost = mem.access(self.id, a.addr, true, t);
+                ready = t + cost.latency_ps;
                 if !cost.l1_hit {
                     self.store_misses += 1;
                     stall += cost.latency_ps;
@@ -434,9 +448,15 @@ impl Core {
                 win_n = 0;
                 win_max = 0;
             }
-            let t = start + stall + self.issue_offset_ps(a.at_instr);
+            let mut t = start + stall + self.issue_offset_ps(a.at_instr);
+            if a.dependent && ready > t {
+                // Its address is the last load's data: it issues once that is there.
+                self.dependent_wait_ps += ready - t;
+                stall += ready - t;
+                t = ready;
+            }
             if HORIZON && t > horizon {
-                *w = Walk { stall, win_n, win_first, win_max };
+                *w = Walk { stall, win_n, win_first, win_max, ready };
                 return Some((accesses.len() - it.len() - 1, t));
             }
             if HORIZON && a.write && self.sb_oldest() > t {
@@ -465,6 +485,7 @@ impl Core {
                 self.sb_push(t, if cost.l1_hit { None } else { Some((cost.latency_ps, cost.queued_ps)) });
                 continue;
             }
+            ready = if ticket.is_some() { 0 } else { t + cost.latency_ps };
             if cost.l1_hit {
                 continue;
             }
@@ -483,7 +504,7 @@ impl Core {
             stall += win_max;
             self.miss_windows += 1;
         }
-        *w = Walk { stall, win_n: 0, win_first, win_max: 0 };
+        *w = Walk { stall, win_n: 0, win_first, win_max: 0, ready };
         None
     }
 
@@ -556,6 +577,22 @@ impl Core {
         self.run(Category::Idle, instructions, &read, mem)
     }
 
+    /// An uncached store to a device register (a doorbell): the core
+    /// stalls `mmio_write_ps`, charged to `category`; returns when the
+    /// write leaves the core.
+    pub fn mmio_write(&mut self, category: Category) -> Ps {
+        let d = self.cfg.mmio_write_ps;
+        self.mmio_writes += 1;
+        self.account.charge(category, d, 0);
+        self.now += d;
+        self.now
+    }
+
+    /// Waits (idle) until the store buffer has drained (a fence).
+    pub fn drain_stores(&mut self) -> Ps {
+        self.idle_until(self.sb_last)
+    }
+
     /// Waits (idle) until `t`; nothing happens if the core is already past it.
     /// Charged to [`Category::Idle`]. Returns the new time.
     pub fn idle_until(&mut self, t: Ps) -> Ps {
@@ -596,6 +633,8 @@ impl Core {
             "store_buffer_full": self.sb_full,
             "store_buffer_full_ps": self.sb_full_ps,
             "fetch_stall_ps": self.fetch_stall_ps,
+            "dependent_wait_ps": self.dependent_wait_ps,
+            "mmio_writes": self.mmio_writes,
             "suspended_units": self.suspended_units,
             "suspensions": self.suspensions,
             "memory_waits": self.memory_waits,
@@ -614,6 +653,8 @@ impl HasStats for Core {
         s.count("store_buffer_full", self.sb_full, "Stores that found the store buffer full");
         s.add("store_buffer_full_ps", self.sb_full_ps as f64, "Picosecond", "Time stalled on a full store buffer");
         s.add("fetch_stall_ps", self.fetch_stall_ps as f64, "Picosecond", "Time the front end stalled on instruction (L1I) misses");
+        s.count("mmio_writes", self.mmio_writes, "Uncached stores to device registers (doorbells), each stalling cpu.mmio_write_ps");
+        s.add("dependent_wait_ps", self.dependent_wait_ps as f64, "Picosecond", "Time dependent loads waited for the data of the load before them (its L1 load-to-use latency)");
         s.count("suspended_units", self.suspended_units, "Work units that stopped at a horizon (sim.core_horizon)");
         s.count("suspensions", self.suspensions, "Stops of work units at a horizon (sim.core_horizon)");
         s.count("memory_waits", self.memory_waits, "Stops of work units to wait for loads queued at the DRAM controller (sim.core_horizon)");
@@ -629,6 +670,8 @@ impl HasStats for Core {
         self.sb_full = 0;
         self.sb_full_ps = 0;
         self.fetch_stall_ps = 0;
+        self.dependent_wait_ps = 0;
+        self.mmio_writes = 0;
         self.suspended_units = 0;
         self.suspensions = 0;
         self.memory_waits = 0;

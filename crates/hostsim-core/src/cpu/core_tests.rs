@@ -21,6 +21,7 @@ fn simple(out_of_order: bool, rob_entries: u32, l1d_mshrs: u32) -> CoreConfig {
         // gem5 Minor's store buffer and drain, at the same CPI as the out-of-order core.
         inorder: InOrderConfig { base_cpi: 1.0, ..Default::default() },
         cores: 1,
+        mmio_write_ps: 0,
     }
 }
 
@@ -126,6 +127,44 @@ fn a_dependent_load_waits_for_the_misses_before_it() {
     let mut w = Work::new(Category::App);
     w.read(MISS_BASE).read_after(MISS_BASE + 64);
     assert_eq!(stall_of(&simple(false, 128, 6), &w), 2 * LAT_PS);
+}
+
+/// Every access hits the L1D, whose load-to-use latency is `0`.
+struct L1Latency(Ps);
+
+impl MemPort for L1Latency {
+    fn access(&mut self, _core: usize, _addr: u64, _write: bool, _now: Ps) -> AccessCost {
+        AccessCost { latency_ps: self.0, l1_hit: true, queued_ps: 0 }
+    }
+}
+
+#[test]
+fn a_chase_through_the_l1d_costs_its_load_to_use_latency_per_load() {
+    // 1 instruction (1 ns) per load, a 4 ns L1D: dependent loads wait
+    // 3 ns each for the one before (the first waits for nothing).
+    let mut w = Work::new(Category::App);
+    for i in 0..10 {
+        w.instr(1).read_after(i * 64);
+    }
+    let mut core = Core::new(0, &simple(true, 128, 6)).unwrap();
+    assert_eq!(core.exec(&w, &mut L1Latency(4 * PS_PER_NS)), (1 + 9 * 4) * PS_PER_NS);
+    assert_eq!(core.dependent_wait_ps, 9 * 3 * PS_PER_NS);
+    // Independent loads, or enough work between them, hide it.
+    let mut w = Work::new(Category::App);
+    for i in 0..10 {
+        w.instr(1).read(i * 64);
+    }
+    assert_eq!(stall_of_on(&w, &mut L1Latency(4 * PS_PER_NS)), 0);
+    let mut w = Work::new(Category::App);
+    for i in 0..10 {
+        w.instr(4).read_after(i * 64);
+    }
+    assert_eq!(stall_of_on(&w, &mut L1Latency(4 * PS_PER_NS)), 0);
+}
+
+fn stall_of_on<M: MemPort>(w: &Work, mem: &mut M) -> Ps {
+    let mut core = Core::new(0, &simple(true, 128, 6)).unwrap();
+    core.exec(w, mem) - w.instructions() * PS_PER_NS
 }
 
 #[test]
@@ -599,5 +638,19 @@ fn a_unit_whose_loads_wait_in_a_queue_stops_until_the_memory_serves_them_and_run
             assert!(core.resume(&mut m, Ps::MAX));
         }
         assert_eq!((core.now(), &m.inner.log), (end, &mem.log));
+    }
+}
+
+#[test]
+fn a_doorbell_store_stalls_its_time_whatever_the_clock() {
+    for freq_hz in [1_000_000_000, 3_000_000_000] {
+        let cfg = CoreConfig { freq_hz, mmio_write_ps: 14_000, ..simple(true, 128, 6) };
+        let mut core = Core::new(0, &cfg).unwrap();
+        core.exec_cycles(Category::Tx, 3);
+        let before = core.now();
+        assert_eq!(core.mmio_write(Category::Tx), before + 14_000);
+        let cycles = core.account().result_json()["cycles"]["tx"].as_f64().unwrap();
+        assert!((cycles - (3.0 + 14e-9 * freq_hz as f64)).abs() < 1e-6, "{cycles}");
+        assert_eq!(core.result_json()["mmio_writes"].as_u64(), Some(1));
     }
 }

@@ -41,6 +41,8 @@ pub mod flag {
     pub const DEV_UNREAD: u8 = 8;
     /// LLC, with `DEV_DIRTY`: the device was the copy engine, not a NIC.
     pub const ENGINE: u8 = 16;
+    /// L2: brought in by the prefetcher and not yet asked for by the core.
+    pub const PREFETCHED: u8 = 32;
 }
 
 const EMPTY: u64 = u64::MAX;

@@ -13,6 +13,7 @@ use crate::error::{ConfigError, Result};
 
 use super::cache::LINE_BYTES;
 use super::ddr::{AddressMap, DdrTiming, DramModel};
+use super::prefetch::PrefetchConfig;
 
 /// A private cache (L1D or L2).
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
@@ -284,6 +285,9 @@ pub struct MemConfig {
     /// Latency of a load or store whose line must come from (or be taken
     /// away from) another core's private cache (core cycles).
     pub transfer_cycles: u32,
+    /// Each core's L2 stride prefetcher (`mem/prefetch.rs`); off if absent.
+    #[serde(default)]
+    pub l2_prefetch: PrefetchConfig,
 }
 
 const KIB: u64 = 1024;
@@ -338,6 +342,12 @@ impl MemConfig {
             // 3 GHz, within params §5's 40–100 ns and the 45–50 ns recalled for
             // Altra [R].
             transfer_cycles: 150,
+            // estimate: the Neoverse N1 has L1D and L2 data prefetchers (Arm
+            // Neoverse N1 TRM) whose depth Arm does not publish; gem5's
+            // O3_ARM_v7a_L2 StridePrefetcher (degree 8, prefetch on access,
+            // docs/reference/gem5-cores.md [V]) stands in, which is also the
+            // studies' gem5 L2 (altra-gem5 shares this memory system).
+            l2_prefetch: PrefetchConfig { degree: 8, per_access: 0, streams: 16 },
         }
     }
 
@@ -387,6 +397,10 @@ impl MemConfig {
             // (Raspberry Pi 4; docs/reference/ports-queues-cores.md §3) [V, a
             // sister chip]: 85 ns is 170 cycles at 2 GHz.
             transfer_cycles: 170,
+            // gem5's classic L2Cache has no prefetcher unless one is given
+            // (docs/reference/gem5-cores.md "Classic cache" [V]); the
+            // kernel-bypass study's scripts were not seen to give one.
+            l2_prefetch: PrefetchConfig::default(),
         }
     }
 
@@ -437,6 +451,11 @@ impl MemConfig {
             // 27–37 ns, 90–120 cycles (docs/reference/ports-queues-cores.md §3)
             // [V, a sister chip].
             transfer_cycles: 75,
+            // Intel 64 and IA-32 Optimization Reference Manual §2.3.5.4 (Sandy
+            // Bridge's L2 streamer, kept to Cascade Lake) [R]: up to 32 streams,
+            // one per 4 KiB page, two prefetches per L2 lookup, up to 20 lines
+            // ahead of the demand, never across the page.
+            l2_prefetch: PrefetchConfig { degree: 20, per_access: 2, streams: 32 },
         }
     }
 
@@ -485,6 +504,11 @@ impl MemConfig {
             // Cascade Lake, the same mesh (docs/reference/ports-queues-cores.md
             // §3) [V, a sister chip]: about 145 cycles at 3.1 GHz.
             transfer_cycles: 145,
+            // Intel 64 and IA-32 Optimization Reference Manual §2.3.5.4 (Sandy
+            // Bridge's L2 streamer, kept to Cascade Lake) [R]: up to 32 streams,
+            // one per 4 KiB page, two prefetches per L2 lookup, up to 20 lines
+            // ahead of the demand, never across the page.
+            l2_prefetch: PrefetchConfig { degree: 20, per_access: 2, streams: 32 },
         }
     }
 
@@ -542,6 +566,11 @@ impl MemConfig {
             // 16-core Xeon Gold 6242, Cascade Lake (docs/reference/
             // ports-queues-cores.md §3) [V, a sister chip]: 139 cycles at 2.9 GHz.
             transfer_cycles: 139,
+            // Intel 64 and IA-32 Optimization Reference Manual §2.3.5.4 (Sandy
+            // Bridge's L2 streamer, kept to Cascade Lake) [R]: up to 32 streams,
+            // one per 4 KiB page, two prefetches per L2 lookup, up to 20 lines
+            // ahead of the demand, never across the page.
+            l2_prefetch: PrefetchConfig { degree: 20, per_access: 2, streams: 32 },
         }
     }
 
@@ -555,6 +584,7 @@ impl MemConfig {
         check_cache("mem.l2", self.l2.size_bytes, self.l2.ways)?;
         check(self.l2.latency_cycles >= 1, "mem.l2.latency_cycles", self.l2.latency_cycles, ">= 1")?;
         check(self.l2.mshrs >= 1, "mem.l2.mshrs", self.l2.mshrs, ">= 1")?;
+        self.l2_prefetch.validate()?;
         let llc = &self.llc;
         check_geometry("mem.llc", llc.size_bytes, llc.ways, false)?;
         check(llc.latency_cycles >= 1, "mem.llc.latency_cycles", llc.latency_cycles, ">= 1")?;

@@ -24,7 +24,9 @@
 //! totals of the level that served the access; the core timing model decides
 //! how misses overlap (SPEC §2.7).
 //!
-//! Simplified: no MSHR or bandwidth limits between levels, no prefetchers,
+//! Each core's L2 may have a stride prefetcher (`prefetch.rs`).
+//!
+//! Simplified: no MSHR or bandwidth limits between levels, no L1D prefetcher,
 //! no L1I, a snoop visits every other core the snoop filter (`filter.rs`)
 //! cannot rule out rather than asking a directory, partial
 //! writes are whole-line writes. Read first: Sorin, Hill & Wood, *A Primer on
@@ -39,6 +41,7 @@ use super::config::{CleanVictims, CoreRead, Inclusion, MemConfig};
 use super::dram::{Agent, Dram, Read};
 use super::read_queue::Ticket;
 use super::filter::SnoopFilter;
+use super::prefetch::Prefetcher;
 
 /// The level that served an access.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +112,15 @@ pub struct MemCounters {
     pub partial_writes: u64,
     /// Partial device writes whose line had to be read from DRAM first.
     pub partial_write_reads: u64,
+    /// Lines the L2 prefetchers fetched (`prefetch.rs`); of them, those a
+    /// demand access found (on their way or arrived), those a demand
+    /// found still on their way, and those evicted unused; and prefetches
+    /// not issued because every L2 miss register was busy.
+    pub l2_prefetches: u64,
+    pub l2_prefetch_hits: u64,
+    pub l2_prefetch_late: u64,
+    pub l2_prefetch_unused: u64,
+    pub l2_prefetch_dropped: u64,
     /// Bytes each agent moved to and from the shared memory system (the
     /// LLC or DRAM), by [`Agent`]: cores' L2 misses and dirty L2 victims,
     /// the devices' reads and writes.
@@ -168,6 +180,8 @@ pub struct MemSystem {
     /// tickets of those that did.
     pub(super) defer: bool,
     pub(super) deferred: Vec<Ticket>,
+    /// Each core's L2 prefetcher; none when `l2_prefetch.degree` is 0.
+    pub(super) pf: Vec<Prefetcher>,
 }
 
 impl MemSystem {
@@ -218,6 +232,7 @@ impl MemSystem {
             c: MemCounters::new(cores),
             defer: false,
             deferred: Vec::new(),
+            pf: if cfg.l2_prefetch.degree == 0 { Vec::new() } else { (0..cores).map(|_| Prefetcher::new(&cfg.l2_prefetch, cfg.l2.mshrs)).collect() },
         })
     }
 
@@ -267,6 +282,9 @@ impl MemSystem {
         let (level, latency_ps, excl) = self.l2_access(core, addr, write, now);
         let dirty = if write { flag::DIRTY } else { 0 };
         self.fill_l1(core, addr, excl | dirty, now);
+        if !self.pf.is_empty() {
+            self.prefetch_on_access(core, addr, now);
+        }
         let queued_ps = if level == Level::Dram { self.dram.last_read_wait_ps() } else { 0 };
         Access { level, latency_ps, queued_ps }
     }
@@ -280,6 +298,14 @@ impl MemSystem {
             self.c.l2[core].hits += 1;
             let f = self.l2[core].flags(slot);
             let mut latency = self.lat[core].l2;
+            if f & flag::PREFETCHED != 0 {
+                self.l2[core].set_flags(slot, f & !flag::PREFETCHED);
+                self.c.l2_prefetch_hits += 1;
+                if let Some(at) = self.pf[core].arrival(addr / LINE_BYTES, now) {
+                    self.c.l2_prefetch_late += 1;
+                    latency = latency.max(at - now);
+                }
+            }
             if write && f & flag::EXCL == 0 {
                 latency = latency.max(self.upgrade(core, addr));
             }
@@ -338,7 +364,7 @@ impl MemSystem {
     /// Serves an L2 miss from another core, the LLC or DRAM.
     /// Returns the level, the latency, the `EXCL` bit for the new private
     /// copy and its `DIRTY` bit (set when a dirty line moved out of the LLC).
-    fn fetch_shared(&mut self, core: usize, addr: u64, write: bool, now: Ps) -> (Level, Ps, u8, u8) {
+    pub(super) fn fetch_shared(&mut self, core: usize, addr: u64, write: bool, now: Ps) -> (Level, Ps, u8, u8) {
         self.c.traffic[Agent::Core.index()].read_bytes += LINE_BYTES;
         let (found, dirty) = if self.l1.len() > 1 { self.snoop(Some(core), addr, write) } else { (false, false) };
         let mut transfer = if write { found } else { dirty };
@@ -408,13 +434,16 @@ impl MemSystem {
     }
 
     /// Puts a line absent from `core`'s L2 into it and sends the victim down.
-    fn fill_l2(&mut self, core: usize, addr: u64, flags: u8, now: Ps) {
+    pub(super) fn fill_l2(&mut self, core: usize, addr: u64, flags: u8, now: Ps) {
         let mask = self.l2[core].all_ways();
         let (_, victim) = self.l2[core].fill(addr, flags, mask);
         self.filter.add(core, addr);
         if let Some(v) = victim {
             self.filter.remove(core, v.addr);
             self.c.l2[core].evictions += 1;
+            if v.flags & flag::PREFETCHED != 0 {
+                self.c.l2_prefetch_unused += 1;
+            }
             if v.dirty() {
                 self.c.l2[core].writebacks += 1;
                 self.c.traffic[Agent::Core.index()].write_bytes += LINE_BYTES;
@@ -522,6 +551,7 @@ pub(super) mod tests {
             llc: LlcConfig { size_bytes: 16384, ways: 8, latency_cycles: 30, inclusion, on_core_read: CoreRead::Copy, clean_victims: Default::default(), dca: DcaConfig { enabled: true, ways: 2, held_ways: 0 }, slices: 0 },
             dram: DramConfig::flat(1, 64_000_000_000, 50_000),
             transfer_cycles: 60,
+            l2_prefetch: Default::default(),
         }
     }
 

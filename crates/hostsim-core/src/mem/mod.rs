@@ -13,7 +13,7 @@
 //! L1I and its misses to the L2), `dca` (device accesses), `dram`
 //! (channels and queueing), `banks`, `ddr` and `turnaround` (banks, rows and
 //! DDR timing behind a channel), `write_queue` (the controller's write
-//! queue), `read_queue` (its read queue, first ready first), `later` (core loads that wait in it), `config` (parameters and presets), `stats` (reporting). Read params.md §3–§5 for where the numbers come from.
+//! queue), `read_queue` (its read queue, first ready first), `later` (core loads that wait in it), `prefetch` (the L2's stride prefetcher), `config` (parameters and presets), `stats` (reporting). Read params.md §3–§5 for where the numbers come from.
 
 mod banks;
 pub mod cache;
@@ -24,6 +24,7 @@ mod dca;
 pub mod dram;
 pub(crate) mod filter;
 mod later;
+pub mod prefetch;
 mod read_queue;
 pub mod hierarchy;
 mod stats;
@@ -33,6 +34,7 @@ mod write_queue;
 pub use cache::{lines, Cache, LINE_BYTES};
 pub use config::{CacheConfig, DcaConfig, DramConfig, Inclusion, L1iConfig, LlcConfig, MemConfig, ReadQueueConfig, Scheduler};
 pub use ddr::{AddressMap, DdrTiming, DramModel};
+pub use prefetch::PrefetchConfig;
 pub use dram::{Agent, Dram, DramCounters, Read};
 pub use read_queue::Ticket;
 pub use hierarchy::{Access, Level, LevelCounters, MemCounters, MemSystem, Traffic};

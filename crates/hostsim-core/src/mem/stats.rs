@@ -76,6 +76,13 @@ impl MemSystem {
             "partial_writes": c.partial_writes,
             "partial_write_reads": c.partial_write_reads,
             "coherence_transfers": c.coherence_transfers,
+            "l2_prefetch": {
+                "issued": c.l2_prefetches,
+                "hits": c.l2_prefetch_hits,
+                "late": c.l2_prefetch_late,
+                "unused": c.l2_prefetch_unused,
+                "dropped": c.l2_prefetch_dropped,
+            },
             "traffic": traffic_json(&c.traffic),
             "per_core": per_core,
         })
@@ -122,6 +129,12 @@ impl HasStats for MemSystem {
         s.count("partial_writes", c.partial_writes, "Lines a device wrote only part of (merged with the rest of the line)");
         s.count("partial_write_reads", c.partial_write_reads, "Partial device writes that read their line from DRAM first (read-modify-write)");
         s.count("coherence_transfers", c.coherence_transfers, "Lines taken from or invalidated in another agent's cache");
+        let mut pf = s.scope("l2_prefetch");
+        pf.count("issued", c.l2_prefetches, "Lines the L2 prefetchers fetched");
+        pf.count("hits", c.l2_prefetch_hits, "Prefetched lines a demand access found (on their way or arrived)");
+        pf.count("late", c.l2_prefetch_late, "Prefetched lines a demand access found still on their way");
+        pf.count("unused", c.l2_prefetch_unused, "Prefetched lines evicted from the L2 before any demand access");
+        pf.count("dropped", c.l2_prefetch_dropped, "Prefetches not issued: every L2 miss register was busy");
         for (name, a) in [("core", Agent::Core), ("nic", Agent::Device), ("engine", Agent::Engine)] {
             let t = c.traffic[a.index()];
             let mut tr = s.scope("traffic");

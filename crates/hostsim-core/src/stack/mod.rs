@@ -114,7 +114,9 @@ impl StackCx<'_> {
             work.reset(cat).instr(2).write(cq.db_record);
             self.core.exec(work, self.mem);
         }
-        let t = self.nic.rx_doorbell(port, queue, self.core.now(), self.mem);
+        // ixgbe's tail register is an uncached store; a connectx doorbell record is memory.
+        let now = if self.nic.ports[port].rxq[queue].cq.is_none() { self.core.mmio_write(cat) } else { self.core.now() };
+        let t = self.nic.rx_doorbell(port, queue, now, self.mem);
         self.out.schedule(t, Event::Nic(NicEvent::RxDoorbell { port: port as u8, queue: queue as u16, tail: tail as u32 }));
     }
 

@@ -103,7 +103,8 @@ impl Kernel {
     /// `card`, its descriptor at `desc`: returns when its completion is
     /// visible in host memory.
     fn card_fill(&mut self, cx: &mut StackCx, desc: u64, src: u64, card: u64, len: u64) -> Ps {
-        let now = cx.core.now();
+        // The engine's doorbell is an uncached store.
+        let now = cx.core.mmio_write(crate::cpu::Category::Copy);
         let port = self.napis[0].s.tx_port;
         let latency = cx.nic.ports[port].params.pcie_latency_ps;
         let dev = &mut cx.nic.devs[cx.nic.ports[port].dev];

@@ -108,7 +108,7 @@ impl Kernel {
         self.napi().tx_skbs.push_back(skb);
         self.work.reset(Category::Tx).code(CodeRegion::kernel(code::XMIT, self.cfg.code.xmit_bytes)).instr(self.cfg.costs.xmit_instr as u64).read(self.skbs.mbuf_addr(skb & !tcp_tx::CLONE)).write(desc);
         self.exec(cx);
-        let t = cx.nic.io_of(tp).mmio_write(cx.core.now(), 4);
+        let t = cx.nic.io_of(tp).mmio_write(cx.core.mmio_write(Category::Tx), 4);
         cx.out.schedule(t, Event::Nic(NicEvent::TxDoorbell { port: tp as u8, queue: tq as u16, tail: tail as u32 }));
     }
 }

@@ -534,7 +534,7 @@ impl Pmd {
         let tail = tx.tail;
         self.exec(cx);
         if k > 0 {
-            let t = cx.nic.io_of(s.tx_port).mmio_write(cx.core.now(), 4);
+            let t = cx.nic.io_of(s.tx_port).mmio_write(cx.core.mmio_write(Category::Tx), 4);
             cx.out.schedule(t, Event::Nic(NicEvent::TxDoorbell { port: s.tx_port as u8, queue: s.tx_queue as u16, tail: tail as u32 }));
         }
         k
