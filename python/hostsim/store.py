@@ -89,8 +89,22 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
+# Settings of the resolved config that bound what a run may use, not what
+# it computes: a point run under another limit is the same point.
+RESOURCE_FIELDS = (("sim", "memory_limit_bytes"),)
+
+
 def point_key(config: Mapping[str, Any], kind: str, options: Mapping[str, Any], model_version: str) -> str:
-    """The store key of a point: SHA-256 over its resolved config, seed, kind, options and model version."""
+    """The store key of a point: SHA-256 over its resolved config (with
+    :data:`RESOURCE_FIELDS` as if unset), seed, kind, options and model version."""
+    config = dict(config)
+    for section, name in RESOURCE_FIELDS:
+        # As if unset (None, and not among the fields given), so the keys
+        # of points stored without one stay.
+        if isinstance(config.get(section), Mapping) and config[section].get(name) is not None:
+            config[section] = {**config[section], name: None}
+        if isinstance(config.get("given"), list):
+            config["given"] = [g for g in config["given"] if g != f"{section}.{name}"]
     identity = {"config": config, "seed": config.get("seed"), "kind": kind,
                 "options": dict(options), "model_version": model_version}
     return hashlib.sha256(canonical_json(identity).encode("utf-8")).hexdigest()

@@ -37,6 +37,22 @@ def test_a_config_over_the_memory_budget_is_refused_not_aborted(tmp_path, settin
     assert "Traceback" not in p.stderr and "panicked" not in p.stderr
 
 
+@pytest.mark.parametrize("setting, field, allowed", [
+    # A panic (the store buffer's ring sized to a power of two that wrapped to 0).
+    ("host.cpu.l1d_mshrs=4000000000", "host.cpu.l1d_mshrs", "1 to 1024"),
+    # An abort (the prefetcher's table of prefetches in flight, 64 GB).
+    ("host.mem.l2.mshrs=4000000000", "host.mem.l2.mshrs", "1 to 1024"),
+    ("host.cpu.rob_entries=4000000000", "host.cpu.rob_entries", "1 to 65536"),
+    ("host.nic.rx_desc_cache=4000000000", "host.nic.rx_desc_cache", "1 to 65536"),
+])
+def test_counts_beyond_any_machine_are_refused_by_name(tmp_path, setting, field, allowed):
+    p = hostsim("run", "--preset", "altra", "--app", "testpmd", "--duration", "20us", "--warmup", "0",
+                "--set", setting, "--set", "host.mem.l2_prefetch.degree=8", cwd=tmp_path)
+    assert p.returncode == 2, (p.returncode, p.stderr[-2000:])
+    assert f"hostsim: error: {field}: invalid value '4000000000' (allowed: {allowed})" in p.stderr, p.stderr
+    assert "panicked" not in p.stderr and "memory allocation" not in p.stderr
+
+
 def test_memory_limit_is_a_setting_and_a_run_within_it_goes(tmp_path):
     run = ("run", "--preset", "altra", "--app", "testpmd", "--duration", "20us", "--warmup", "0", "--json", "r.json")
     p = hostsim(*run, "--set", "sim.memory_limit_bytes=1MiB", cwd=tmp_path)

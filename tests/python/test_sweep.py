@@ -355,6 +355,9 @@ def test_a_changed_option_or_value_is_a_new_point(computed, tmp_path):
     text = MSB_SWEEP.replace('values = ["100ns", "200ns"]', 'values = ["100ns", "300ns"]')
     rows = run_sweep(write(tmp_path, text), store=store, dry_run=True)
     assert [r["status"] for r in rows] == ["cached", "cached", "pending", "pending"]
+    # A memory limit bounds the run, not its result: the same points.
+    text = MSB_SWEEP.replace('drain = "100us"', 'drain = "100us"\nmemory_limit_bytes = "3GiB"')
+    assert counts(run_sweep(write(tmp_path, text), store=store, dry_run=True))["pending"] == 0
 
 
 def test_dry_run_lists_points_and_what_is_cached(computed, tmp_path, cli):

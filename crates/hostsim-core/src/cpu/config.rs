@@ -16,6 +16,11 @@ pub const MIN_FREQ_HZ: u64 = 1_000_000;
 pub const MAX_BASE_CPI: f64 = 1000.0;
 /// Most store-queue / store-buffer entries accepted.
 pub const MAX_STORE_ENTRIES: u32 = 1024;
+/// Most L1D miss registers accepted (gem5's O3 configs use 2 to 16;
+/// real cores at most a few dozen line-fill buffers).
+pub const MAX_MSHRS: u32 = 1024;
+/// Most reorder-buffer entries accepted (real cores: a few hundred).
+pub const MAX_ROB_ENTRIES: u32 = 65536;
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -277,8 +282,8 @@ impl CoreConfig {
         let hint = if self.freq_hz < MIN_FREQ_HZ { " (a bare number is hertz: write 2000MHz or 2GHz, not 2000)" } else { "" };
         check((MIN_FREQ_HZ..=MAX_FREQ_HZ).contains(&self.freq_hz), &f("freq"), self.freq_hz, &format!("1 MHz to 100 GHz{hint}"))?;
         check_issue(self.issue_width, self.base_cpi, prefix, "")?;
-        check(self.rob_entries >= 1, &f("rob_entries"), self.rob_entries, ">= 1")?;
-        check(self.l1d_mshrs >= 1, &f("l1d_mshrs"), self.l1d_mshrs, ">= 1")?;
+        check((1..=MAX_ROB_ENTRIES).contains(&self.rob_entries), &f("rob_entries"), self.rob_entries, &format!("1 to {MAX_ROB_ENTRIES}"))?;
+        check((1..=MAX_MSHRS).contains(&self.l1d_mshrs), &f("l1d_mshrs"), self.l1d_mshrs, &format!("1 to {MAX_MSHRS}"))?;
         check((1..=MAX_STORE_ENTRIES).contains(&self.sq_entries), &f("sq_entries"), self.sq_entries, &format!("1 to {MAX_STORE_ENTRIES}"))?;
         check(self.mmio_write_ps <= 100_000_000, &f("mmio_write_ps"), self.mmio_write_ps, "0 to 100 µs (100000000 ps)")?;
         let io = &self.inorder;
@@ -341,6 +346,11 @@ mod tests {
         assert_eq!(field_of(CoreConfig { base_cpi: f64::NAN, ..CoreConfig::altra() }.validate()), "cpu.base_cpi");
         assert_eq!(field_of(CoreConfig { rob_entries: 0, ..CoreConfig::altra() }.validate()), "cpu.rob_entries");
         assert_eq!(field_of(CoreConfig { l1d_mshrs: 0, ..CoreConfig::altra() }.validate()), "cpu.l1d_mshrs");
+        // 4e9 miss registers sized the store buffer's ring to a power of two that wrapped to 0 (a panic).
+        let big = CoreConfig { l1d_mshrs: 4_000_000_000, ..CoreConfig::altra() }.validate().unwrap_err().to_string();
+        assert_eq!(big, "cpu.l1d_mshrs: invalid value '4000000000' (allowed: 1 to 1024)");
+        assert_eq!(field_of(CoreConfig { rob_entries: 65537, ..CoreConfig::altra() }.validate()), "cpu.rob_entries");
+        assert!(CoreConfig { l1d_mshrs: MAX_MSHRS, rob_entries: MAX_ROB_ENTRIES, ..CoreConfig::altra() }.validate().is_ok());
         assert_eq!(field_of(CoreConfig { l1d_mshrs: 0, ..CoreConfig::altra() }.validate_at("host0.cpu0")), "host0.cpu0.l1d_mshrs");
         assert_eq!(field_of(CoreConfig { sq_entries: 0, ..CoreConfig::altra() }.validate()), "cpu.sq_entries");
         let minor = |store_buffer_entries, accesses_in_memory| {

@@ -580,10 +580,10 @@ impl MemConfig {
         check(l1i % LINE_BYTES == 0 && l1i <= MIB, "mem.l1i.size_bytes", l1i, "a multiple of 64 up to 1048576 (0: no instruction side)")?;
         check_cache("mem.l1d", self.l1d.size_bytes, self.l1d.ways)?;
         check(self.l1d.latency_cycles >= 1, "mem.l1d.latency_cycles", self.l1d.latency_cycles, ">= 1")?;
-        check(self.l1d.mshrs >= 1, "mem.l1d.mshrs", self.l1d.mshrs, ">= 1")?;
+        check((1..=1024).contains(&self.l1d.mshrs), "mem.l1d.mshrs", self.l1d.mshrs, "1 to 1024")?;
         check_cache("mem.l2", self.l2.size_bytes, self.l2.ways)?;
         check(self.l2.latency_cycles >= 1, "mem.l2.latency_cycles", self.l2.latency_cycles, ">= 1")?;
-        check(self.l2.mshrs >= 1, "mem.l2.mshrs", self.l2.mshrs, ">= 1")?;
+        check((1..=1024).contains(&self.l2.mshrs), "mem.l2.mshrs", self.l2.mshrs, "1 to 1024")?;
         self.l2_prefetch.validate()?;
         let llc = &self.llc;
         check_geometry("mem.llc", llc.size_bytes, llc.ways, false)?;
@@ -717,6 +717,14 @@ mod tests {
         let mut c = MemConfig::altra();
         c.llc.dca.ways = 17;
         assert_eq!(field_of(c.validate()), "mem.llc.dca.ways");
+
+        // 4e9 L2 miss registers sized the prefetcher's table of prefetches in flight (an abort).
+        let mut c = MemConfig::altra();
+        c.l2.mshrs = 4_000_000_000;
+        assert_eq!(field_of(c.validate()), "mem.l2.mshrs");
+        c.l2.mshrs = 1024;
+        c.l1d.mshrs = 1025;
+        assert_eq!(field_of(c.validate()), "mem.l1d.mshrs");
 
         let mut c = MemConfig::altra();
         c.llc.dca.held_ways = 17;

@@ -181,8 +181,12 @@ impl NicConfig {
         if self.tx_fifo_bytes < 9216 {
             return Err(err("nic.tx_fifo_bytes", self.tx_fifo_bytes, ">= 9216 (one jumbo frame)"));
         }
-        if self.rx_desc_cache == 0 {
-            return Err(err("nic.rx_desc_cache", 0, ">= 1"));
+        // (No ring holds more than 65536 descriptors: a larger cache is never full.)
+        if !(1..=65536).contains(&self.rx_desc_cache) {
+            return Err(err("nic.rx_desc_cache", self.rx_desc_cache, "1 to 65536"));
+        }
+        if !(1..=65536).contains(&self.tx_desc_cache) {
+            return Err(err("nic.tx_desc_cache", self.tx_desc_cache, "1 to 65536"));
         }
         if self.rx_prefetch_threshold > self.rx_desc_cache {
             return Err(err("nic.rx_prefetch_threshold", self.rx_prefetch_threshold, &format!("<= nic.rx_desc_cache ({})", self.rx_desc_cache)));
@@ -234,5 +238,18 @@ mod tests {
         let c = NicConfig { tx_fetch_batch: 64, ..NicConfig::default() };
         let e = c.validate().unwrap_err().to_string();
         assert!(e.starts_with("nic.tx_fetch_batch") && e.contains("tx_desc_cache (40)"), "{e}");
+    }
+
+    #[test]
+    fn descriptor_caches_larger_than_any_ring_are_refused_by_name() {
+        for (c, field) in [
+            (NicConfig { rx_desc_cache: 4_000_000_000, ..NicConfig::default() }, "nic.rx_desc_cache"),
+            (NicConfig { tx_desc_cache: 0, ..NicConfig::default() }, "nic.tx_desc_cache"),
+            (NicConfig { tx_desc_cache: 65537, ..NicConfig::default() }, "nic.tx_desc_cache"),
+        ] {
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.starts_with(field) && e.ends_with("(allowed: 1 to 65536)"), "{e}");
+        }
+        assert!(NicConfig { rx_desc_cache: 65536, tx_desc_cache: 65536, tx_fetch_batch: 40, ..NicConfig::default() }.validate().is_ok());
     }
 }
