@@ -1,7 +1,8 @@
 # The two commands of the README (and the other targets below):
 #   make demo   sets everything up and runs the main job (a bandwidth test)
-#   make test   sets everything up and runs every test (Rust and Python)
-.PHONY: setup demo test bench bench-core peer golden fuzz
+#   make test   sets everything up and runs the tests (Rust and Python; the long
+#               whole-system ones are `make test-long`)
+.PHONY: setup demo test test-long bench bench-core peer golden fuzz
 
 setup:
 	scripts/setup
@@ -12,9 +13,15 @@ demo: setup
 	    --set reflector.queue_frames=64 --size 64 --duration 5ms --warmup 1ms \
 	    --json out/msb-reflector.json --stats out/stats.txt --plot out/msb-reflector.png
 
+# Every test but the long whole-system ones (pytest's `long` marker), the
+# Python ones on two workers (a test file's tests stay on one worker).
 test: setup
-	cargo test --release -q -p hostsim-core
-	.venv/bin/python -m pytest -q
+	cargo test --profile test-release -q -p hostsim-core
+	.venv/bin/python -m pytest -q -m "not long" -n 2 --dist loadfile
+
+# The long ones: MSB searches across machines and whole studies (README, "Tests").
+test-long: setup
+	.venv/bin/python -m pytest -q -m long
 
 # The standard workloads' speed, peak RSS and MSB in one table (hostsim bench).
 bench: setup

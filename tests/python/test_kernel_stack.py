@@ -80,6 +80,7 @@ MEMCACHED = {"app": "memcached", "preset": "altra", "link": {"propagation": "1us
              "loadgen": {"memcached": {"keys": 1000}}}
 
 
+@pytest.mark.long
 def test_memcached_on_dpdk_serves_several_times_the_kernel_rate_at_lower_latency():
     res = {stack: hostsim.msb(dict(MEMCACHED, stack=stack), resolution=0.05) for stack in ("pmd", "kernel")}
     msb = {stack: r.msb.pps for stack, r in res.items()}

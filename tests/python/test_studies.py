@@ -33,6 +33,7 @@ def test_an_unknown_study_is_named_with_the_allowed_ones(cli):
         studies.get("x")
 
 
+@pytest.mark.long
 def test_the_forwarding_study_shows_table_ii_beside_the_split(tmp_path):
     run = studies.run_study("forwarding", out=tmp_path, store=tmp_path / "s.duckdb", quick=True)
     assert [param for param in run.rows] == ["msb", "freq", "split"]
@@ -53,7 +54,12 @@ def test_quick_keeps_the_first_and_last_value_and_two_parts():
     assert l2["host.mem.l2.size"] == ["512KiB", "2MiB"] and l2["app"] == ["testpmd"]
 
 
-@pytest.mark.parametrize("name", NAMES)
+#: Studies whose quick run takes more than ~20 s here: `make test-long` runs them
+#: (drop-breakdown runs in `make test` too: test_the_drop_breakdown_table_shows_the_stored_msb).
+LONG = {"forwarding", "kernel-vs-pmd", "memcached", "enhancements", "sensitivity", "drop-breakdown"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.long) if n in LONG else n for n in NAMES])
 def test_each_study_runs_prints_its_table_and_writes_its_figures(cli, tmp_path, name):
     proc = cli("study", name, "--quick", "--no-progress", "--store", "s.duckdb", "--jobs", "2")
     assert proc.returncode == 0, proc.stdout + proc.stderr

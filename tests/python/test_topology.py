@@ -86,6 +86,7 @@ def test_impossible_topologies_exit_2_naming_the_field(cli, flags, message):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.long
 def test_msb_on_two_ports_reports_the_aggregate_and_each_port(cli, tmp_path):
     cli("msb", "--app", "l2fwd", "--preset", "xeon-e3-1230v2", "--ports", "2", "--size", "1518",
         "--duration", "2ms", "--warmup", "500us", "--set", "link.propagation=1us", "--resolution", "5%",
