@@ -625,9 +625,17 @@ def _resolve_host(out: Dict[str, Any], cfg: Config, preset: str, given: List[str
     if out["app"] in _host.host_apps():
         out["host"] = _host.resolve_host(preset, cfg.host, given)
     elif cfg.host:
-        first = next(iter(_host.flatten(cfg.host)))
+        # The first field set, or the first table when every one set is empty ({}).
+        first = next(iter(_host.flatten(cfg.host)), None) or _first_table(cfg.host)
         raise ConfigError(first, f"the {out['app']} has no host model; host fields apply to the host "
                                  f"applications ({', '.join(_host.host_apps())})")
+
+
+def _first_table(tree: Mapping[str, Any], prefix: str = "host") -> str:
+    """The dotted name of the first innermost table of ``tree`` (``host.app.bridge.ageing_time_ps``)."""
+    for key, value in tree.items():
+        return _first_table(value, f"{prefix}.{key}") if isinstance(value, Mapping) and value else f"{prefix}.{key}"
+    return prefix
 
 
 # ---------------------------------------------------------------- loading

@@ -99,8 +99,12 @@ class LoadgenResult(Traffic):
     """The load generator's report (SPEC's measurement vocabulary)."""
 
     requested_pps: float
+    #: For the mean frame sent in the measured window.
     line_rate_bps: float
     line_rate_pps: float
+    #: For the mean frame a rate in percent or bps refers to (the configured sizes, a trace's, the memcached mix).
+    nominal_line_rate_pps: float
+    nominal_mean_frame_bytes: float
     link_rate_bps: int
     rate_capped: bool
     sending_ports: int

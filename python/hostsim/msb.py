@@ -416,11 +416,11 @@ def msb(
     # The core's view before any trial: the mean frame size (a trace's, or
     # the memcached client's requests') and the frames the device buffers.
     probe = _probe(base, cfg.preset_name())
-    mean_bytes = float(probe["loadgen"]["mean_frame_bytes"])
+    mean_bytes = float(probe["loadgen"]["nominal_mean_frame_bytes"])
     length = TrialLength(base, int(probe["sim"]["buffer_frames"]), int(probe["loadgen"]["sending_ports"]),
                          threshold, float(overload))
     # The core's line rate for that mean size, per sending port.
-    line_pps = float(probe["loadgen"]["line_rate_pps"]) / max(1, int(probe["loadgen"]["sending_ports"]))
+    line_pps = float(probe["loadgen"]["nominal_line_rate_pps"]) / max(1, int(probe["loadgen"]["sending_ports"]))
 
     # The search, its confirmations and re-tests stop at max_trials; the extra points come on top.
     bar = _progress_bar(progress, max_trials + points)
@@ -734,8 +734,9 @@ def _msb_dict(
         "threshold": threshold,
         "resolution": resolution,
         "trials": len(search.trials),
-        "line_rate_pps": lg["line_rate_pps"],
-        "line_rate_bps": lg["line_rate_bps"],
+        # The line rate the trials' rates are fractions of (the nominal mean's).
+        "line_rate_pps": lg["nominal_line_rate_pps"],
+        "line_rate_bps": lg["nominal_line_rate_pps"] * mean_bytes * 8,
         "mean_frame_bytes": mean_bytes,
         "knee": {"below": best, "above": above},
         "curve": sorted(search.points, key=lambda p: (p["offered_bps"], p["requested_pps"])),

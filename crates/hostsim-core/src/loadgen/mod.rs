@@ -618,17 +618,41 @@ impl Loadgen {
         w
     }
 
+    /// The mean frame (FCS included) of the frames sent in the measured
+    /// window, or the nominal mean when none was sent.
+    fn sent_mean_bytes(&self) -> f64 {
+        let m = &self.measure;
+        if m.tx_packets > 0 {
+            m.tx_bytes as f64 / m.tx_packets as f64
+        } else {
+            self.mean_bytes
+        }
+    }
+
+    /// The link's frame rate for frames of the window's mean size.
+    fn sent_line_rate_pps(&self) -> f64 {
+        self.link_bps as f64 / ((self.sent_mean_bytes() + crate::link::WIRE_OVERHEAD_BYTES as f64) * 8.0)
+    }
+
     /// The measured results (the `loadgen` object of the JSON result).
+    /// `line_rate_*` and `mean_frame_bytes` are the frames sent in the
+    /// window's; `nominal_*` the mean a rate in percent or bps refers to
+    /// (the configured sizes, the trace's frames, the memcached mix), which
+    /// a bandwidth test's trials are scaled by. They differ where the
+    /// frames sent are drawn from a mix (IMIX, memcached requests).
     pub fn result_json(&self) -> Value {
         let m = &self.measure;
         let w = self.window_s();
         let mut v = m.counts_json(w);
+        let (mean, line_pps) = (self.sent_mean_bytes(), self.sent_line_rate_pps());
         for (k, x) in [
             ("requested_pps", json!(self.rate.requested_pps)),
-            ("line_rate_pps", json!(self.rate.line_rate_pps)),
-            ("line_rate_bps", json!(self.rate.line_rate_pps * self.mean_bytes * 8.0)),
+            ("line_rate_pps", json!(line_pps)),
+            ("line_rate_bps", json!(line_pps * mean * 8.0)),
+            ("nominal_line_rate_pps", json!(self.rate.line_rate_pps)),
+            ("nominal_mean_frame_bytes", json!(self.mean_bytes)),
             ("link_rate_bps", json!(self.link_bps)),
-            ("mean_frame_bytes", json!(self.mean_bytes)),
+            ("mean_frame_bytes", json!(mean)),
             ("max_frame_bytes", json!(self.max_frame_bytes())),
             ("rate_capped", json!(self.rate.capped)),
             ("measured_window_ps", json!(self.window_ps())),
@@ -718,10 +742,12 @@ fn aggregate_json(ports: &[(&Loadgen, bool, u64)]) -> Value {
     let mut v = m.counts_json(w);
     for (k, x) in [
         ("requested_pps", json!(sum(&|g| g.rate.requested_pps))),
-        ("line_rate_pps", json!(sum(&|g| g.rate.line_rate_pps))),
-        ("line_rate_bps", json!(sum(&|g| g.rate.line_rate_pps * g.mean_bytes * 8.0))),
+        ("line_rate_pps", json!(sum(&|g| g.sent_line_rate_pps()))),
+        ("line_rate_bps", json!(sum(&|g| g.sent_line_rate_pps() * g.sent_mean_bytes() * 8.0))),
+        ("nominal_line_rate_pps", json!(sum(&|g| g.rate.line_rate_pps))),
+        ("nominal_mean_frame_bytes", json!(first.mean_bytes)),
         ("link_rate_bps", json!(first.link_bps)),
-        ("mean_frame_bytes", json!(first.mean_bytes)),
+        ("mean_frame_bytes", json!(if m.tx_packets > 0 { m.tx_bytes as f64 / m.tx_packets as f64 } else { first.mean_bytes })),
         ("max_frame_bytes", json!(ports.iter().map(|p| p.0.max_frame_bytes()).max())),
         ("rate_capped", json!(sending.iter().any(|g| g.rate.capped))),
         ("measured_window_ps", json!(window_ps)),
@@ -784,7 +810,8 @@ impl HasStats for Loadgen {
         let w = self.window_s();
         s.add("offered_bps", m.tx_bytes as f64 * 8.0 / w, "Bit/Second", "Offered load, frame bits");
         s.add("achieved_bps", m.rx_bytes as f64 * 8.0 / w, "Bit/Second", "Returned load, frame bits");
-        s.add("line_rate_pps", self.rate.line_rate_pps, "Count/Second", "Line rate for the mean frame size");
+        s.add("line_rate_pps", self.sent_line_rate_pps(), "Count/Second", "Line rate for the mean frame size sent in the measured window");
+        s.add("nominal_line_rate_pps", self.rate.line_rate_pps, "Count/Second", "Line rate for the mean frame size a rate in percent or bps refers to");
         if let Some(mc) = &self.mc {
             let c = &mc.counters;
             for (k, n, desc) in [
