@@ -65,7 +65,7 @@ pub fn pcap(data: &[u8]) {
     if bit(6) {
         cfg.max_frame_bytes = 64;
     }
-    let Ok(trace) = Trace::load_from(std::io::Cursor::new(file), &cfg, &LoadgenConfig::default()) else { return };
+    let Ok(trace) = Trace::load_bytes(file, &cfg, &LoadgenConfig::default()) else { return };
     // Every frame written out as the generator sends it.
     let mut buf = Vec::new();
     for i in 0..trace.len() {

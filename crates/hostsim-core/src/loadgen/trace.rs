@@ -28,13 +28,13 @@
 //! the last frame's time.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::Read;
 use std::net::Ipv4Addr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use pcap_file::pcap::PcapReader;
+use pcap_file::pcap::PcapParser;
 use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption;
-use pcap_file::pcapng::{Block, PcapNgReader};
+use pcap_file::pcapng::{Block, PcapNgParser};
 use pcap_file::{DataLink, PcapError, TsResolution};
 
 use super::source::Departures;
@@ -116,19 +116,26 @@ struct Prepare<'a> {
 
 impl Trace {
     /// Reads `cfg.path`; `lg` supplies the addresses frames are rewritten to.
+    /// The file is read whole and parsed in place: the trace keeps its
+    /// frames anyway, and pcap-file's readers would copy it through an
+    /// 8 MB buffer of their own (which also caps a block at 8 MB).
     pub fn load(cfg: &TraceConfig, lg: &LoadgenConfig) -> Result<Trace> {
         let path = cfg.path.as_str();
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        Self::load_from(file, cfg, lg)
+        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+        if !meta.is_file() {
+            return Err(Error::io(path, "not a regular file (a pcap or pcapng capture is read whole)"));
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        // No more than the file's size when opened: a file still growing is read as it was.
+        file.take(meta.len()).read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
+        Self::load_bytes(&bytes, cfg, lg)
     }
 
-    /// [`Trace::load`] from any reader, named `cfg.path` in errors (the
-    /// fuzz target hands it bytes in memory).
-    pub fn load_from<R: Read + Seek>(mut file: R, cfg: &TraceConfig, lg: &LoadgenConfig) -> Result<Trace> {
+    /// [`Trace::load`] of a capture in memory, named `cfg.path` in errors
+    /// (the fuzz target's entry).
+    pub fn load_bytes(bytes: &[u8], cfg: &TraceConfig, lg: &LoadgenConfig) -> Result<Trace> {
         let path = cfg.path.as_str();
-        let mut magic = [0u8; 4];
-        let n = read_up_to(&mut file, &mut magic).map_err(|e| Error::io(path, e))?;
-        file.seek(SeekFrom::Start(0)).map_err(|e| Error::io(path, e))?;
         let mut trace = Trace { path: path.to_string(), data: Vec::new(), frames: Vec::new(), counts: TraceCounts::default() };
         let mut prep = Prepare {
             cfg,
@@ -138,15 +145,15 @@ impl Trace {
             first_abs: None,
             last_ps: 0,
         };
-        if n < 4 {
-            return Err(Error::io(path, format!("not a pcap or pcapng file (only {n} bytes)")));
+        if bytes.len() < 4 {
+            return Err(Error::io(path, format!("not a pcap or pcapng file (only {} bytes)", bytes.len())));
         }
         // The parser is not ours: whatever it does with a hostile file, no panic crosses this line.
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            if magic == PCAPNG_MAGIC {
-                trace.read_pcapng(file, &mut prep)
+            if bytes[..4] == PCAPNG_MAGIC {
+                trace.read_pcapng(bytes, &mut prep)
             } else {
-                trace.read_pcap(file, &mut prep)
+                trace.read_pcap(bytes, &mut prep)
             }
         }));
         match outcome {
@@ -158,9 +165,9 @@ impl Trace {
         Ok(trace)
     }
 
-    fn read_pcap<R: Read>(&mut self, file: R, prep: &mut Prepare<'_>) -> Result<()> {
-        let mut reader = PcapReader::new(file).map_err(|e| self.parse_error(e, "pcap header"))?;
-        let header = reader.header();
+    fn read_pcap(&mut self, bytes: &[u8], prep: &mut Prepare<'_>) -> Result<()> {
+        let (mut rest, parser) = in_place(PcapParser::new(bytes)).map_err(|e| self.parse_error(e, "pcap header"))?;
+        let header = parser.header();
         // libpcap reads version 2.x (2.4 since 1998) and refuses others.
         if header.version_major != 2 {
             return Err(self.version_error("pcap", header.version_major, header.version_minor, "2.x (2.4)"));
@@ -171,8 +178,9 @@ impl Trace {
             TsResolution::MicroSecond => 1_000_000,
             TsResolution::NanoSecond => 1_000,
         };
-        while let Some(pkt) = reader.next_raw_packet() {
-            let pkt = pkt.map_err(|e| self.parse_error(e, &format!("packet {}", self.counts.read + 1)))?;
+        while !rest.is_empty() {
+            let (next, pkt) = in_place(parser.next_raw_packet(rest)).map_err(|e| self.parse_error(e, &format!("packet {}", self.counts.read + 1)))?;
+            rest = next;
             let abs = pkt.ts_sec as u128 * PS_PER_S as u128 + pkt.ts_frac as u128 * frac_ps;
             self.check_snaplen(pkt.data.len(), snaplen)?;
             self.add(prep, Some(abs), &pkt.data, pkt.orig_len)?;
@@ -195,14 +203,15 @@ impl Trace {
         Ok(())
     }
 
-    fn read_pcapng<R: Read>(&mut self, file: R, prep: &mut Prepare<'_>) -> Result<()> {
-        let mut reader = PcapNgReader::new(file).map_err(|e| self.parse_error(e, "pcapng section header"))?;
+    fn read_pcapng(&mut self, bytes: &[u8], prep: &mut Prepare<'_>) -> Result<()> {
+        let (mut rest, mut parser) = in_place(PcapNgParser::new(bytes)).map_err(|e| self.parse_error(e, "pcapng section header"))?;
         // (link type, if_tsresol, snap length) of each interface of the current section.
         let mut ifaces: Vec<(DataLink, u8, u32)> = Vec::new();
-        let (major, minor) = (reader.section().major_version, reader.section().minor_version);
+        let (major, minor) = (parser.section().major_version, parser.section().minor_version);
         self.check_pcapng_version(major, minor)?;
-        while let Some(block) = reader.next_block() {
-            let block = block.map_err(|e| self.parse_error(e, &format!("block after packet {}", self.counts.read)))?;
+        while !rest.is_empty() {
+            let (next, block) = in_place(parser.next_block(rest)).map_err(|e| self.parse_error(e, &format!("block after packet {}", self.counts.read)))?;
+            rest = next;
             let (iface, ticks, data, orig_len) = match block {
                 Block::SectionHeader(shb) => {
                     self.check_pcapng_version(shb.major_version, shb.minor_version)?;
@@ -376,16 +385,13 @@ impl Trace {
     }
 }
 
-/// Reads as many of `buf.len()` bytes as the file has.
-fn read_up_to<R: Read>(file: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(n)
+/// A parser's step over a capture in memory: needing more bytes than are
+/// left is a truncated file, as pcap-file's readers report it.
+fn in_place<T>(r: std::result::Result<T, PcapError>) -> std::result::Result<T, PcapError> {
+    r.map_err(|e| match e {
+        PcapError::IncompleteBuffer => PcapError::IoError(std::io::Error::from(std::io::ErrorKind::UnexpectedEof)),
+        e => e,
+    })
 }
 
 /// Converts a pcapng tick count at resolution `resol` (`if_tsresol`) to ps.
@@ -684,6 +690,16 @@ mod tests {
         cfg.pad_runts = true;
         f(&mut cfg);
         Trace::load(&cfg, &LoadgenConfig::default())
+    }
+
+    #[test]
+    fn a_trace_path_that_is_not_a_regular_file_is_refused_not_read_forever() {
+        // Read whole, /dev/zero would never end; a directory has no capture.
+        for path in ["/dev/zero", "/"] {
+            let Err(e) = load(&PathBuf::from(path), |_| {}) else { panic!("{path} loaded") };
+            let e = e.to_string();
+            assert!(e.contains(path) && e.contains("not a regular file"), "{e}");
+        }
     }
 
     fn replay(path: &PathBuf, f: impl FnOnce(&mut TraceConfig)) -> Vec<Ps> {
