@@ -214,6 +214,11 @@ impl Measure {
     }
 
     /// Packet and byte counts, and the rates over a window of `w` seconds.
+    /// Mean frame (FCS included) of the frames sent in the window, if any was.
+    pub fn mean_tx_frame_bytes(&self) -> Option<f64> {
+        (self.tx_packets > 0).then(|| self.tx_bytes as f64 / self.tx_packets as f64)
+    }
+
     pub fn counts_json(&self, w: f64) -> Value {
         let m = self;
         json!({

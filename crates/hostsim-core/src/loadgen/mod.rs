@@ -621,12 +621,7 @@ impl Loadgen {
     /// The mean frame (FCS included) of the frames sent in the measured
     /// window, or the nominal mean when none was sent.
     fn sent_mean_bytes(&self) -> f64 {
-        let m = &self.measure;
-        if m.tx_packets > 0 {
-            m.tx_bytes as f64 / m.tx_packets as f64
-        } else {
-            self.mean_bytes
-        }
+        self.measure.mean_tx_frame_bytes().unwrap_or(self.mean_bytes)
     }
 
     /// The link's frame rate for frames of the window's mean size.
@@ -747,7 +742,7 @@ fn aggregate_json(ports: &[(&Loadgen, bool, u64)]) -> Value {
         ("nominal_line_rate_pps", json!(sum(&|g| g.rate.line_rate_pps))),
         ("nominal_mean_frame_bytes", json!(first.mean_bytes)),
         ("link_rate_bps", json!(first.link_bps)),
-        ("mean_frame_bytes", json!(if m.tx_packets > 0 { m.tx_bytes as f64 / m.tx_packets as f64 } else { first.mean_bytes })),
+        ("mean_frame_bytes", json!(m.mean_tx_frame_bytes().unwrap_or(first.mean_bytes))),
         ("max_frame_bytes", json!(ports.iter().map(|p| p.0.max_frame_bytes()).max())),
         ("rate_capped", json!(sending.iter().any(|g| g.rate.capped))),
         ("measured_window_ps", json!(window_ps)),

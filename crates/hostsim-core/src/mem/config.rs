@@ -15,6 +15,10 @@ use super::cache::LINE_BYTES;
 use super::ddr::{AddressMap, DdrTiming, DramModel};
 use super::prefetch::PrefetchConfig;
 
+/// Most miss registers a cache level accepts (gem5's classic caches use 2
+/// to 46; they size the prefetcher's table of prefetches in flight).
+pub const MAX_MSHRS: u32 = 1024;
+
 /// A private cache (L1D or L2).
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -580,10 +584,10 @@ impl MemConfig {
         check(l1i % LINE_BYTES == 0 && l1i <= MIB, "mem.l1i.size_bytes", l1i, "a multiple of 64 up to 1048576 (0: no instruction side)")?;
         check_cache("mem.l1d", self.l1d.size_bytes, self.l1d.ways)?;
         check(self.l1d.latency_cycles >= 1, "mem.l1d.latency_cycles", self.l1d.latency_cycles, ">= 1")?;
-        check((1..=1024).contains(&self.l1d.mshrs), "mem.l1d.mshrs", self.l1d.mshrs, "1 to 1024")?;
+        check((1..=MAX_MSHRS).contains(&self.l1d.mshrs), "mem.l1d.mshrs", self.l1d.mshrs, &format!("1 to {MAX_MSHRS}"))?;
         check_cache("mem.l2", self.l2.size_bytes, self.l2.ways)?;
         check(self.l2.latency_cycles >= 1, "mem.l2.latency_cycles", self.l2.latency_cycles, ">= 1")?;
-        check((1..=1024).contains(&self.l2.mshrs), "mem.l2.mshrs", self.l2.mshrs, "1 to 1024")?;
+        check((1..=MAX_MSHRS).contains(&self.l2.mshrs), "mem.l2.mshrs", self.l2.mshrs, &format!("1 to {MAX_MSHRS}"))?;
         self.l2_prefetch.validate()?;
         let llc = &self.llc;
         check_geometry("mem.llc", llc.size_bytes, llc.ways, false)?;
